@@ -1,0 +1,127 @@
+//! The compatibility catalog: `manifests/*.toml`, embedded in the binary, replaceable with
+//! `--manifests DIR` (env `CUDAUP_MANIFESTS`). Facts live here as data, never in `match` arms.
+
+mod cuda;
+mod gpus;
+
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+
+use crate::error::{Error, Result};
+
+pub use cuda::{CudaMajor, CudaManifest, CudaRelease, CudaSeries};
+pub use gpus::{Chip, Device, GpuTable};
+
+/// The manifests compiled into the binary, by file name.
+const EMBEDDED: &[(&str, &str)] = &[
+    ("gpus.toml", include_str!("../../manifests/gpus.toml")),
+    ("cuda.toml", include_str!("../../manifests/cuda.toml")),
+];
+
+/// Where the catalog is read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The copy compiled into the binary.
+    Embedded,
+    /// A directory holding the same file names.
+    Dir(PathBuf),
+}
+
+/// The loaded catalog.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    /// PCI device → chip → architecture and compute capability.
+    pub gpus: GpuTable,
+    /// CUDA toolkit releases.
+    pub cuda: CudaManifest,
+}
+
+impl Catalog {
+    /// Loads every manifest from `source`.
+    pub fn load(source: &Source) -> Result<Self> {
+        Ok(Self {
+            gpus: load_one(source, "gpus.toml")?,
+            cuda: load_one(source, "cuda.toml")?,
+        })
+    }
+
+    /// The embedded catalog. It is validated by the test suite, so failing here is a build bug.
+    pub fn embedded() -> Self {
+        Self::load(&Source::Embedded).expect("the embedded catalog is valid (tested)")
+    }
+}
+
+/// Reads and parses one manifest file, naming the file and position of any error.
+fn load_one<T: DeserializeOwned>(source: &Source, name: &str) -> Result<T> {
+    let (path, text) = match source {
+        Source::Embedded => {
+            let text = EMBEDDED
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, t)| (*t).to_owned())
+                .expect("every manifest name is embedded");
+            (Path::new("<embedded>/manifests").join(name), text)
+        }
+        Source::Dir(dir) => {
+            let path = dir.join(name);
+            let text = fs_err::read_to_string(&path)?;
+            (path, text)
+        }
+    };
+    toml::from_str(&text).map_err(|e| Error::Manifest {
+        message: describe_toml_error(&text, &e),
+        path,
+    })
+}
+
+/// `line L, column C: message`, from a TOML error's byte span.
+pub(crate) fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(span) => {
+            let (line, col) = line_col(text, span.start);
+            format!("line {line}, column {col}: {}", e.message())
+        }
+        None => e.message().to_owned(),
+    }
+}
+
+/// One-based line and column of a byte offset.
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rfind('\n')
+        .map_or(before.len(), |i| before.len() - i - 1)
+        + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_catalog_loads() {
+        let c = Catalog::load(&Source::Embedded).unwrap();
+        assert!(!c.gpus.device.is_empty());
+        assert!(!c.cuda.release.is_empty());
+    }
+
+    #[test]
+    fn broken_manifest_names_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in EMBEDDED {
+            fs_err::write(dir.path().join(name), text).unwrap();
+        }
+        fs_err::write(
+            dir.path().join("cuda.toml"),
+            "schema_version = 1\n[[release]]\nversion = 12\n",
+        )
+        .unwrap();
+        let err = Catalog::load(&Source::Dir(dir.path().into())).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("cuda.toml"), "{msg}");
+        assert!(msg.contains("line 3"), "{msg}");
+    }
+}

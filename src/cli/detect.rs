@@ -1,0 +1,260 @@
+//! `cudaup detect`: runs detection and renders the report (human or JSON).
+
+use std::io::Write;
+
+use crate::catalog::Catalog;
+use crate::detect::{self, Detection, Options, Root};
+use crate::error::{Error, ExitCode, Result};
+use crate::findings::Severity;
+use crate::process::Process;
+use crate::runner::Runner;
+use crate::system::{Gpu, KernelModule, Owner, Vendor};
+use crate::version::Version;
+
+use super::{DetectArgs, GlobalArgs, Style};
+
+pub(super) fn run(
+    args: &DetectArgs,
+    global: &GlobalArgs,
+    process: &Process,
+    runner: &dyn Runner,
+    catalog: &Catalog,
+    style: &Style,
+    out: &mut dyn Write,
+) -> Result<ExitCode> {
+    let root = match &args.system_root {
+        Some(dir) if !dir.is_dir() => {
+            return Err(Error::Usage(format!(
+                "--system-root {}: not a directory",
+                dir.display()
+            )))
+        }
+        Some(dir) => Root::at(dir),
+        None => Root::live(),
+    };
+    let nvml_library = if process.var(crate::env_vars::CUDAUP_NO_NVML) == Some("1") {
+        None
+    } else {
+        Some(
+            process
+                .var(crate::env_vars::CUDAUP_NVML_LIBRARY)
+                .unwrap_or(detect::gpu::nvml::default_library())
+                .to_owned(),
+        )
+    };
+    let detection = detect::detect(
+        process,
+        runner,
+        catalog,
+        &Options {
+            root,
+            deep: args.deep,
+            nvml_library,
+        },
+    );
+    for f in &detection.findings {
+        tracing::debug!(id = f.id, "{}", f.message);
+    }
+    if args.json {
+        let text = serde_json::to_string_pretty(&detection.system).expect("System serialises");
+        writeln!(out, "{text}")?;
+    } else if !global.quiet {
+        write!(out, "{}", render(&detection, catalog, style))?;
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// The human report: short, aligned, in plain words.
+pub fn render(d: &Detection, catalog: &Catalog, style: &Style) -> String {
+    let s = &d.system;
+    let mut o = String::new();
+    let row = |o: &mut String, label: &str, value: &str| {
+        o.push_str(&format!("  {label:<14}{value}\n"));
+    };
+
+    o.push_str(&style.heading("Machine"));
+    o.push('\n');
+    let os_name = d
+        .os_pretty_name
+        .clone()
+        .or_else(|| s.os.distro.clone())
+        .unwrap_or_else(|| format!("{:?}", s.os.family).to_lowercase());
+    let mut os_line = format!("{os_name} ({})", s.os.arch);
+    if s.os.wsl {
+        os_line.push_str(", inside WSL2");
+    }
+    if let Some(c) = &d.container {
+        os_line.push_str(&format!(", in a {c} container"));
+    }
+    row(&mut o, "OS", &os_line);
+    if let Some(k) = &s.os.kernel {
+        row(&mut o, "Kernel", k);
+    }
+    row(
+        &mut o,
+        "Secure Boot",
+        match s.os.secure_boot {
+            Some(true) => "on (kernel modules must be signed)",
+            Some(false) => "off",
+            None => "unknown (no EFI variables)",
+        },
+    );
+
+    o.push('\n');
+    o.push_str(&style.heading(&format!("GPUs ({})", d.gpu_source)));
+    o.push('\n');
+    if s.gpus.is_empty() {
+        o.push_str("  none found\n");
+    }
+    let driver_cuda = s
+        .driver
+        .as_ref()
+        .and_then(|d| d.cuda_version.as_deref())
+        .and_then(Version::parse);
+    for g in &s.gpus {
+        o.push_str(&format!("  [{}] {}\n", g.index, style.heading(&g.name)));
+        o.push_str(&format!("      {}\n", gpu_facts(g)));
+        if let Some(can) = what_it_can_run(g, catalog) {
+            o.push_str(&format!("      {}\n", style.dim(&can)));
+        }
+    }
+
+    o.push('\n');
+    o.push_str(&style.heading("Installed"));
+    o.push('\n');
+    match &s.driver {
+        Some(drv) => {
+            let mut line = format!("NVIDIA {}", drv.version);
+            match drv.kernel_module {
+                Some(KernelModule::Open) => line.push_str(", open kernel module"),
+                Some(KernelModule::Proprietary) => line.push_str(", proprietary kernel module"),
+                None => {}
+            }
+            if let Some(c) = &driver_cuda {
+                line.push_str(&format!(" (runs CUDA up to {c})"));
+            }
+            row(&mut o, "Driver", &line);
+        }
+        None => row(&mut o, "Driver", &style.warn("no NVIDIA driver loaded")),
+    }
+    if s.nouveau_loaded {
+        row(&mut o, "", &style.warn("nouveau is loaded"));
+    }
+    list_rows(
+        &mut o,
+        "CUDA toolkit",
+        s.toolkits.iter().map(|t| {
+            let owner = if t.owner == Owner::Cudaup {
+                " (cudaup)"
+            } else {
+                ""
+            };
+            format!("{:<12}{}{owner}", t.version, t.path)
+        }),
+    );
+    list_rows(
+        &mut o,
+        "cuDNN",
+        s.cudnn
+            .iter()
+            .map(|c| format!("{:<12}{}", c.version, c.path)),
+    );
+    list_rows(
+        &mut o,
+        "Python",
+        s.pythons.iter().map(|p| {
+            let mut line = format!("{:<12}{}", p.version, p.path);
+            for (name, fw) in [("torch", &p.torch), ("tensorflow", &p.tensorflow)] {
+                if let Some(fw) = fw {
+                    let cuda = match (&fw.cuda, fw.cuda_available) {
+                        (Some(c), Some(true)) => format!("CUDA {c}, GPU works"),
+                        (Some(c), Some(false)) => format!("CUDA {c}, GPU NOT usable"),
+                        (Some(c), None) => format!("CUDA {c}"),
+                        (None, _) => "CPU only".to_owned(),
+                    };
+                    line.push_str(&format!(
+                        "\n{:16}{:<12}{name} {} ({cuda})",
+                        "", "", fw.version
+                    ));
+                }
+            }
+            line
+        }),
+    );
+
+    o.push('\n');
+    o.push_str(&style.heading("Findings"));
+    o.push('\n');
+    if d.findings.is_empty() {
+        o.push_str(&format!("  {}\n", style.good("nothing looks wrong")));
+    }
+    for f in &d.findings {
+        let tag = match f.severity {
+            Severity::Error => style.bad("error"),
+            Severity::Warning => style.warn("warning"),
+            Severity::Info => style.dim("note"),
+        };
+        o.push_str(&format!("  {tag}: {}\n", f.message));
+        if let Some(fix) = &f.fix {
+            o.push_str(&format!("    fix: {fix}\n"));
+        }
+    }
+    o
+}
+
+fn list_rows(o: &mut String, label: &str, rows: impl Iterator<Item = String>) {
+    let rows: Vec<String> = rows.collect();
+    if rows.is_empty() {
+        o.push_str(&format!("  {label:<14}none found\n"));
+    }
+    for (i, r) in rows.iter().enumerate() {
+        let l = if i == 0 { label } else { "" };
+        o.push_str(&format!("  {l:<14}{r}\n"));
+    }
+}
+
+fn gpu_facts(g: &Gpu) -> String {
+    let mut parts = Vec::new();
+    if let Some(a) = &g.architecture {
+        parts.push(a.clone());
+    }
+    match (&g.compute_capability, g.vendor) {
+        (Some(cc), _) => parts.push(format!("compute capability {cc}")),
+        (None, Vendor::Nvidia) => parts.push("compute capability unknown".into()),
+        (None, Vendor::Amd) => parts.push("no CUDA (use ROCm builds)".into()),
+        (None, Vendor::Intel) => parts.push("no CUDA (use oneAPI / XPU builds)".into()),
+        (None, Vendor::Apple) => parts.push("no CUDA (use PyTorch's MPS backend)".into()),
+    }
+    if let Some(m) = g.memory_mib {
+        parts.push(format!("{:.0} GiB", m as f64 / 1024.0));
+    }
+    if let Some(id) = &g.pci_id {
+        parts.push(format!("PCI {id}"));
+    }
+    parts.join(", ")
+}
+
+/// "CUDA 11.8 to 13.1 can build for it", from the catalog's series table.
+fn what_it_can_run(g: &Gpu, catalog: &Catalog) -> Option<String> {
+    let cc = Version::parse(g.compute_capability.as_deref()?)?;
+    let series = catalog.cuda.series_building_for(&cc);
+    let newest_known = catalog.cuda.series.iter().map(|s| &s.version).max()?;
+    match (series.first(), series.last()) {
+        (Some(first), Some(last)) => {
+            let upper = if &last.version == newest_known {
+                format!("{} and later", last.version)
+            } else {
+                last.version.to_string()
+            };
+            Some(format!(
+                "CUDA toolkits {} to {upper} build for it (sm_{}{})",
+                first.version,
+                cc.major(),
+                cc.minor()
+            ))
+        }
+        _ => Some(format!(
+            "no CUDA toolkit in cudaup's catalog builds for compute capability {cc}"
+        )),
+    }
+}

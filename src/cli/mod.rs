@@ -1,0 +1,124 @@
+//! The command line: clap definitions, and the glue from parsed arguments to library calls.
+
+mod detect;
+mod style;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::catalog::{Catalog, Source};
+use crate::error::{ExitCode, Result};
+use crate::process::Process;
+use crate::runner::Runner;
+
+pub use style::Style;
+
+/// cudaup: from a bare OS to a working GPU deep-learning stack, and keeping it working.
+#[derive(Debug, Parser)]
+#[command(
+    name = "cudaup",
+    version,
+    about = "From a bare OS to a working GPU deep-learning stack (driver, CUDA, cuDNN, PyTorch)",
+    long_about = "cudaup detects your GPUs and what is installed, picks a driver, CUDA toolkit, cuDNN \
+and framework that fit together and fit the hardware, installs them, and proves they work.\n\n\
+Start with `cudaup detect` to see what this machine has.",
+    after_help = "Exit codes: 0 ok, 1 failure, 2 bad usage/config/manifest, 3 network, \
+4 verification failed, 5 no compatible stack, 130 cancelled."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Flags every subcommand takes.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Where cudaup keeps toolkits, environments and receipts [default: ~/.local/share/cudaup]
+    #[arg(long, global = true, env = crate::env_vars::CUDAUP_HOME, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Read the compatibility catalog from DIR instead of the copy built into cudaup
+    #[arg(long, global = true, env = crate::env_vars::CUDAUP_MANIFESTS, value_name = "DIR")]
+    pub manifests: Option<PathBuf>,
+    /// Print only errors
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Explain more (repeat for debug logs: -vv)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// When to use colours
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+/// When to colour output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// When writing to a terminal and NO_COLOR is unset.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show what this machine has: OS, GPUs and their compute capability, driver, CUDA
+    /// toolkits, cuDNN, Pythons with torch / TensorFlow, and what looks wrong
+    #[command(
+        after_help = "Examples:\n  cudaup detect\n  cudaup detect --json > machine.json\n  cudaup detect --system-root ./captured-tree\n\n\
+scripts/capture-system-root.sh DIR copies the files detect reads into DIR, for bug reports."
+    )]
+    Detect(DetectArgs),
+}
+
+/// `cudaup detect` flags.
+#[derive(Debug, Args)]
+pub struct DetectArgs {
+    /// Print the System document as JSON (the format `plan --system FILE` reads)
+    #[arg(long)]
+    pub json: bool,
+    /// Read every file under DIR instead of /, and run no command and no NVML
+    #[arg(long, value_name = "DIR")]
+    pub system_root: Option<PathBuf>,
+    /// Also import torch in each Python to check that CUDA works (takes seconds)
+    #[arg(long)]
+    pub deep: bool,
+}
+
+/// Runs a parsed command line. Output goes to `out`; the caller prints errors.
+pub fn run(
+    cli: Cli,
+    process: &mut Process,
+    runner: &dyn Runner,
+    out: &mut dyn Write,
+) -> Result<ExitCode> {
+    if let Some(home) = &cli.global.home {
+        process.set_var(crate::env_vars::CUDAUP_HOME, home.display().to_string());
+    }
+    let style = Style::new(match cli.global.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => process.stdout_is_tty && process.var("NO_COLOR").is_none(),
+    });
+    let source = match &cli.global.manifests {
+        Some(dir) => Source::Dir(dir.clone()),
+        None => Source::Embedded,
+    };
+    let catalog = Catalog::load(&source)?;
+    match cli.command {
+        Some(Command::Detect(args)) => {
+            detect::run(&args, &cli.global, process, runner, &catalog, &style, out)
+        }
+        None => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            write!(out, "{}", cmd.render_help())?;
+            Ok(ExitCode::Ok)
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The library's error type and the exit codes of the CLI contract (ARCHITECTURE.md).
+
+use std::path::PathBuf;
+
+/// Process exit codes. Scripts rely on these; change them only together with the README.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    /// Everything worked.
+    Ok = 0,
+    /// Something failed that has no more specific code.
+    Failure = 1,
+    /// Bad usage, a broken config file or a broken manifest.
+    Usage = 2,
+    /// A network failure that retries could not overcome.
+    Network = 3,
+    /// Verification failed: a checksum, a size, an unsafe archive, a check that did not pass.
+    Verification = 4,
+    /// No compatible stack exists, or the system is unsupported.
+    Unsupported = 5,
+    /// The user cancelled (Ctrl-C, or "no" at a prompt).
+    Cancelled = 130,
+}
+
+impl ExitCode {
+    /// The numeric code handed to the operating system.
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+/// Errors raised by the cudaup library. Each names what it was working on.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An I/O error; `fs-err` already puts the path into the message.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+
+    /// A manifest in the catalog could not be read or does not fit the schema.
+    #[error("manifest {path}: {message}")]
+    Manifest {
+        /// The manifest file (or `<embedded>/name.toml`).
+        path: PathBuf,
+        /// What is wrong, with line and column where known.
+        message: String,
+    },
+
+    /// A System JSON given with `--system` could not be read.
+    #[error("system description {path}: {message}")]
+    SystemFile {
+        /// The file given on the command line.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+
+    /// The command line asked for something impossible.
+    #[error("{0}")]
+    Usage(String),
+
+    /// An external command could not be run.
+    #[error("could not run `{program}`: {message}")]
+    Command {
+        /// The program that was started.
+        program: String,
+        /// Why it failed.
+        message: String,
+    },
+}
+
+impl Error {
+    /// The exit code this error maps to.
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            Error::Manifest { .. } | Error::SystemFile { .. } | Error::Usage(_) => ExitCode::Usage,
+            Error::Io(_) | Error::Command { .. } => ExitCode::Failure,
+        }
+    }
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

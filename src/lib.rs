@@ -1,0 +1,19 @@
+//! cudaup: takes a workstation from a bare OS to a working GPU deep-learning stack, and keeps it
+//! working.
+//!
+//! The pipeline (ARCHITECTURE.md): [`detect`] → [`system::System`] → resolve → plan → execute.
+//! Everything that touches the world sits behind a small trait ([`runner::Runner`] for commands)
+//! and reads the environment only through [`process::Process`].
+
+pub mod catalog;
+pub mod cli;
+pub mod detect;
+pub mod env_vars;
+pub mod error;
+pub mod findings;
+pub mod process;
+pub mod runner;
+pub mod system;
+pub mod version;
+
+pub use error::{Error, ExitCode, Result};

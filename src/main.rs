@@ -1,0 +1,51 @@
+//! The thin binary: parse the command line, set up logging, run the library, map the result to
+//! an exit code.
+
+use std::io::Write;
+
+use clap::Parser;
+use cudaup::cli::{self, Cli};
+use cudaup::process::Process;
+use cudaup::runner::SystemRunner;
+
+fn main() {
+    let cli = Cli::parse();
+    init_tracing(cli.global.verbose, cli.global.quiet);
+    let mut process = Process::from_os();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let code = match cli::run(cli, &mut process, &SystemRunner, &mut out) {
+        Ok(code) => code.code(),
+        Err(e) => {
+            let _ = out.flush();
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "error: {e}");
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                let _ = writeln!(err, "  caused by: {s}");
+                source = s.source();
+            }
+            e.exit_code().code()
+        }
+    };
+    let _ = out.flush();
+    std::process::exit(code);
+}
+
+fn init_tracing(verbose: u8, quiet: bool) {
+    use tracing_subscriber::EnvFilter;
+    let default = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0 | 1) => "warn",
+        (false, 2) => "cudaup=debug",
+        (false, _) => "cudaup=trace",
+    };
+    let filter = EnvFilter::try_from_env(cudaup::env_vars::CUDAUP_LOG)
+        .unwrap_or_else(|_| EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .init();
+}
