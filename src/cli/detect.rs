@@ -234,27 +234,20 @@ fn gpu_facts(g: &Gpu) -> String {
     parts.join(", ")
 }
 
-/// "CUDA 11.8 to 13.1 can build for it", from the catalog's series table.
+/// "CUDA 11.8 and newer toolkits build for it", from the catalog's series table.
 fn what_it_can_run(g: &Gpu, catalog: &Catalog) -> Option<String> {
     let cc = Version::parse(g.compute_capability.as_deref()?)?;
     let series = catalog.cuda.series_building_for(&cc);
     let newest_known = catalog.cuda.series.iter().map(|s| &s.version).max()?;
-    match (series.first(), series.last()) {
-        (Some(first), Some(last)) => {
-            let upper = if &last.version == newest_known {
-                format!("{} and later", last.version)
-            } else {
-                last.version.to_string()
-            };
-            Some(format!(
-                "CUDA toolkits {} to {upper} build for it (sm_{}{})",
-                first.version,
-                cc.major(),
-                cc.minor()
-            ))
+    let sm = format!("sm_{}{}", cc.major(), cc.minor());
+    Some(match (series.first(), series.last()) {
+        (Some(first), Some(last)) if &last.version == newest_known => {
+            format!("CUDA {} and newer toolkits build for it ({sm})", first.version)
         }
-        _ => Some(format!(
-            "no CUDA toolkit in cudaup's catalog builds for compute capability {cc}"
-        )),
-    }
+        (Some(first), Some(last)) => format!(
+            "CUDA {} to {} toolkits build for it ({sm}); newer ones dropped it",
+            first.version, last.version
+        ),
+        _ => format!("no CUDA toolkit from 11.0 on builds for compute capability {cc}"),
+    })
 }

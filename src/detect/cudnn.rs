@@ -80,10 +80,13 @@ pub fn probe(
     }
     let mut seen_dirs = Vec::new();
     for dir in dirs {
-        if seen_dirs.contains(&dir) {
+        // /lib and /usr/lib are one directory on merged-/usr systems: report it once, by the
+        // name the linker cache gives first.
+        let real = super::toolkits::resolve(root, &dir);
+        if seen_dirs.contains(&real) {
             continue;
         }
-        seen_dirs.push(dir.clone());
+        seen_dirs.push(real);
         for file in root.list(&dir) {
             if let Some(v) = file
                 .file_name()

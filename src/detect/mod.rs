@@ -311,18 +311,33 @@ fn python_candidates(process: &Process, root: &Root) -> Vec<python::Candidate> {
     for dir in process.path_entries() {
         for name in ["python3", "python"] {
             if let Some(p) = which(name, std::slice::from_ref(&dir)) {
-                found.push(p);
+                // A pyenv shim is a shell script that costs ~100 ms per start; ask for the
+                // interpreter it would run instead.
+                match python::resolve_pyenv_shim(process, &p) {
+                    Some(python::Shim::Real(real)) => found.push(real),
+                    Some(python::Shim::System) => {}
+                    None => found.push(p),
+                }
             }
         }
     }
     dedupe_interpreters(root, found)
 }
 
-/// In a captured tree: the usual system interpreters and cudaup's venvs are all there is.
+/// In a captured tree there is no environment to follow: the usual system interpreters and venvs
+/// in the usual places are what can be found.
 fn captured_python_candidates(root: &Root) -> Vec<python::Candidate> {
-    let found: Vec<PathBuf> = ["/usr/bin/python3", "/usr/local/bin/python3"]
+    let mut envs: Vec<PathBuf> = vec![PathBuf::from("/root/.venv")];
+    for parent in ["/opt", "/home"] {
+        for dir in root.list(parent) {
+            envs.push(dir.join(".venv"));
+            envs.push(dir.join("venv"));
+        }
+    }
+    let found: Vec<PathBuf> = envs
         .iter()
-        .map(PathBuf::from)
+        .map(|e| e.join("bin/python3"))
+        .chain(["/usr/bin/python3", "/usr/local/bin/python3"].map(PathBuf::from))
         .filter(|p| root.exists(p))
         .collect();
     dedupe_interpreters(root, found)

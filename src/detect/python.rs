@@ -161,6 +161,51 @@ pub fn venv_layout(root: &Root, venv: &Path) -> Layout {
     Layout { version, site_dirs }
 }
 
+/// What a pyenv shim stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shim {
+    /// The interpreter the shim would run.
+    Real(PathBuf),
+    /// pyenv's `system` version: the shim defers to an interpreter later on `PATH`.
+    System,
+}
+
+/// Resolves `$PYENV_ROOT/shims/<name>` the way pyenv does: `PYENV_VERSION`, else the nearest
+/// `.python-version` from the working directory up, else `$PYENV_ROOT/version`. `None` when the
+/// path is not a pyenv shim or the version cannot be told (then the shim itself is run).
+pub fn resolve_pyenv_shim(process: &crate::process::Process, shim: &Path) -> Option<Shim> {
+    let shims = shim.parent()?;
+    if shims.file_name()? != "shims" {
+        return None;
+    }
+    let pyenv_root = shims.parent()?;
+    let versions = pyenv_root.join("versions");
+    if !versions.is_dir() {
+        return None;
+    }
+    let first_word = |text: String| text.split_whitespace().next().map(str::to_owned);
+    let version = process
+        .var("PYENV_VERSION")
+        .map(|v| v.split(':').next().unwrap_or(v).to_owned())
+        .or_else(|| {
+            process
+                .cwd()
+                .ancestors()
+                .find_map(|d| fs_err::read_to_string(d.join(".python-version")).ok())
+                .and_then(first_word)
+        })
+        .or_else(|| {
+            fs_err::read_to_string(pyenv_root.join("version"))
+                .ok()
+                .and_then(first_word)
+        })?;
+    if version == "system" {
+        return Some(Shim::System);
+    }
+    let real = versions.join(version).join("bin").join(shim.file_name()?);
+    real.is_file().then_some(Shim::Real(real))
+}
+
 /// What a system interpreter says about itself: version, then one site directory a line.
 pub const LAYOUT_SCRIPT: &str = "import sys,site\nprint(sys.version.split()[0])\nfor p in site.getsitepackages()+[site.getusersitepackages()]: print(p)";
 
@@ -230,12 +275,13 @@ pub fn inspect(root: &Root, runner: &dyn Runner, c: &Candidate) -> Option<Found>
 }
 
 fn run_layout(runner: &dyn Runner, interpreter: &Path) -> Option<Layout> {
-    // -I: ignore PYTHON* variables and the current directory, so a stray sitecustomize or a
-    // `site.py` in the cwd cannot change (or hijack) the answer.
+    // -I: ignore PYTHON* variables and the current directory, so a stray `site.py` in the cwd
+    // cannot change (or hijack) the answer. -S: skip site's start-up, which runs every .pth
+    // file (30 ms with a few); `site.getsitepackages()` still answers without it.
     let out = runner
         .run(
             interpreter,
-            &["-I", "-c", LAYOUT_SCRIPT],
+            &["-I", "-S", "-c", LAYOUT_SCRIPT],
             Duration::from_secs(10),
         )
         .ok()?;
