@@ -84,3 +84,93 @@ impl GpuTable {
         by_cc.get(compute_capability).copied()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::catalog::Catalog;
+
+    /// Looks a GPU up by its exact pci.ids name.
+    fn by_name(name: &str) -> (String, String) {
+        let t = Catalog::embedded().gpus;
+        let d = t
+            .device
+            .iter()
+            .find(|d| d.name == name)
+            .unwrap_or_else(|| panic!("{name} is in the table"));
+        let k = t.lookup(&d.pci_id).unwrap();
+        (k.architecture.to_owned(), k.compute_capability.to_owned())
+    }
+
+    #[test]
+    fn every_generation_maps_geforce_workstation_and_data_center() {
+        let cases = [
+            ("Tesla K80", "Kepler", "3.7"),
+            ("GeForce GTX TITAN X", "Maxwell", "5.2"),
+            ("Tesla P100 PCIe 16GB", "Pascal", "6.0"),
+            ("GeForce GTX 1080", "Pascal", "6.1"),
+            ("Tesla V100 PCIe 16GB", "Volta", "7.0"),
+            ("Quadro RTX 6000", "Turing", "7.5"),
+            ("Tesla T4", "Turing", "7.5"),
+            ("A100 SXM4 40GB", "Ampere", "8.0"),
+            ("RTX A6000", "Ampere", "8.6"),
+            ("A10", "Ampere", "8.6"),
+            ("RTX 6000 Ada Generation", "Ada", "8.9"),
+            ("L40S", "Ada", "8.9"),
+            ("GeForce RTX 4090", "Ada", "8.9"),
+            ("H100 PCIe", "Hopper", "9.0"),
+            ("H200 SXM 141GB", "Hopper", "9.0"),
+            ("B200", "Blackwell", "10.0"),
+            (
+                "RTX PRO 6000 Blackwell Workstation Edition",
+                "Blackwell",
+                "12.0",
+            ),
+            ("GeForce RTX 5090", "Blackwell", "12.0"),
+            ("GeForce RTX 5060", "Blackwell", "12.0"),
+        ];
+        for (name, arch, cc) in cases {
+            assert_eq!(by_name(name), (arch.to_owned(), cc.to_owned()), "{name}");
+        }
+        // pci.ids names two chips "GeForce GTX 750 Ti": a Kepler GK106 and the Maxwell GM107.
+        let t = Catalog::embedded().gpus;
+        assert_eq!(t.lookup("10de:1380").unwrap().compute_capability, "5.0");
+        assert_eq!(t.lookup("10de:11c7").unwrap().compute_capability, "3.0");
+        assert_eq!(t.lookup("10DE:2335").unwrap().architecture, "Hopper");
+        assert!(t.lookup("10de:0000").is_none());
+    }
+
+    #[test]
+    fn table_is_consistent() {
+        let t = Catalog::embedded().gpus;
+        for d in &t.device {
+            assert!(
+                t.chip(&d.chip).is_some(),
+                "{} names unknown chip {}",
+                d.pci_id,
+                d.chip
+            );
+            assert!(
+                d.pci_id.starts_with("10de:") && d.pci_id.len() == 9,
+                "{}",
+                d.pci_id
+            );
+            assert!(!d.source.is_empty());
+        }
+        for c in &t.chip {
+            assert!(
+                c.source.contains("http"),
+                "{} has no source URL",
+                c.codename
+            );
+            assert!(
+                t.device.iter().any(|d| d.chip == c.codename),
+                "{} is unused",
+                c.codename
+            );
+        }
+        let mut ids: Vec<_> = t.device.iter().map(|d| &d.pci_id).collect();
+        let n = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "duplicate PCI ids");
+    }
+}

@@ -65,7 +65,10 @@ fn load_one<T: DeserializeOwned>(source: &Source, name: &str) -> Result<T> {
         }
         Source::Dir(dir) => {
             let path = dir.join(name);
-            let text = fs_err::read_to_string(&path)?;
+            let text = fs_err::read_to_string(&path).map_err(|e| Error::Manifest {
+                path: path.clone(),
+                message: format!("cannot read it: {}", e.kind()),
+            })?;
             (path, text)
         }
     };

@@ -242,7 +242,10 @@ fn what_it_can_run(g: &Gpu, catalog: &Catalog) -> Option<String> {
     let sm = format!("sm_{}{}", cc.major(), cc.minor());
     Some(match (series.first(), series.last()) {
         (Some(first), Some(last)) if &last.version == newest_known => {
-            format!("CUDA {} and newer toolkits build for it ({sm})", first.version)
+            format!(
+                "CUDA {} and newer toolkits build for it ({sm})",
+                first.version
+            )
         }
         (Some(first), Some(last)) => format!(
             "CUDA {} to {} toolkits build for it ({sm}); newer ones dropped it",

@@ -1,0 +1,4 @@
+//! The integration suite: one binary, one module per area (code-anchors §6.3/21).
+
+mod common;
+mod detect;
