@@ -16,7 +16,8 @@ copy() { # a file's bytes (procfs/sysfs files report size 0, so cat rather than 
 placeholder() { # an empty file or directory of the same name
   local src=$1
   mkdir -p "$out$(dirname "$src")"
-  if [ -d "$src" ]; then mkdir -p "$out$src"; else : >"$out$src"; fi
+  # Directories get a marker file so they survive in git, which keeps no empty directories.
+  if [ -d "$src" ]; then mkdir -p "$out$src" && : >"$out$src/.captured"; else : >"$out$src"; fi
 }
 link() { # a symlink, as a symlink
   local src=$1
@@ -54,7 +55,7 @@ for site in /usr/lib/python3/dist-packages /usr/local/lib/python3*/dist-packages
             /opt/*/.venv/lib/python3*/site-packages /opt/*/venv/lib/python3*/site-packages \
             /root/.venv/lib/python3*/site-packages /home/*/.venv/lib/python3*/site-packages; do
   [ -d "$site" ] || continue
-  mkdir -p "$out$site"
+  mkdir -p "$out$site" && : >"$out$site/.captured"
   copy "$site/torch/version.py"
   copy "$site/tensorflow/python/platform/build_info.py"
   for d in "$site"/torch-*.dist-info "$site"/tensorflow*-*.dist-info "$site"/nvidia_cudnn_cu*-*.dist-info; do

@@ -63,14 +63,16 @@ pub fn probe(
     include_dirs: &[PathBuf],
     site_dirs: &[PathBuf],
 ) -> Vec<Cudnn> {
-    let mut dirs: Vec<PathBuf> = root
-        .read_bytes("/etc/ld.so.cache")
-        .map(|b| parse_ld_cache(&b))
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|p| p.parent().map(Path::to_path_buf))
-        .collect();
-    dirs.extend(lib_dirs.iter().cloned());
+    // The usual directories first, so a merged-/usr system reports /usr/lib/… rather than the
+    // /lib/… alias the linker cache may list first.
+    let mut dirs: Vec<PathBuf> = lib_dirs.to_vec();
+    dirs.extend(
+        root.read_bytes("/etc/ld.so.cache")
+            .map(|b| parse_ld_cache(&b))
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|p| p.parent().map(Path::to_path_buf)),
+    );
     let mut out: Vec<Cudnn> = Vec::new();
     fn push(out: &mut Vec<Cudnn>, version: String, path: &Path) {
         let path = path.display().to_string();

@@ -91,9 +91,15 @@ pub fn probe(
         )
         .or_else(|| {
             let nvcc = real.join("bin/nvcc");
-            (root.is_live() && nvcc.is_file())
-                .then(|| nvcc_version(&nvcc))
-                .flatten()
+            if root.is_live() {
+                nvcc.is_file().then(|| nvcc_version(&nvcc)).flatten()
+            } else {
+                // Distro packages ship no version file, and a captured tree runs nothing: the
+                // directory's name (`cuda-13.0`) is the best evidence left.
+                root.exists(&nvcc)
+                    .then(|| version_from_dir_name(&real))
+                    .flatten()
+            }
         });
         let Some(version) = version else { continue };
         let owner = match &hints.cudaup_toolkits {
@@ -107,6 +113,12 @@ pub fn probe(
         });
     }
     out
+}
+
+/// `13.0` from `/usr/local/cuda-13.0`.
+fn version_from_dir_name(dir: &Path) -> Option<String> {
+    let v = dir.file_name()?.to_str()?.strip_prefix("cuda-")?;
+    crate::version::Version::parse(v).map(|_| v.to_owned())
 }
 
 /// Resolves symlinks of a machine path inside the root (so /usr/local/cuda → /usr/local/cuda-13.0

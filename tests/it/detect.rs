@@ -426,3 +426,30 @@ fn help_teaches() {
     assert_eq!(top.code, 0);
     assert!(top.stdout.contains("Exit codes"), "{}", top.stdout);
 }
+
+/// The tree `scripts/capture-system-root.sh` captured on the real H200 machine agrees with what
+/// the live `detect --json` reported there (NVML and running Pythons) on everything a file can
+/// tell.
+#[test]
+fn captured_h200_tree_agrees_with_the_live_run() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/h200-root");
+    let live: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/h200-detect.json")).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let run = cudaup(&["detect", "--json", "--system-root", root], home.path());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cap = run.json();
+    assert_eq!(cap["os"], live["os"]);
+    assert_eq!(cap["driver"], live["driver"]);
+    assert_eq!(cap["nouveau_loaded"], live["nouveau_loaded"]);
+    for key in ["compute_capability", "architecture", "pci_id", "vendor"] {
+        assert_eq!(cap["gpus"][0][key], live["gpus"][0][key], "{key}");
+    }
+    assert_eq!(cap["cudnn"], live["cudnn"]);
+    assert_eq!(cap["pythons"][0], live["pythons"][0]);
+    assert_eq!(cap["toolkits"][0]["path"], live["toolkits"][0]["path"]);
+    assert_eq!(
+        cap["toolkits"][0]["version"], "13.0",
+        "from the directory name"
+    );
+}
