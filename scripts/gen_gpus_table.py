@@ -380,7 +380,7 @@ def render(path: str, version: str, date: str, rows) -> str:
             f"source = {toml_str(source)}",
             "",
         ]
-    dev_source = f"pci.ids {date}"
+    dev_source = f"https://pci-ids.ucw.cz/ (pci.ids {date})"
     for r in rows:
         out += [
             "[[device]]",

@@ -1,8 +1,13 @@
 //! The compatibility catalog: `manifests/*.toml`, embedded in the binary, replaceable with
 //! `--manifests DIR` (env `CUDAUP_MANIFESTS`). Facts live here as data, never in `match` arms.
 
+mod check;
 mod cuda;
+mod cudnn;
+mod drivers;
 mod gpus;
+mod pytorch;
+mod tensorflow;
 
 use std::path::{Path, PathBuf};
 
@@ -10,13 +15,25 @@ use serde::de::DeserializeOwned;
 
 use crate::error::{Error, Result};
 
+pub use check::{check, Problem};
 pub use cuda::{CudaMajor, CudaManifest, CudaRelease, CudaSeries};
-pub use gpus::{Chip, Device, GpuTable};
+pub use cudnn::{CudnnManifest, CudnnRelease};
+pub use drivers::{ArchitectureDrivers, Branch, DriverManifest, OpenModule, PackageRule};
+pub use gpus::{Chip, Device, GpuTable, KnownGpu};
+pub use pytorch::{Kernels, PytorchManifest, TorchRelease, TorchVariant};
+pub use tensorflow::{TensorflowManifest, TfRelease};
 
 /// The manifests compiled into the binary, by file name.
-const EMBEDDED: &[(&str, &str)] = &[
+pub const EMBEDDED: &[(&str, &str)] = &[
     ("gpus.toml", include_str!("../../manifests/gpus.toml")),
     ("cuda.toml", include_str!("../../manifests/cuda.toml")),
+    ("drivers.toml", include_str!("../../manifests/drivers.toml")),
+    ("cudnn.toml", include_str!("../../manifests/cudnn.toml")),
+    ("pytorch.toml", include_str!("../../manifests/pytorch.toml")),
+    (
+        "tensorflow.toml",
+        include_str!("../../manifests/tensorflow.toml"),
+    ),
 ];
 
 /// Where the catalog is read from.
@@ -35,6 +52,14 @@ pub struct Catalog {
     pub gpus: GpuTable,
     /// CUDA toolkit releases.
     pub cuda: CudaManifest,
+    /// Driver branches and packages.
+    pub drivers: DriverManifest,
+    /// cuDNN builds.
+    pub cudnn: CudnnManifest,
+    /// PyTorch releases.
+    pub pytorch: PytorchManifest,
+    /// TensorFlow releases.
+    pub tensorflow: TensorflowManifest,
 }
 
 impl Catalog {
@@ -43,6 +68,10 @@ impl Catalog {
         Ok(Self {
             gpus: load_one(source, "gpus.toml")?,
             cuda: load_one(source, "cuda.toml")?,
+            drivers: load_one(source, "drivers.toml")?,
+            cudnn: load_one(source, "cudnn.toml")?,
+            pytorch: load_one(source, "pytorch.toml")?,
+            tensorflow: load_one(source, "tensorflow.toml")?,
         })
     }
 

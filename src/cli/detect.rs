@@ -32,16 +32,6 @@ pub(super) fn run(
         Some(dir) => Root::at(dir),
         None => Root::live(),
     };
-    let nvml_library = if process.var(crate::env_vars::CUDAUP_NO_NVML) == Some("1") {
-        None
-    } else {
-        Some(
-            process
-                .var(crate::env_vars::CUDAUP_NVML_LIBRARY)
-                .unwrap_or(detect::gpu::nvml::default_library())
-                .to_owned(),
-        )
-    };
     let detection = detect::detect(
         process,
         runner,
@@ -49,7 +39,7 @@ pub(super) fn run(
         &Options {
             root,
             deep: args.deep,
-            nvml_library,
+            nvml_library: nvml_library(process),
         },
     );
     for f in &detection.findings {
@@ -62,6 +52,38 @@ pub(super) fn run(
         write!(out, "{}", render(&detection, catalog, style))?;
     }
     Ok(ExitCode::Ok)
+}
+
+/// The NVML library to load, or `None` when `CUDAUP_NO_NVML=1`.
+fn nvml_library(process: &Process) -> Option<String> {
+    if process.var(crate::env_vars::CUDAUP_NO_NVML) == Some("1") {
+        return None;
+    }
+    Some(
+        process
+            .var(crate::env_vars::CUDAUP_NVML_LIBRARY)
+            .unwrap_or(detect::gpu::nvml::default_library())
+            .to_owned(),
+    )
+}
+
+/// Detects the live machine (what `plan` and later commands start from).
+pub(super) fn detect_live(
+    process: &Process,
+    runner: &dyn Runner,
+    catalog: &Catalog,
+    deep: bool,
+) -> Detection {
+    detect::detect(
+        process,
+        runner,
+        catalog,
+        &Options {
+            root: Root::live(),
+            deep,
+            nvml_library: nvml_library(process),
+        },
+    )
 }
 
 /// The human report: short, aligned, in plain words.

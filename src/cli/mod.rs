@@ -1,6 +1,8 @@
 //! The command line: clap definitions, and the glue from parsed arguments to library calls.
 
 mod detect;
+mod manifests;
+mod plan;
 mod style;
 
 use std::io::Write;
@@ -75,6 +77,16 @@ pub enum Command {
 scripts/capture-system-root.sh DIR copies the files detect reads into DIR, for bug reports."
     )]
     Detect(DetectArgs),
+    /// Choose the driver, CUDA toolkit, cuDNN and framework for this machine (or another
+    /// one's), with the reason for each choice
+    #[command(
+        after_help = "Examples:\n  cudaup plan\n  cudaup plan --profile pytorch --json\n  cudaup plan --torch 2.8 --cuda 12.8 -v\n  cudaup plan --system other-machine.json --profile cuda-dev\n\n\
+Exit code 5 when no compatible stack exists; the output says why."
+    )]
+    Plan(plan::PlanArgs),
+    /// Work with the compatibility catalog
+    #[command(subcommand)]
+    Manifests(manifests::ManifestsCommand),
 }
 
 /// `cudaup detect` flags.
@@ -110,11 +122,19 @@ pub fn run(
         Some(dir) => Source::Dir(dir.clone()),
         None => Source::Embedded,
     };
+    // `manifests check` must work on a catalog too broken to load.
+    if let Some(Command::Manifests(cmd)) = &cli.command {
+        return manifests::run(cmd, &source, &style, out);
+    }
     let catalog = Catalog::load(&source)?;
     match cli.command {
         Some(Command::Detect(args)) => {
             detect::run(&args, &cli.global, process, runner, &catalog, &style, out)
         }
+        Some(Command::Plan(args)) => {
+            plan::run(&args, &cli.global, process, runner, &catalog, &style, out)
+        }
+        Some(Command::Manifests(_)) => unreachable!("handled before the catalog loads"),
         None => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             write!(out, "{}", cmd.render_help())?;

@@ -1,0 +1,244 @@
+//! `cudaup plan`: the stack for this machine (or another one's System JSON), with reasons.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::catalog::Catalog;
+use crate::error::{Error, ExitCode, Result};
+use crate::plan::{Action, Plan, Status};
+use crate::process::Process;
+use crate::request::{DriverPolicy, Pins, Profile, Request};
+use crate::runner::Runner;
+use crate::system::System;
+
+use super::{GlobalArgs, Style};
+
+/// `cudaup plan` flags (also used by commands that plan before they act).
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Plan for the machine described in FILE (a `detect --json` document; `os` and `gpus`
+    /// suffice) instead of this one
+    #[arg(long, value_name = "FILE")]
+    pub system: Option<PathBuf>,
+    /// What to set up: full (driver + CUDA + cuDNN + PyTorch), pytorch, tensorflow, cuda-dev, cpu
+    #[arg(long, value_enum, default_value_t = Profile::Full)]
+    pub profile: Profile,
+    /// Pin the CUDA version (toolkit and wheel), e.g. 12.8 or 12.8.1
+    #[arg(long, value_name = "VERSION")]
+    pub cuda: Option<String>,
+    /// Pin cuDNN, e.g. 9.10
+    #[arg(long, value_name = "VERSION")]
+    pub cudnn: Option<String>,
+    /// Pin PyTorch, e.g. 2.8
+    #[arg(long, value_name = "VERSION")]
+    pub torch: Option<String>,
+    /// Pin TensorFlow, e.g. 2.20
+    #[arg(long, value_name = "VERSION")]
+    pub tensorflow: Option<String>,
+    /// Pin Python, e.g. 3.12
+    #[arg(long, value_name = "VERSION")]
+    pub python: Option<String>,
+    /// Driver policy: keep (never change it), latest (newest branch every GPU supports), or a
+    /// version such as 580.95.05 [default: keep the installed driver when a good stack fits it,
+    /// otherwise the newest branch every GPU supports]
+    #[arg(long, value_name = "POLICY")]
+    pub driver: Option<String>,
+    /// Print the Plan document as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl PlanArgs {
+    /// The request these flags describe.
+    pub fn request(&self) -> Result<Request> {
+        let driver = match &self.driver {
+            Some(d) => d.parse::<DriverPolicy>().map_err(Error::Usage)?,
+            None => DriverPolicy::Auto,
+        };
+        for (flag, value) in [
+            ("--cuda", &self.cuda),
+            ("--cudnn", &self.cudnn),
+            ("--torch", &self.torch),
+            ("--tensorflow", &self.tensorflow),
+            ("--python", &self.python),
+        ] {
+            if let Some(v) = value {
+                if crate::version::Version::parse(v).is_none() || v.contains('+') {
+                    return Err(Error::Usage(format!(
+                        "{flag} {v}: not a version (use numbers like 12.8)"
+                    )));
+                }
+            }
+        }
+        Ok(Request {
+            profile: self.profile,
+            pins: Pins {
+                cuda: self.cuda.clone(),
+                cudnn: self.cudnn.clone(),
+                torch: self.torch.clone(),
+                tensorflow: self.tensorflow.clone(),
+                python: self.python.clone(),
+            },
+            driver,
+        })
+    }
+}
+
+/// Reads a System document given with `--system`.
+pub fn load_system(path: &std::path::Path) -> Result<System> {
+    let text = fs_err::read_to_string(path).map_err(|e| Error::SystemFile {
+        path: path.to_owned(),
+        message: format!("cannot read it: {}", e.kind()),
+    })?;
+    serde_json::from_str(&text).map_err(|e| Error::SystemFile {
+        path: path.to_owned(),
+        message: format!("line {}, column {}: {e}", e.line(), e.column()),
+    })
+}
+
+pub(super) fn run(
+    args: &PlanArgs,
+    global: &GlobalArgs,
+    process: &Process,
+    runner: &dyn Runner,
+    catalog: &Catalog,
+    style: &Style,
+    out: &mut dyn Write,
+) -> Result<ExitCode> {
+    let request = args.request()?;
+    let system = match &args.system {
+        Some(path) => load_system(path)?,
+        None => super::detect::detect_live(process, runner, catalog, false).system,
+    };
+    let plan = crate::resolve::resolve(&system, &request, catalog);
+    if args.json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&plan).expect("Plan serialises")
+        )?;
+    } else if !global.quiet || plan.status == Status::Unsupported {
+        write!(out, "{}", render(&plan, &system, style, global.verbose > 0))?;
+    }
+    Ok(match plan.status {
+        Status::Ok => ExitCode::Ok,
+        Status::Unsupported => ExitCode::Unsupported,
+    })
+}
+
+/// The human plan: a table, then reasons, warnings and (with -v) the rejected alternatives.
+pub fn render(plan: &Plan, system: &System, style: &Style, verbose: bool) -> String {
+    let mut o = String::new();
+    let gpus: Vec<&str> = system.nvidia_gpus().map(|g| g.name.as_str()).collect();
+    let target = if gpus.is_empty() {
+        "this machine".to_owned()
+    } else {
+        gpus.join(" + ")
+    };
+    match plan.status {
+        Status::Ok => {
+            o.push_str(&style.heading(&format!("Plan ({} profile) for {target}", plan.profile)))
+        }
+        Status::Unsupported => {
+            o.push_str(&style.bad(&format!("No {} stack for {target}", plan.profile)))
+        }
+    }
+    o.push('\n');
+    if !plan.components.is_empty() {
+        o.push_str(&format!(
+            "  {:<12} {:<8} {:<22} {}\n",
+            "component", "action", "version", "reason"
+        ));
+        for c in &plan.components {
+            let mut version = c.version.clone().unwrap_or_else(|| "-".into());
+            if let Some(v) = &c.variant {
+                version.push_str(&format!(" ({v})"));
+            }
+            if let Some(v) = &c.cuda_variant {
+                version.push_str(&format!(" (cuda{v})"));
+            }
+            let action = match c.action {
+                Action::Keep => "keep",
+                Action::Install => "install",
+                Action::Upgrade => "upgrade",
+                Action::Skip => "skip",
+                Action::Manual => "manual",
+            };
+            let action = format!("{action:<8}");
+            let action = match c.action {
+                Action::Install | Action::Upgrade => style.good(&action),
+                Action::Manual => style.warn(&action),
+                _ => action,
+            };
+            o.push_str(&format!(
+                "  {:<12} {action} {version:<22} {}\n",
+                c.name, c.reason
+            ));
+            if let Some(p) = &c.path {
+                o.push_str(&format!(
+                    "  {:<12} {:<8} {:<22} {}\n",
+                    "",
+                    "",
+                    "",
+                    style.dim(&format!("at {p}"))
+                ));
+            }
+            for cmd in &c.commands {
+                o.push_str(&format!(
+                    "  {:<12} {:<8} {:<22} {}\n",
+                    "",
+                    "",
+                    "",
+                    style.dim(&format!("$ {cmd}"))
+                ));
+            }
+            if let Some(url) = &c.index_url {
+                if c.name == "torch" {
+                    o.push_str(&format!(
+                        "  {:<12} {:<8} {:<22} {}\n",
+                        "",
+                        "",
+                        "",
+                        style.dim(&format!("from {url}"))
+                    ));
+                }
+            }
+        }
+    }
+    if !plan.reasons.is_empty() {
+        o.push('\n');
+        o.push_str(&style.heading(if plan.status == Status::Ok {
+            "Why"
+        } else {
+            "Why not"
+        }));
+        o.push('\n');
+        for r in &plan.reasons {
+            o.push_str(&format!("  - {r}\n"));
+        }
+    }
+    if !plan.warnings.is_empty() {
+        o.push('\n');
+        o.push_str(&style.heading("Warnings"));
+        o.push('\n');
+        for w in &plan.warnings {
+            o.push_str(&format!("  {} {w}\n", style.warn("!")));
+        }
+    }
+    if verbose && !plan.rejected.is_empty() {
+        o.push('\n');
+        o.push_str(&style.heading("Rejected alternatives"));
+        o.push('\n');
+        for r in &plan.rejected {
+            o.push_str(&format!("  - {r}\n"));
+        }
+    } else if !plan.rejected.is_empty() {
+        o.push_str(&style.dim(&format!(
+            "\n{} alternatives were rejected; -v lists them\n",
+            plan.rejected.len()
+        )));
+    }
+    o
+}

@@ -1,0 +1,370 @@
+//! Turns a chosen driver and stack into the Plan's components, reasons and warnings.
+
+use crate::plan::{Action, Component, Plan, Status};
+use crate::request::Profile;
+use crate::system::{OsFamily, System};
+use crate::version::Version;
+
+use super::driver::{DriverOption, Host};
+use super::python::PythonChoice;
+use super::stack::Stack;
+use super::Ctx;
+
+/// The plan for a found stack.
+pub(super) fn plan(
+    ctx: &Ctx<'_>,
+    option: &DriverOption,
+    options: &[DriverOption],
+    stack: Stack<'_>,
+    mut warnings: Vec<String>,
+    rejected: Vec<String>,
+) -> Plan {
+    let mut components = vec![driver_component(ctx, option, options, &stack)];
+    if matches!(option.action, Action::Install | Action::Upgrade) {
+        warnings.push(
+            "the driver changes: reboot afterwards (cudaup continues where it stopped)".into(),
+        );
+        if ctx.system.os.secure_boot == Some(true) {
+            warnings.push("Secure Boot is on: the new kernel module must be signed; DKMS asks for a Machine Owner Key (MOK) password, and the next boot asks you to enrol it".into());
+        }
+        if ctx.system.nouveau_loaded {
+            warnings.push(
+                "nouveau is loaded: the driver step blacklists it and rebuilds the initramfs"
+                    .into(),
+            );
+        }
+    }
+    if let Some(p) = &stack.python {
+        components.push(python_component(p));
+    }
+    if let Some(cuda) = stack.cuda {
+        let series = cuda.version.prefix(2);
+        let existing = ctx
+            .system
+            .toolkits
+            .iter()
+            .find(|t| Version::parse(&t.version).is_some_and(|v| v.prefix(2) == series));
+        let why = match stack.torch {
+            Some((r, Some(v))) => format!(
+                "CUDA {series} matches torch {} {}, so custom CUDA extensions build against it",
+                r.version, v.name
+            ),
+            _ => format!(
+                "the newest CUDA that builds for every GPU and that the driver runs ({})",
+                cuda.label
+            ),
+        };
+        let mut c = match existing {
+            Some(t) => {
+                let mut c = Component::new(
+                    "cuda",
+                    Action::Keep,
+                    Some(t.version.clone()),
+                    format!("{why}; already installed"),
+                );
+                c.path = Some(t.path.clone());
+                c
+            }
+            None => Component::new("cuda", Action::Install, Some(cuda.version.to_string()), why),
+        };
+        c.cuda_variant = None;
+        components.push(c);
+    }
+    if let Some(cudnn) = stack.cudnn {
+        let planned = cudnn.version.to_string();
+        let have = ctx.system.cudnn.iter().any(|c| {
+            !c.path.contains("site-packages")
+                && Version::parse(&c.version).is_some_and(|v| v == cudnn.version)
+        });
+        let reason = format!(
+            "the newest cuDNN in the catalog built for CUDA {} that supports every GPU (CUDA {} to {})",
+            cudnn.cuda_variant, cudnn.cuda_min, cudnn.cuda_max
+        );
+        let mut c = Component::new(
+            "cudnn",
+            if have { Action::Keep } else { Action::Install },
+            Some(planned),
+            reason,
+        );
+        c.cuda_variant = Some(cudnn.cuda_variant.clone());
+        components.push(c);
+    } else if let Some(why) = &stack.cudnn_missing {
+        components.push(Component::new("cudnn", Action::Skip, None, why.clone()));
+        warnings.push(format!("no cuDNN: {why}"));
+    }
+    if let Some((release, variant)) = stack.torch {
+        components.extend(torch_components(
+            ctx.system,
+            release,
+            variant,
+            stack.python.as_ref(),
+            ctx.system.os.family,
+        ));
+    }
+    if let Some(tf) = stack.tensorflow {
+        let installed =
+            installed_framework(ctx.system, stack.python.as_ref(), |p| p.tensorflow.as_ref());
+        let version = tf.version.to_string();
+        let action = match installed {
+            Some(v) if Version::parse(&v) == Some(tf.version.clone()) => Action::Keep,
+            Some(_) => Action::Upgrade,
+            None => Action::Install,
+        };
+        components.push(Component::new(
+            "tensorflow",
+            action,
+            Some(version),
+            format!(
+                "the newest TensorFlow whose CUDA {} build the driver runs; `tensorflow[and-cuda]` brings CUDA and cuDNN {} as wheels",
+                tf.cuda, tf.cudnn
+            ),
+        ));
+    }
+
+    let mut reasons = Vec::new();
+    for (t, c) in ctx.targets.iter().zip(&stack.coverage) {
+        match c {
+            Ok(how) => reasons.push(format!("{} (compute capability {}): {how}", t.name, t.cc)),
+            Err(why) => warnings.push(format!("{} is left out of this plan: {why}", t.name)),
+        }
+    }
+    warnings.extend(stack.notes);
+    Plan {
+        status: Status::Ok,
+        profile: ctx.req.profile,
+        components,
+        reasons,
+        warnings,
+        rejected,
+    }
+}
+
+fn driver_component(
+    ctx: &Ctx<'_>,
+    option: &DriverOption,
+    options: &[DriverOption],
+    stack: &Stack<'_>,
+) -> Component {
+    let floor = stack
+        .floor
+        .as_ref()
+        .map(|f| format!("; the stack needs {f} or newer"))
+        .unwrap_or_default();
+    let installed = ctx.system.driver.as_ref().map(|d| d.version.clone());
+    match option.action {
+        Action::Keep => {
+            let runs = ctx
+                .system
+                .driver
+                .as_ref()
+                .and_then(|d| d.cuda_version.clone())
+                .map(|c| format!(" runs CUDA up to {c}"))
+                .unwrap_or_default();
+            let mut c = Component::new(
+                "driver",
+                Action::Keep,
+                option.version.as_ref().map(|v| v.to_string()),
+                format!("the installed driver{runs} and serves every GPU{floor}"),
+            );
+            c.branch = option.branch.filter(|_| ctx.host == Host::Linux);
+            c.kernel_module = option.module;
+            c
+        }
+        Action::Manual => Component::new(
+            "driver",
+            Action::Manual,
+            manual_minimum(ctx, stack).map(|f| f.to_string()),
+            format!(
+                "{}{}",
+                option.reason,
+                match &installed {
+                    Some(v) => format!("; the installed {v} is too old for this stack"),
+                    None => String::new(),
+                }
+            ),
+        ),
+        _ => {
+            let mut why = format!(
+                "{} is the newest branch that serves every GPU{floor}",
+                option.reason
+            );
+            if let (Some(v), Some(first)) = (&installed, options.first()) {
+                if first.action == Action::Keep && !std::ptr::eq(first, option) {
+                    why = format!("the installed {v} fits no stack (see -v); {why}");
+                } else if first.action != Action::Keep {
+                    why = format!("the installed {v} cannot drive every GPU; {why}");
+                }
+            }
+            let mut c = Component::new(
+                "driver",
+                option.action,
+                option.version.as_ref().map(|v| v.to_string()),
+                why,
+            );
+            c.branch = option.branch;
+            c.kernel_module = option.module;
+            c.commands = option.commands.clone();
+            c
+        }
+    }
+}
+
+/// The oldest Windows driver that runs the stack and drives every GPU: the stack's floor, raised
+/// to the first branch of the newest architecture (Blackwell needs R570).
+fn manual_minimum(ctx: &Ctx<'_>, stack: &Stack<'_>) -> Option<Version> {
+    let branch_floor = ctx
+        .targets
+        .iter()
+        .filter_map(|t| {
+            ctx.catalog
+                .drivers
+                .architecture(t.architecture.as_deref()?)?
+                .min_branch
+        })
+        .max()
+        .and_then(|b| Version::parse(&b.to_string()));
+    match (stack.floor.clone(), branch_floor) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn python_component(p: &PythonChoice) -> Component {
+    match p {
+        PythonChoice::Keep { path, version } => {
+            let mut c = Component::new("python", Action::Keep, Some(version.clone()), "found on this machine, in the release's range");
+            c.path = Some(path.clone());
+            c
+        }
+        PythonChoice::Install { version } => Component::new(
+            "python",
+            Action::Install,
+            Some(version.clone()),
+            format!("no Python in range was found: install Python {version} (your distro's python{version} package, or `uv python install {version}`)"),
+        ),
+    }
+}
+
+/// The framework version installed in the chosen Python, if any.
+fn installed_framework(
+    system: &System,
+    python: Option<&PythonChoice>,
+    pick: impl Fn(&crate::system::Python) -> Option<&crate::system::Framework>,
+) -> Option<String> {
+    let Some(PythonChoice::Keep { path, .. }) = python else {
+        return None;
+    };
+    let p = system.pythons.iter().find(|p| &p.path == path)?;
+    pick(p).map(|f| f.version.clone())
+}
+
+fn torch_components(
+    system: &System,
+    release: &crate::catalog::TorchRelease,
+    variant: Option<&crate::catalog::TorchVariant>,
+    python: Option<&PythonChoice>,
+    family: OsFamily,
+) -> Vec<Component> {
+    let (variant_name, index_url) = match (variant, family) {
+        (Some(v), _) => (v.name.clone(), Some(v.index_url())),
+        // PyPI's macOS wheels are the CPU+MPS build.
+        (None, OsFamily::Macos) => ("cpu".to_owned(), Some("https://pypi.org/simple".to_owned())),
+        (None, _) => (
+            "cpu".to_owned(),
+            Some("https://download.pytorch.org/whl/cpu".to_owned()),
+        ),
+    };
+    let installed = installed_framework(system, python, |p| p.torch.as_ref());
+    let wanted_local = variant
+        .map(|v| v.name.clone())
+        .unwrap_or_else(|| "cpu".into());
+    let action = match &installed {
+        Some(v)
+            if Version::parse(v) == Some(release.version.clone())
+                && v.ends_with(&format!("+{wanted_local}")) =>
+        {
+            Action::Keep
+        }
+        Some(_) => Action::Upgrade,
+        None => Action::Install,
+    };
+    let reason = match variant {
+        Some(v) => format!(
+            "the newest PyTorch whose {} wheel serves every planned GPU and whose CUDA {} the driver runs",
+            v.name, v.cuda
+        ),
+        None => "the newest PyTorch with a Python in range; CPU build".to_owned(),
+    };
+    let mut torch = Component::new("torch", action, Some(release.version.to_string()), reason);
+    torch.variant = Some(variant_name.clone());
+    torch.index_url = index_url.clone();
+    let mut out = vec![torch];
+    for (name, version) in [
+        ("torchvision", &release.torchvision),
+        ("torchaudio", &release.torchaudio),
+    ] {
+        if let Some(v) = version {
+            let mut c = Component::new(
+                name,
+                Action::Install,
+                Some(v.clone()),
+                format!("the release that matches torch {}", release.version),
+            );
+            c.variant = Some(variant_name.clone());
+            c.index_url = index_url.clone();
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `--profile cpu`: no driver, CPU torch.
+pub(super) fn cpu(ctx: &Ctx<'_>, warnings: Vec<String>) -> Plan {
+    let mut rejected = Vec::new();
+    match super::stack::search_cpu(ctx, &mut rejected) {
+        Some(stack) => {
+            let mut components = vec![Component::new(
+                "driver",
+                Action::Skip,
+                None,
+                "the cpu profile needs no GPU driver",
+            )];
+            if let Some(p) = &stack.python {
+                components.push(python_component(p));
+            }
+            if let Some((r, v)) = stack.torch {
+                components.extend(torch_components(
+                    ctx.system,
+                    r,
+                    v,
+                    stack.python.as_ref(),
+                    ctx.system.os.family,
+                ));
+            }
+            let mut reasons = vec!["CPU-only PyTorch: no CUDA, runs anywhere".to_owned()];
+            if ctx.system.os.family == OsFamily::Macos {
+                reasons.push(
+                    "on Apple silicon this wheel uses the GPU through the MPS backend".into(),
+                );
+            } else if !ctx.targets.is_empty() {
+                reasons.push("an NVIDIA GPU is present: `--profile pytorch` would use it".into());
+            }
+            Plan {
+                status: Status::Ok,
+                profile: Profile::Cpu,
+                components,
+                reasons,
+                warnings,
+                rejected,
+            }
+        }
+        None => Plan {
+            status: Status::Unsupported,
+            profile: Profile::Cpu,
+            components: Vec::new(),
+            reasons: rejected.clone(),
+            warnings,
+            rejected,
+        },
+    }
+}

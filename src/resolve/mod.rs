@@ -1,0 +1,180 @@
+//! The resolver: from a System, a Request and the Catalog to a Plan, with a reason for every
+//! choice and a named reason for every refusal.
+//!
+//! Invariants for every GPU in the plan: the toolkit builds for its compute capability and the
+//! wheel carries SASS (same major, minor not above the GPU's) or PTX the driver can JIT; the driver
+//! meets every floor and never leaves a GPU's supported branches; cuDNN has a build for the
+//! toolkit's CUDA major that supports the GPU; in `full` the toolkit's major.minor equals the
+//! wheel's CUDA; Python is in the release's range. Among stacks that hold, the newest framework
+//! wins.
+
+mod compose;
+pub mod driver;
+pub mod python;
+mod stack;
+
+use crate::catalog::Catalog;
+use crate::plan::{Plan, Status};
+use crate::request::{Profile, Request};
+use crate::system::{OsFamily, System, Vendor};
+use crate::version::Version;
+
+use driver::Host;
+
+/// An NVIDIA GPU the plan must serve.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Its name (`NVIDIA GeForce RTX 3090`).
+    pub name: String,
+    /// Compute capability.
+    pub cc: Version,
+    /// Architecture, for the driver's branch windows.
+    pub architecture: Option<String>,
+}
+
+/// Everything a search step reads.
+pub(crate) struct Ctx<'c> {
+    pub system: &'c System,
+    pub req: &'c Request,
+    pub catalog: &'c Catalog,
+    pub targets: Vec<Target>,
+    pub host: Host,
+}
+
+fn unsupported(
+    profile: Profile,
+    reasons: Vec<String>,
+    warnings: Vec<String>,
+    rejected: Vec<String>,
+) -> Plan {
+    Plan {
+        status: Status::Unsupported,
+        profile,
+        components: Vec::new(),
+        reasons,
+        warnings,
+        rejected,
+    }
+}
+
+/// Plans a stack for `system`.
+pub fn resolve(system: &System, req: &Request, catalog: &Catalog) -> Plan {
+    let profile = req.profile;
+    let mut warnings = Vec::new();
+    let mut targets = Vec::new();
+    for g in system.gpus.iter().filter(|g| g.vendor == Vendor::Nvidia) {
+        match g.compute_capability.as_deref().and_then(Version::parse) {
+            Some(cc) => targets.push(Target {
+                name: g.name.clone(),
+                cc: cc.clone(),
+                architecture: g.architecture.clone().or_else(|| {
+                    catalog
+                        .gpus
+                        .architecture_of(&cc.prefix(2))
+                        .map(str::to_owned)
+                }),
+            }),
+            None => warnings.push(format!(
+                "{} ({}): compute capability unknown, so it is left out of the plan",
+                g.name,
+                g.pci_id.as_deref().unwrap_or("no PCI id")
+            )),
+        }
+    }
+    let ctx = Ctx {
+        system,
+        req,
+        catalog,
+        targets,
+        host: driver::host_of(system),
+    };
+
+    if profile == Profile::Cpu {
+        return compose::cpu(&ctx, warnings);
+    }
+    if system.os.family == OsFamily::Macos {
+        return unsupported(
+            profile,
+            vec!["macOS has no CUDA: NVIDIA GPUs and CUDA are not available there; on Apple silicon PyTorch uses the GPU through its MPS backend: `cudaup plan --profile cpu` plans the PyPI torch, which includes MPS".into()],
+            warnings,
+            Vec::new(),
+        );
+    }
+    if ctx.targets.is_empty() {
+        let vendors: Vec<Vendor> = system.gpus.iter().map(|g| g.vendor).collect();
+        let mut reasons = Vec::new();
+        if vendors.contains(&Vendor::Amd) {
+            reasons.push("an AMD GPU has no CUDA: use PyTorch's ROCm builds (https://pytorch.org/get-started/locally/)".to_owned());
+        }
+        if vendors.contains(&Vendor::Intel) {
+            reasons.push("an Intel GPU has no CUDA: use PyTorch's XPU builds (https://pytorch.org/get-started/locally/)".to_owned());
+        }
+        if system.nvidia_gpus().next().is_some() {
+            reasons.push("no NVIDIA GPU with a known compute capability".to_owned());
+        } else {
+            reasons.push("no NVIDIA GPU found".to_owned());
+        }
+        reasons.push("`--profile cpu` plans CPU-only PyTorch".to_owned());
+        return unsupported(profile, reasons, warnings, Vec::new());
+    }
+
+    let options = match driver::options(system, catalog, &ctx.targets, ctx.host, &req.driver) {
+        Ok(o) => o,
+        Err(e) => return unsupported(profile, vec![e], warnings, Vec::new()),
+    };
+    let mut rejected = Vec::new();
+    for option in &options {
+        let mut tried = Vec::new();
+        let found = match profile {
+            Profile::Full | Profile::Pytorch => {
+                stack::search_torch(&ctx, option.version.as_ref(), &mut tried)
+            }
+            Profile::Tensorflow => {
+                stack::search_tensorflow(&ctx, option.version.as_ref(), &mut tried)
+            }
+            Profile::CudaDev => stack::search_toolkit(&ctx, option.version.as_ref(), &mut tried),
+            Profile::Cpu => unreachable!("planned above"),
+        };
+        let label = match &option.version {
+            Some(v) => format!("driver {v}"),
+            None => "a new Windows driver".to_owned(),
+        };
+        rejected.extend(tried.into_iter().map(|t| format!("with {label}: {t}")));
+        if let Some(stack) = found {
+            return compose::plan(&ctx, option, &options, stack, warnings, rejected);
+        }
+    }
+    let mut reasons = vec![format!("no {profile} stack fits; what stood in the way:")];
+    reasons.extend(summarise(&rejected));
+    unsupported(profile, reasons, warnings, rejected)
+}
+
+/// Groups rejections (`with driver D: candidate: why`) by their reason, so an unsupported plan
+/// says in a few lines what stood in the way and for how many candidates.
+fn summarise(rejected: &[String]) -> Vec<String> {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for r in rejected {
+        let rest = r
+            .strip_prefix("with ")
+            .and_then(|r| r.split_once(": ").map(|(_, rest)| rest))
+            .unwrap_or(r);
+        let (candidate, why) = rest.split_once(": ").unwrap_or(("", rest));
+        match groups.iter_mut().find(|(w, _)| w == why) {
+            Some((_, c)) => {
+                if !c.iter().any(|x| x == candidate) {
+                    c.push(candidate.to_owned());
+                }
+            }
+            None => groups.push((why.to_owned(), vec![candidate.to_owned()])),
+        }
+    }
+    groups
+        .into_iter()
+        .take(10)
+        .map(|(why, candidates)| match candidates.len() {
+            0 | 1 if candidates.first().is_none_or(|c| c.is_empty()) => why,
+            1 => format!("{}: {why}", candidates[0]),
+            n => format!("{} and {} more: {why}", candidates[0], n - 1),
+        })
+        .collect()
+}

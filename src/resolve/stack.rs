@@ -1,0 +1,568 @@
+//! The search for a stack under one driver: the newest framework release whose wheel serves the
+//! GPUs, whose CUDA the driver runs, with a Python in range, and (in `full`) a toolkit of the
+//! same CUDA and a cuDNN for it.
+
+use crate::catalog::{CudaRelease, CudnnRelease, Kernels, TfRelease, TorchRelease, TorchVariant};
+use crate::request::pin_matches;
+use crate::version::Version;
+
+use super::python::{self, PythonChoice};
+use super::Ctx;
+
+/// A stack that fits one driver.
+#[derive(Debug, Clone)]
+pub struct Stack<'c> {
+    /// PyTorch release and wheel variant (`None` variant = CPU wheel).
+    pub torch: Option<(&'c TorchRelease, Option<&'c TorchVariant>)>,
+    /// TensorFlow release.
+    pub tensorflow: Option<&'c TfRelease>,
+    /// CUDA toolkit release.
+    pub cuda: Option<&'c CudaRelease>,
+    /// cuDNN build.
+    pub cudnn: Option<&'c CudnnRelease>,
+    /// Why no cuDNN could be planned (cuda-dev only; `full` rejects the stack instead).
+    pub cudnn_missing: Option<String>,
+    /// The Python it goes into.
+    pub python: Option<PythonChoice>,
+    /// For each target: how it is served (`sm_86 SASS`), or why it is left out.
+    pub coverage: Vec<Result<String, String>>,
+    /// The highest driver floor this stack needs.
+    pub floor: Option<Version>,
+    /// Warnings this stack brings (minor-version compatibility, JIT).
+    pub notes: Vec<String>,
+}
+
+impl Stack<'_> {
+    /// How many targets it serves.
+    pub fn served(&self) -> usize {
+        self.coverage.iter().filter(|c| c.is_ok()).count()
+    }
+
+    fn empty() -> Self {
+        Self {
+            torch: None,
+            tensorflow: None,
+            cuda: None,
+            cudnn: None,
+            cudnn_missing: None,
+            python: None,
+            coverage: Vec::new(),
+            floor: None,
+            notes: Vec::new(),
+        }
+    }
+
+    fn need(&mut self, floor: Version) {
+        if self.floor.as_ref().is_none_or(|f| *f < floor) {
+            self.floor = Some(floor);
+        }
+    }
+}
+
+/// Minor-version-compatibility floor of a CUDA major on this host.
+fn major_floor(ctx: &Ctx<'_>, cuda: &Version) -> Option<Version> {
+    let m = ctx
+        .catalog
+        .cuda
+        .major
+        .iter()
+        .find(|m| m.major == cuda.major())?;
+    if ctx.host.windows_driver() {
+        m.driver_windows.clone()
+    } else {
+        Some(m.driver_linux.clone())
+    }
+}
+
+/// The driver a toolkit release ships with, on this host.
+fn release_floor(ctx: &Ctx<'_>, r: &CudaRelease) -> Option<Version> {
+    if ctx.host.windows_driver() {
+        r.driver_windows.clone()
+    } else {
+        Some(r.driver_linux.clone())
+    }
+}
+
+fn meets(driver: Option<&Version>, floor: &Version) -> bool {
+    driver.is_none_or(|d| d >= floor)
+}
+
+fn sm(v: &Version) -> String {
+    format!("sm_{}{}", v.major(), v.minor())
+}
+
+/// How a torch variant serves each target.
+fn torch_coverage(ctx: &Ctx<'_>, v: &TorchVariant) -> Vec<Result<String, String>> {
+    ctx.targets
+        .iter()
+        .map(|t| match v.kernels_for(&t.cc) {
+            Kernels::Sass(a) => Ok(format!("{} SASS", sm(&a))),
+            Kernels::Ptx(p) => Ok(format!(
+                "{} PTX, compiled by the driver at first use",
+                sm(&p)
+            )),
+            Kernels::None => Err(format!(
+                "no {} kernels for the {} (wheel has {}{})",
+                sm(&t.cc),
+                t.name,
+                v.arch_list.iter().map(sm).collect::<Vec<_>>().join(" "),
+                v.ptx
+                    .as_ref()
+                    .map(|p| format!(" + PTX {}", sm(p)))
+                    .unwrap_or_default()
+            )),
+        })
+        .collect()
+}
+
+/// The newest toolkit release of `series` the driver runs and that builds for every served
+/// target: one the driver fully supports if any, else one it runs under minor-version
+/// compatibility (noted).
+fn pick_toolkit<'c>(
+    ctx: &Ctx<'c>,
+    series: &Version,
+    driver: Option<&Version>,
+    served: &[usize],
+) -> Result<(&'c CudaRelease, Option<String>), String> {
+    let row = ctx
+        .catalog
+        .cuda
+        .series
+        .iter()
+        .find(|s| s.version.prefix(2) == series.prefix(2))
+        .ok_or_else(|| format!("CUDA {series}: its build targets are not in the catalog"))?;
+    for &i in served {
+        let t = &ctx.targets[i];
+        if t.cc < row.sm_min || t.cc > row.sm_max {
+            return Err(format!(
+                "CUDA {series} cannot build for {} of the {} (it covers {} to {})",
+                sm(&t.cc),
+                t.name,
+                sm(&row.sm_min),
+                sm(&row.sm_max)
+            ));
+        }
+    }
+    let mut releases: Vec<&CudaRelease> = ctx
+        .catalog
+        .cuda
+        .release
+        .iter()
+        .filter(|r| r.version.prefix(2) == series.prefix(2))
+        .filter(|r| pin_matches(ctx.req.pins.cuda.as_deref(), &r.version))
+        .collect();
+    releases.sort_by(|a, b| b.version.cmp(&a.version));
+    if let Some(r) = releases
+        .iter()
+        .find(|r| release_floor(ctx, r).is_some_and(|f| meets(driver, &f)))
+    {
+        return Ok((r, None));
+    }
+    let floor = major_floor(ctx, series)
+        .ok_or_else(|| format!("CUDA {series}: no driver floor in the catalog"))?;
+    match (releases.first(), meets(driver, &floor)) {
+        (Some(r), true) => Ok((
+            r,
+            Some(format!(
+                "CUDA {} runs on this driver through minor-version compatibility (floor {floor}): kernels built for your GPU run, PTX newer than the driver cannot be JIT-compiled",
+                r.version
+            )),
+        )),
+        (Some(_), false) => Err(format!("CUDA {series} needs driver {floor} or newer")),
+        (None, _) => Err(format!("no CUDA {series} release matches the pins")),
+    }
+}
+
+/// The newest cuDNN build for a toolkit series that the driver runs and that supports every
+/// served target.
+fn pick_cudnn<'c>(
+    ctx: &Ctx<'c>,
+    series: &Version,
+    driver: Option<&Version>,
+    served: &[usize],
+) -> Result<&'c CudnnRelease, String> {
+    let mut rows: Vec<&CudnnRelease> = ctx
+        .catalog
+        .cudnn
+        .release
+        .iter()
+        .filter(|r| r.cuda_variant == series.major().to_string() && r.supports_cuda(series))
+        .filter(|r| pin_matches(ctx.req.pins.cudnn.as_deref(), &r.version))
+        .collect();
+    rows.sort_by(|a, b| b.version.cmp(&a.version));
+    if rows.is_empty() {
+        return Err(format!("no cuDNN build in the catalog for CUDA {series}"));
+    }
+    let mut why = String::new();
+    for r in rows {
+        let floor = if ctx.host.windows_driver() {
+            r.driver_windows
+                .clone()
+                .or_else(|| major_floor(ctx, series))
+        } else {
+            Some(r.driver_linux.clone())
+        };
+        if !floor.as_ref().is_some_and(|f| meets(driver, f)) {
+            why = format!("cuDNN {} needs a newer driver", r.version);
+            continue;
+        }
+        if let Some(&i) = served.iter().find(|&&i| !r.supports_cc(&ctx.targets[i].cc)) {
+            why = format!(
+                "cuDNN {} for CUDA {} does not support {} of the {}",
+                r.version,
+                r.cuda_variant,
+                sm(&ctx.targets[i].cc),
+                ctx.targets[i].name
+            );
+            continue;
+        }
+        return Ok(r);
+    }
+    Err(why)
+}
+
+fn served_indices(coverage: &[Result<String, String>]) -> Vec<usize> {
+    coverage
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.is_ok())
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Which is better: more GPUs served, then the newest GPU served; the caller's order (newest
+/// release first) breaks ties.
+fn better(a: &Stack<'_>, b: &Stack<'_>, ctx: &Ctx<'_>) -> bool {
+    let top = |s: &Stack<'_>| {
+        served_indices(&s.coverage)
+            .iter()
+            .map(|&i| ctx.targets[i].cc.clone())
+            .max()
+    };
+    (a.served(), top(a)) > (b.served(), top(b))
+}
+
+/// `full` and `pytorch`: the newest torch whose wheel serves every GPU; if none serves every
+/// GPU, the one serving the most (the rest are named as left out).
+pub fn search_torch<'c>(
+    ctx: &Ctx<'c>,
+    driver: Option<&Version>,
+    rejected: &mut Vec<String>,
+) -> Option<Stack<'c>> {
+    let mut releases: Vec<&TorchRelease> = ctx
+        .catalog
+        .pytorch
+        .release
+        .iter()
+        .filter(|r| pin_matches(ctx.req.pins.torch.as_deref(), &r.version))
+        .collect();
+    releases.sort_by(|a, b| b.version.cmp(&a.version));
+    let mut best_partial: Option<Stack<'c>> = None;
+    for r in releases {
+        let python = match python::choose(
+            ctx.system,
+            ctx.req.pins.python.as_deref(),
+            &r.python_min,
+            &r.python_max,
+        ) {
+            Ok(p) => p,
+            Err(e) => {
+                rejected.push(format!("torch {}: {e}", r.version));
+                continue;
+            }
+        };
+        // The variant PyPI serves by default is the best-tested one: try it first, then the
+        // others from the newest CUDA down.
+        let mut variants: Vec<&TorchVariant> = r
+            .variant
+            .iter()
+            .filter(|v| pin_matches(ctx.req.pins.cuda.as_deref(), &v.cuda))
+            .collect();
+        variants.sort_by(|a, b| {
+            let default = |v: &TorchVariant| Some(&v.name) == r.pypi_default.as_ref();
+            default(b).cmp(&default(a)).then(b.cuda.cmp(&a.cuda))
+        });
+        for v in variants {
+            let label = format!("torch {} {}", r.version, v.name);
+            let Some(floor) = major_floor(ctx, &v.cuda) else {
+                rejected.push(format!(
+                    "{label}: no driver floor for CUDA {} in the catalog",
+                    v.cuda
+                ));
+                continue;
+            };
+            if !meets(driver, &floor) {
+                rejected.push(format!(
+                    "{label}: needs driver {floor} or newer (CUDA {}.x)",
+                    v.cuda.major()
+                ));
+                continue;
+            }
+            let coverage = torch_coverage(ctx, v);
+            for miss in coverage.iter().filter_map(|c| c.as_ref().err()) {
+                rejected.push(format!("{label}: {miss}"));
+            }
+            let served = served_indices(&coverage);
+            if served.is_empty() {
+                continue;
+            }
+            let mut stack = Stack::empty();
+            stack.need(floor);
+            stack.torch = Some((r, Some(v)));
+            stack.python = Some(python.clone());
+            for (i, c) in coverage.iter().enumerate() {
+                if let Ok(how) = c {
+                    if how.contains("PTX") {
+                        stack.notes.push(format!(
+                            "the {} runs torch {} through PTX JIT: the first start compiles kernels and takes minutes",
+                            ctx.targets[i].name, r.version
+                        ));
+                    }
+                }
+            }
+            stack.coverage = coverage;
+            if ctx.req.profile.has_toolkit() {
+                match pick_toolkit(ctx, &v.cuda, driver, &served) {
+                    Ok((t, note)) => {
+                        stack.cuda = Some(t);
+                        stack.notes.extend(note);
+                    }
+                    Err(e) => {
+                        rejected.push(format!("{label}: {e}"));
+                        continue;
+                    }
+                }
+                match pick_cudnn(ctx, &v.cuda, driver, &served) {
+                    Ok(c) => stack.cudnn = Some(c),
+                    Err(e) => {
+                        rejected.push(format!("{label}: {e}"));
+                        continue;
+                    }
+                }
+            }
+            if stack.served() == ctx.targets.len() {
+                return Some(stack);
+            }
+            if best_partial.as_ref().is_none_or(|b| better(&stack, b, ctx)) {
+                best_partial = Some(stack);
+            }
+        }
+    }
+    best_partial
+}
+
+/// `tensorflow`: the newest release whose CUDA the driver runs and whose build serves the GPUs.
+pub fn search_tensorflow<'c>(
+    ctx: &Ctx<'c>,
+    driver: Option<&Version>,
+    rejected: &mut Vec<String>,
+) -> Option<Stack<'c>> {
+    let mut releases: Vec<&TfRelease> = ctx
+        .catalog
+        .tensorflow
+        .release
+        .iter()
+        .filter(|r| pin_matches(ctx.req.pins.tensorflow.as_deref(), &r.version))
+        .collect();
+    releases.sort_by(|a, b| b.version.cmp(&a.version));
+    let last_windows = ctx
+        .catalog
+        .tensorflow
+        .release
+        .iter()
+        .filter(|r| r.windows_native_gpu)
+        .map(|r| r.version.to_string())
+        .max();
+    for r in releases {
+        let label = format!("TensorFlow {}", r.version);
+        if ctx.host == super::driver::Host::Windows && !r.windows_native_gpu {
+            rejected.push(format!(
+                "{label}: no GPU build for native Windows{}; use WSL2",
+                last_windows
+                    .as_ref()
+                    .map(|v| format!(" (the last was {v})"))
+                    .unwrap_or_default()
+            ));
+            continue;
+        }
+        if !pin_matches(ctx.req.pins.cuda.as_deref(), &r.cuda) {
+            rejected.push(format!(
+                "{label}: built for CUDA {}, not the pinned CUDA",
+                r.cuda
+            ));
+            continue;
+        }
+        let python = match python::choose(
+            ctx.system,
+            ctx.req.pins.python.as_deref(),
+            &r.python_min,
+            &r.python_max,
+        ) {
+            Ok(p) => p,
+            Err(e) => {
+                rejected.push(format!("{label}: {e}"));
+                continue;
+            }
+        };
+        let Some(floor) = major_floor(ctx, &r.cuda) else {
+            continue;
+        };
+        if !meets(driver, &floor) {
+            rejected.push(format!(
+                "{label}: needs driver {floor} or newer (CUDA {}.x)",
+                r.cuda.major()
+            ));
+            continue;
+        }
+        let Some(series) = ctx
+            .catalog
+            .cuda
+            .series
+            .iter()
+            .find(|s| s.version.prefix(2) == r.cuda.prefix(2))
+        else {
+            rejected.push(format!(
+                "{label}: CUDA {} build targets are not in the catalog",
+                r.cuda
+            ));
+            continue;
+        };
+        let mut stack = Stack::empty();
+        stack.need(floor);
+        stack.coverage = ctx
+            .targets
+            .iter()
+            .map(|t| {
+                if t.cc < series.sm_min {
+                    Err(format!(
+                        "its CUDA {} build cannot run on {} of the {}",
+                        r.cuda,
+                        sm(&t.cc),
+                        t.name
+                    ))
+                } else if t.cc > series.sm_max {
+                    Ok(format!(
+                        "PTX of {}, compiled by the driver at first use",
+                        sm(&series.sm_max)
+                    ))
+                } else {
+                    Ok(format!("{} (CUDA {})", sm(&t.cc), r.cuda))
+                }
+            })
+            .collect();
+        for miss in stack.coverage.iter().filter_map(|c| c.as_ref().err()) {
+            rejected.push(format!("{label}: {miss}"));
+        }
+        if stack.served() < ctx.targets.len() {
+            continue;
+        }
+        for (t, c) in ctx.targets.iter().zip(&stack.coverage) {
+            if c.as_ref().is_ok_and(|c| c.starts_with("PTX")) {
+                stack.notes.push(format!(
+                    "the {} is newer than TensorFlow {}'s CUDA {} build: it runs through PTX JIT (slow first start)",
+                    t.name, r.version, r.cuda
+                ));
+            }
+        }
+        stack.tensorflow = Some(r);
+        stack.python = Some(python);
+        return Some(stack);
+    }
+    None
+}
+
+/// `cuda-dev`: the newest toolkit that builds for every GPU and that the driver runs — fully
+/// supported if possible, else under minor-version compatibility — plus the newest cuDNN for it.
+pub fn search_toolkit<'c>(
+    ctx: &Ctx<'c>,
+    driver: Option<&Version>,
+    rejected: &mut Vec<String>,
+) -> Option<Stack<'c>> {
+    let mut series: Vec<Version> = ctx
+        .catalog
+        .cuda
+        .series
+        .iter()
+        .map(|s| s.version.clone())
+        .filter(|s| {
+            ctx.req.pins.cuda.as_deref().is_none_or(|p| {
+                let pin = Version::parse(p);
+                pin.is_some_and(|pin| {
+                    pin.prefix(2) == s.prefix(2)
+                        || (pin.parts().len() == 1 && pin.major() == s.major())
+                })
+            })
+        })
+        .collect();
+    series.sort_by(|a, b| b.cmp(a));
+    let all: Vec<usize> = (0..ctx.targets.len()).collect();
+    let mut fallback: Option<Stack<'c>> = None;
+    for s in series {
+        match pick_toolkit(ctx, &s, driver, &all) {
+            Ok((release, note)) => {
+                let mut stack = Stack::empty();
+                if let Some(f) = if note.is_some() {
+                    major_floor(ctx, &s)
+                } else {
+                    release_floor(ctx, release)
+                } {
+                    stack.need(f);
+                }
+                stack.cuda = Some(release);
+                stack.coverage = ctx
+                    .targets
+                    .iter()
+                    .map(|t| Ok(format!("{} (CUDA {s})", sm(&t.cc))))
+                    .collect();
+                match pick_cudnn(ctx, &s, driver, &all) {
+                    Ok(c) => stack.cudnn = Some(c),
+                    Err(e) => stack.cudnn_missing = Some(e),
+                }
+                match note {
+                    None => return Some(stack),
+                    Some(n) => {
+                        rejected.push(format!(
+                            "CUDA {}: only through minor-version compatibility on this driver",
+                            release.version
+                        ));
+                        stack.notes.push(n);
+                        if fallback.is_none() {
+                            fallback = Some(stack);
+                        }
+                    }
+                }
+            }
+            Err(e) => rejected.push(format!("CUDA {s}: {e}")),
+        }
+    }
+    fallback
+}
+
+/// `cpu`: the newest torch with a Python in range; the CPU wheel.
+pub fn search_cpu<'c>(ctx: &Ctx<'c>, rejected: &mut Vec<String>) -> Option<Stack<'c>> {
+    let mut releases: Vec<&TorchRelease> = ctx
+        .catalog
+        .pytorch
+        .release
+        .iter()
+        .filter(|r| pin_matches(ctx.req.pins.torch.as_deref(), &r.version))
+        .collect();
+    releases.sort_by(|a, b| b.version.cmp(&a.version));
+    for r in releases {
+        match python::choose(
+            ctx.system,
+            ctx.req.pins.python.as_deref(),
+            &r.python_min,
+            &r.python_max,
+        ) {
+            Ok(p) => {
+                let mut stack = Stack::empty();
+                stack.torch = Some((r, None));
+                stack.python = Some(p);
+                return Some(stack);
+            }
+            Err(e) => rejected.push(format!("torch {}: {e}", r.version)),
+        }
+    }
+    None
+}
