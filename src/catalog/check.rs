@@ -397,7 +397,7 @@ mod tests {
         let text = fs_err::read_to_string(&tf).unwrap();
         // A release that points at a CUDA cudaup does not know, and a row without a source.
         let broken = text.replacen("cuda = \"12.5\"", "cuda = \"12.7\"", 1)
-            + "\n[[release]]\nversion = \"9.9.9\"\npython_min = \"3.10\"\npython_max = \"3.12\"\ncuda = \"12.5\"\ncudnn = \"9.3\"\nwindows_native_gpu = false\nsource = \"my memory\"\n";
+            + "\n[[release]]\nversion = \"9.9.9\"\npython_min = \"3.10\"\npython_max = \"3.12\"\ncuda = \"12.5\"\ncudnn = \"9.3\"\nand_cuda = true\nwindows_native_gpu = false\nsource = \"my memory\"\n";
         fs_err::write(&tf, broken).unwrap();
         let problems = check(&Source::Dir(dir.path().into()));
         let text: Vec<String> = problems.iter().map(|p| p.to_string()).collect();

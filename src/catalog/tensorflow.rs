@@ -28,6 +28,8 @@ pub struct TfRelease {
     pub cuda: Version,
     /// cuDNN of the tested build.
     pub cudnn: Version,
+    /// Whether `tensorflow[and-cuda]` brings CUDA and cuDNN as pip wheels.
+    pub and_cuda: bool,
     /// Whether a GPU build exists for native Windows.
     pub windows_native_gpu: bool,
     /// Where the row comes from.

@@ -180,6 +180,7 @@ pub fn options(
         if let Some(v) = installed
             .as_ref()
             .filter(|v| branch_problem(catalog, targets, v.major()).is_none())
+            .filter(|_| *policy != DriverPolicy::Latest)
         {
             out.push(DriverOption {
                 version: Some(v.clone()),

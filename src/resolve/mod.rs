@@ -14,7 +14,7 @@ pub mod python;
 mod stack;
 
 use crate::catalog::Catalog;
-use crate::plan::{Plan, Status};
+use crate::plan::{Action, Plan, Status};
 use crate::request::{Profile, Request};
 use crate::system::{OsFamily, System, Vendor};
 use crate::version::Version;
@@ -122,25 +122,39 @@ pub fn resolve(system: &System, req: &Request, catalog: &Catalog) -> Plan {
         Ok(o) => o,
         Err(e) => return unsupported(profile, vec![e], warnings, Vec::new()),
     };
+    let search = |option: &driver::DriverOption, tried: &mut Vec<String>| match profile {
+        Profile::Full | Profile::Pytorch => {
+            stack::search_torch(&ctx, option.version.as_ref(), tried)
+        }
+        Profile::Tensorflow => stack::search_tensorflow(&ctx, option.version.as_ref(), tried),
+        Profile::CudaDev => stack::search_toolkit(&ctx, option.version.as_ref(), tried),
+        Profile::Cpu => unreachable!("planned above"),
+    };
     let mut rejected = Vec::new();
-    for option in &options {
+    for (i, option) in options.iter().enumerate() {
         let mut tried = Vec::new();
-        let found = match profile {
-            Profile::Full | Profile::Pytorch => {
-                stack::search_torch(&ctx, option.version.as_ref(), &mut tried)
-            }
-            Profile::Tensorflow => {
-                stack::search_tensorflow(&ctx, option.version.as_ref(), &mut tried)
-            }
-            Profile::CudaDev => stack::search_toolkit(&ctx, option.version.as_ref(), &mut tried),
-            Profile::Cpu => unreachable!("planned above"),
-        };
+        let found = search(option, &mut tried);
         let label = match &option.version {
             Some(v) => format!("driver {v}"),
             None => "a new Windows driver".to_owned(),
         };
         rejected.extend(tried.into_iter().map(|t| format!("with {label}: {t}")));
         if let Some(stack) = found {
+            // Keeping the driver may hold the stack back: say what the next driver would bring.
+            let next = options[i + 1..].iter().find(|o| o.action != Action::Keep);
+            if let (Action::Keep, Some(next)) = (option.action, next) {
+                if let Some(gain) =
+                    search(next, &mut Vec::new()).and_then(|b| stack::newer_than(&b, &stack))
+                {
+                    let with = match &next.version {
+                        Some(v) => format!("driver {v}"),
+                        None => "a newer Windows driver".to_owned(),
+                    };
+                    warnings.push(format!(
+                        "keeping the installed driver holds this plan back: {with} would allow {gain}; `--driver latest` plans it"
+                    ));
+                }
+            }
             return compose::plan(&ctx, option, &options, stack, warnings, rejected);
         }
     }

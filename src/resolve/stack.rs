@@ -385,6 +385,20 @@ pub fn search_tensorflow<'c>(
             ));
             continue;
         }
+        if !r.and_cuda {
+            rejected.push(format!(
+                "{label}: needs a system CUDA {} and cuDNN {} (no `and-cuda` wheels); the tensorflow profile installs pip wheels only",
+                r.cuda, r.cudnn
+            ));
+            continue;
+        }
+        if !r.and_cuda {
+            rejected.push(format!(
+                "{label}: needs a system CUDA {} and cuDNN {} (no `and-cuda` wheels); the tensorflow profile installs pip wheels only",
+                r.cuda, r.cudnn
+            ));
+            continue;
+        }
         if !pin_matches(ctx.req.pins.cuda.as_deref(), &r.cuda) {
             rejected.push(format!(
                 "{label}: built for CUDA {}, not the pinned CUDA",
@@ -565,4 +579,26 @@ pub fn search_cpu<'c>(ctx: &Ctx<'c>, rejected: &mut Vec<String>) -> Option<Stack
         }
     }
     None
+}
+
+/// What `better` offers over `current` (a newer framework, or in cuda-dev a newer toolkit).
+pub fn newer_than(better: &Stack<'_>, current: &Stack<'_>) -> Option<String> {
+    if let (Some((b, bv)), Some((c, cv))) = (better.torch, current.torch) {
+        let newer_cuda = bv.map(|v| &v.cuda) > cv.map(|v| &v.cuda);
+        if b.version > c.version || (b.version == c.version && newer_cuda) {
+            return Some(format!(
+                "torch {} ({})",
+                b.version,
+                bv.map_or("cpu", |v| v.name.as_str())
+            ));
+        }
+        return None;
+    }
+    if let (Some(b), Some(c)) = (better.tensorflow, current.tensorflow) {
+        return (b.version > c.version).then(|| format!("TensorFlow {}", b.version));
+    }
+    match (better.cuda, current.cuda) {
+        (Some(b), Some(c)) if b.version > c.version => Some(format!("CUDA {}", b.version)),
+        _ => None,
+    }
 }

@@ -1,0 +1,1234 @@
+//! `cudaup plan`: scenarios across GPU generations, drivers, operating systems, pins and mixed
+//! boxes. Every plan is checked against the resolver's invariants (not a snapshot of today's
+//! versions); scenarios add what is specific to them.
+
+use cudaup::catalog::{Catalog, Kernels};
+use cudaup::plan::{Action, Plan, Status};
+use cudaup::request::{DriverPolicy, Pins, Profile, Request};
+use cudaup::system::System;
+use cudaup::version::Version;
+use serde_json::json;
+
+use crate::common::*;
+
+fn v(s: &str) -> Version {
+    Version::parse(s).unwrap()
+}
+
+/// A GPU by marketing name, compute capability and architecture.
+fn gpu(name: &str, cc: &str, arch: &str) -> serde_json::Value {
+    json!({"index": 0, "vendor": "nvidia", "name": name, "compute_capability": cc, "architecture": arch})
+}
+
+const GTX1080TI: (&str, &str, &str) = ("NVIDIA GeForce GTX 1080 Ti", "6.1", "Pascal");
+const GTX980TI: (&str, &str, &str) = ("NVIDIA GeForce GTX 980 Ti", "5.2", "Maxwell");
+const K80: (&str, &str, &str) = ("Tesla K80", "3.7", "Kepler");
+const K40: (&str, &str, &str) = ("Tesla K40c", "3.5", "Kepler");
+const V100: (&str, &str, &str) = ("Tesla V100-SXM2-16GB", "7.0", "Volta");
+const T4: (&str, &str, &str) = ("Tesla T4", "7.5", "Turing");
+const A100: (&str, &str, &str) = ("NVIDIA A100-SXM4-40GB", "8.0", "Ampere");
+const RTX3090: (&str, &str, &str) = ("NVIDIA GeForce RTX 3090", "8.6", "Ampere");
+const RTX4090: (&str, &str, &str) = ("NVIDIA GeForce RTX 4090", "8.9", "Ada");
+const L40S: (&str, &str, &str) = ("NVIDIA L40S", "8.9", "Ada");
+const H100: (&str, &str, &str) = ("NVIDIA H100 80GB HBM3", "9.0", "Hopper");
+const B200: (&str, &str, &str) = ("NVIDIA B200", "10.0", "Blackwell");
+const RTX5090: (&str, &str, &str) = ("NVIDIA GeForce RTX 5090", "12.0", "Blackwell");
+
+/// A machine: distro, GPUs, driver, Pythons.
+struct M {
+    os: serde_json::Value,
+    gpus: Vec<serde_json::Value>,
+    driver: serde_json::Value,
+    pythons: Vec<serde_json::Value>,
+}
+
+impl M {
+    fn linux(distro: &str, version: &str) -> Self {
+        Self {
+            os: json!({"family": "linux", "distro": distro, "version": version, "arch": "x86_64", "wsl": false}),
+            gpus: Vec::new(),
+            driver: serde_json::Value::Null,
+            pythons: vec![json!({"path": "/usr/bin/python3", "version": "3.12.3"})],
+        }
+    }
+    fn ubuntu() -> Self {
+        Self::linux("ubuntu", "24.04")
+    }
+    fn wsl() -> Self {
+        let mut m = Self::linux("ubuntu", "22.04");
+        m.os["wsl"] = json!(true);
+        m
+    }
+    fn windows() -> Self {
+        let mut m = Self::ubuntu();
+        m.os = json!({"family": "windows", "arch": "x86_64"});
+        m.pythons = vec![json!({"path": "C:\\Python312\\python.exe", "version": "3.12.7"})];
+        m
+    }
+    fn with(mut self, g: (&str, &str, &str)) -> Self {
+        let mut value = gpu(g.0, g.1, g.2);
+        value["index"] = json!(self.gpus.len());
+        self.gpus.push(value);
+        self
+    }
+    fn driver(mut self, version: &str) -> Self {
+        self.driver = json!({"version": version});
+        self
+    }
+    fn python(mut self, version: &str) -> Self {
+        self.pythons =
+            vec![json!({"path": format!("/usr/bin/python{version}"), "version": version})];
+        self
+    }
+    fn no_python(mut self) -> Self {
+        self.pythons.clear();
+        self
+    }
+    fn system(&self) -> System {
+        let doc = json!({"os": self.os, "gpus": self.gpus, "driver": self.driver, "pythons": self.pythons});
+        serde_json::from_value(doc).unwrap()
+    }
+}
+
+fn req(profile: Profile) -> Request {
+    Request {
+        profile,
+        pins: Pins::default(),
+        driver: DriverPolicy::Auto,
+    }
+}
+
+fn pinned(profile: Profile, f: impl FnOnce(&mut Pins)) -> Request {
+    let mut r = req(profile);
+    f(&mut r.pins);
+    r
+}
+
+fn with_driver(profile: Profile, policy: &str) -> Request {
+    Request {
+        driver: policy.parse().unwrap(),
+        ..req(profile)
+    }
+}
+
+/// Resolves and checks every invariant of an `ok` plan; returns the plan.
+fn plan(m: &M, r: &Request) -> Plan {
+    let catalog = Catalog::embedded();
+    let system = m.system();
+    let plan = cudaup::resolve::resolve(&system, r, &catalog);
+    if plan.status == Status::Ok {
+        check_invariants(&system, r, &catalog, &plan);
+    } else {
+        assert!(!plan.reasons.is_empty(), "an unsupported plan says why");
+        assert!(plan.components.is_empty());
+    }
+    plan
+}
+
+fn comp<'p>(plan: &'p Plan, name: &str) -> &'p cudaup::plan::Component {
+    plan.component(name)
+        .unwrap_or_else(|| panic!("no {name} in {plan:#?}"))
+}
+
+fn version_of(plan: &Plan, name: &str) -> String {
+    comp(plan, name).version.clone().unwrap()
+}
+
+fn check_invariants(system: &System, r: &Request, catalog: &Catalog, plan: &Plan) {
+    let host_windows = system.os.wsl || system.os.family == cudaup::system::OsFamily::Windows;
+    let driver = comp(plan, "driver");
+    if r.profile == Profile::Cpu {
+        assert_eq!(driver.action, Action::Skip);
+        return;
+    }
+    // WSL2 and Windows: never a Linux driver.
+    if host_windows {
+        assert!(
+            matches!(driver.action, Action::Keep | Action::Manual),
+            "{driver:?}"
+        );
+        assert!(driver.commands.is_empty());
+    }
+    let effective = v(driver
+        .version
+        .as_deref()
+        .expect("the driver in effect has a version"));
+    let floor = |cuda: &Version| {
+        let m = catalog
+            .cuda
+            .major
+            .iter()
+            .find(|m| m.major == cuda.major())
+            .unwrap();
+        if host_windows {
+            m.driver_windows.clone().unwrap()
+        } else {
+            m.driver_linux.clone()
+        }
+    };
+    let left_out: Vec<&str> = plan
+        .warnings
+        .iter()
+        .filter(|w| w.contains("is left out of this plan"))
+        .map(String::as_str)
+        .collect();
+    let served: Vec<_> = system
+        .nvidia_gpus()
+        .filter(|g| g.compute_capability.is_some())
+        .filter(|g| !left_out.iter().any(|w| w.starts_with(&g.name)))
+        .collect();
+    assert!(!served.is_empty(), "an ok plan serves at least one GPU");
+    // A legacy GPU never gets a branch past its last one; a new one never one below its first.
+    if !host_windows {
+        let branch = effective.major();
+        for g in &served {
+            let a = catalog
+                .drivers
+                .architecture(g.architecture.as_deref().unwrap())
+                .unwrap();
+            assert!(
+                a.last_branch.is_none_or(|l| branch <= l),
+                "{} on branch {branch}",
+                g.name
+            );
+            assert!(
+                a.min_branch.is_none_or(|m| branch >= m),
+                "{} on branch {branch}",
+                g.name
+            );
+        }
+    }
+    let torch = plan.component("torch");
+    let torch_cuda = torch.map(|t| {
+        let release = catalog
+            .pytorch
+            .release
+            .iter()
+            .find(|x| x.version.to_string() == *t.version.as_ref().unwrap())
+            .unwrap();
+        let variant = release
+            .variant
+            .iter()
+            .find(|x| Some(&x.name) == t.variant.as_ref())
+            .unwrap();
+        // The wheel carries SASS or PTX for every served GPU.
+        for g in &served {
+            let cc = v(g.compute_capability.as_deref().unwrap());
+            assert_ne!(
+                variant.kernels_for(&cc),
+                Kernels::None,
+                "{} has no kernels in {}",
+                g.name,
+                variant.name
+            );
+        }
+        // The driver meets the wheel's CUDA floor.
+        assert!(
+            effective >= floor(&variant.cuda),
+            "driver {effective} below the floor for {}",
+            variant.cuda
+        );
+        // Python in range.
+        let py = v(&version_of(plan, "python"));
+        let py = v(&py.prefix(2));
+        assert!(
+            release.python_min <= py && py <= release.python_max,
+            "python {py} outside torch {}",
+            release.version
+        );
+        variant.cuda.clone()
+    });
+    if let Some(cuda) = plan.component("cuda") {
+        let cv = v(cuda.version.as_deref().unwrap());
+        let series = catalog
+            .cuda
+            .series
+            .iter()
+            .find(|s| s.version.prefix(2) == cv.prefix(2))
+            .expect("series known");
+        for g in &served {
+            let cc = v(g.compute_capability.as_deref().unwrap());
+            assert!(
+                series.sm_min <= cc && cc <= series.sm_max,
+                "CUDA {cv} cannot build for {}",
+                g.name
+            );
+        }
+        assert!(
+            effective >= floor(&cv),
+            "driver {effective} below CUDA {cv}'s floor"
+        );
+        if r.profile == Profile::Full {
+            assert_eq!(
+                cv.prefix(2),
+                torch_cuda.as_ref().unwrap().prefix(2),
+                "full: toolkit matches torch"
+            );
+        }
+        if let Some(cudnn) = plan.component("cudnn").filter(|c| c.action != Action::Skip) {
+            let row = catalog
+                .cudnn
+                .release
+                .iter()
+                .find(|x| {
+                    x.version.to_string() == *cudnn.version.as_ref().unwrap()
+                        && Some(&x.cuda_variant) == cudnn.cuda_variant.as_ref()
+                        && x.supports_cuda(&v(&cv.prefix(2)))
+                })
+                .expect("a catalog row");
+            assert_eq!(row.cuda_variant, cv.major().to_string());
+            for g in &served {
+                assert!(
+                    row.supports_cc(&v(g.compute_capability.as_deref().unwrap())),
+                    "cuDNN {} vs {}",
+                    row.version,
+                    g.name
+                );
+            }
+        }
+    }
+    if r.profile == Profile::Full {
+        assert!(plan.component("cuda").is_some() && plan.component("torch").is_some());
+    }
+    if let Some(tf) = plan.component("tensorflow") {
+        let release = catalog
+            .tensorflow
+            .release
+            .iter()
+            .find(|x| x.version.to_string() == *tf.version.as_ref().unwrap())
+            .unwrap();
+        assert!(effective >= floor(&release.cuda));
+    }
+    for c in &plan.components {
+        assert!(!c.reason.is_empty(), "{} has a reason", c.name);
+    }
+}
+
+// ---------------------------------------------------------------- Kepler
+
+#[test]
+fn k80_full_is_refused_because_no_cudnn_supports_kepler() {
+    let p = plan(
+        &M::linux("ubuntu", "20.04").with(K80).driver("470.256.02"),
+        &req(Profile::Full),
+    );
+    assert_eq!(p.status, Status::Unsupported);
+    assert!(
+        p.reasons
+            .iter()
+            .any(|r| r.contains("does not support sm_37 of the Tesla K80")),
+        "{:#?}",
+        p.reasons
+    );
+}
+
+#[test]
+fn k80_pytorch_gets_the_last_wheel_with_sm37_on_its_last_branch() {
+    let p = plan(
+        &M::linux("ubuntu", "20.04").with(K80).driver("470.256.02"),
+        &req(Profile::Pytorch),
+    );
+    assert_eq!(p.status, Status::Ok);
+    assert_eq!(comp(&p, "driver").action, Action::Keep);
+    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu118"));
+    assert_eq!(version_of(&p, "torch"), "2.7.1");
+}
+
+#[test]
+fn k40_has_no_wheel() {
+    let p = plan(
+        &M::ubuntu().with(K40).driver("470.256.02"),
+        &req(Profile::Pytorch),
+    );
+    assert_eq!(p.status, Status::Unsupported);
+    assert!(
+        p.reasons.iter().any(|r| r.contains("no sm_35 kernels")),
+        "{:#?}",
+        p.reasons
+    );
+}
+
+#[test]
+fn k80_cuda_dev_keeps_470_with_cuda_11_4_and_says_cudnn_is_out() {
+    let p = plan(
+        &M::ubuntu().with(K80).driver("470.256.02"),
+        &req(Profile::CudaDev),
+    );
+    assert_eq!(p.status, Status::Ok);
+    assert_eq!(
+        version_of(&p, "cuda"),
+        "11.4.4",
+        "the newest 11.x the 470 driver fully supports"
+    );
+    assert_eq!(comp(&p, "cudnn").action, Action::Skip);
+    assert!(
+        p.warnings.iter().any(|w| w.contains("no cuDNN")),
+        "{:#?}",
+        p.warnings
+    );
+}
+
+#[test]
+fn kepler_without_driver_gets_branch_470() {
+    let p = plan(
+        &M::linux("ubuntu", "20.04").with(K80),
+        &req(Profile::Pytorch),
+    );
+    assert_eq!(p.status, Status::Ok);
+    assert_eq!(comp(&p, "driver").branch, Some(470));
+    assert_eq!(
+        comp(&p, "driver").kernel_module,
+        Some(cudaup::system::KernelModule::Proprietary)
+    );
+}
+
+// ---------------------------------------------------------------- Maxwell, Pascal, Volta
+
+#[test]
+fn gtx_980_ti_gets_proprietary_580() {
+    let p = plan(
+        &M::linux("ubuntu", "22.04").with(GTX980TI),
+        &req(Profile::Full),
+    );
+    let d = comp(&p, "driver");
+    assert_eq!(d.action, Action::Install);
+    assert_eq!(d.branch, Some(580));
+    assert_eq!(
+        d.kernel_module,
+        Some(cudaup::system::KernelModule::Proprietary)
+    );
+    assert!(
+        d.commands
+            .iter()
+            .any(|c| c.contains("nvidia-driver-580") && !c.contains("open")),
+        "{:?}",
+        d.commands
+    );
+    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu126"));
+}
+
+#[test]
+fn gtx_1080_ti_never_gets_cu128_or_newer() {
+    let p = plan(&M::ubuntu().with(GTX1080TI), &req(Profile::Full));
+    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu126"));
+    assert!(
+        p.rejected
+            .iter()
+            .any(|r| r.contains("cu130: no sm_61 kernels for the NVIDIA GeForce GTX 1080 Ti")),
+        "{:#?}",
+        p.rejected
+    );
+    assert!(version_of(&p, "cuda").starts_with("12.6"));
+}
+
+#[test]
+fn gtx_1080_ti_keeps_535_under_minor_version_compatibility() {
+    let p = plan(
+        &M::ubuntu().with(GTX1080TI).driver("535.129.03"),
+        &req(Profile::Full),
+    );
+    assert_eq!(comp(&p, "driver").action, Action::Keep);
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.contains("minor-version compatibility")),
+        "{:#?}",
+        p.warnings
+    );
+}
+
+#[test]
+fn pascal_latest_stops_at_its_last_branch() {
+    let p = plan(
+        &M::ubuntu().with(GTX1080TI).driver("535.129.03"),
+        &with_driver(Profile::Full, "latest"),
+    );
+    assert_eq!(comp(&p, "driver").branch, Some(580));
+    assert_eq!(comp(&p, "driver").action, Action::Upgrade);
+}
+
+#[test]
+fn v100_uses_cu126_on_current_releases() {
+    let p = plan(
+        &M::ubuntu().with(V100).driver("580.95.05"),
+        &req(Profile::Pytorch),
+    );
+    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu126"));
+}
+
+#[test]
+fn v100_with_torch_2_10_gets_cu128_which_still_had_volta() {
+    let p = plan(
+        &M::ubuntu().with(V100).driver("580.95.05"),
+        &pinned(Profile::Pytorch, |p| p.torch = Some("2.10".into())),
+    );
+    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu128"));
+}
+
+#[test]
+fn v100_with_torch_2_11_falls_back_to_cu126() {
+    let p = plan(
+        &M::ubuntu().with(V100).driver("580.95.05"),
+        &pinned(Profile::Pytorch, |p| p.torch = Some("2.11".into())),
+    );
+    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu126"));
+    assert!(
+        p.rejected
+            .iter()
+            .any(|r| r.contains("cu128: no sm_70 kernels")),
+        "{:#?}",
+        p.rejected
+    );
+}
+
+// ---------------------------------------------------------------- Turing, Ampere, Ada, Hopper
+
+#[test]
+fn t4_without_driver_gets_the_newest_stable_branch_open_module() {
+    let p = plan(&M::ubuntu().with(T4), &req(Profile::Full));
+    let d = comp(&p, "driver");
+    assert_eq!(d.action, Action::Install);
+    assert_eq!(d.kernel_module, Some(cudaup::system::KernelModule::Open));
+    let catalog = Catalog::embedded();
+    let kind = &catalog
+        .drivers
+        .branch
+        .iter()
+        .find(|b| Some(b.branch) == d.branch)
+        .unwrap()
+        .kind;
+    assert!(kind == "production" || kind == "lts", "{kind}");
+    assert!(p.warnings.iter().any(|w| w.contains("reboot")));
+}
+
+#[test]
+fn t4_pytorch_profile_may_take_a_wheel_without_a_known_toolkit() {
+    let full = plan(
+        &M::ubuntu().with(T4).driver("595.58.03"),
+        &req(Profile::Full),
+    );
+    let torch_only = plan(
+        &M::ubuntu().with(T4).driver("595.58.03"),
+        &req(Profile::Pytorch),
+    );
+    assert!(v(&version_of(&torch_only, "torch")) >= v(&version_of(&full, "torch")));
+    assert!(torch_only.component("cuda").is_none());
+}
+
+#[test]
+fn a100_on_550_keeps_the_driver_with_a_cuda_12_wheel() {
+    let p = plan(
+        &M::ubuntu().with(A100).driver("550.54.15"),
+        &req(Profile::Full),
+    );
+    assert_eq!(comp(&p, "driver").action, Action::Keep);
+    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu126"));
+    assert!(
+        p.rejected.iter().any(|r| r.contains("needs driver 580")),
+        "{:#?}",
+        p.rejected
+    );
+}
+
+#[test]
+fn rtx_3090_on_debian_with_580_gets_cuda_13() {
+    let p = plan(
+        &M::linux("debian", "12").with(RTX3090).driver("580.95.05"),
+        &req(Profile::Full),
+    );
+    assert_eq!(comp(&p, "driver").action, Action::Keep);
+    assert!(version_of(&p, "cuda").starts_with("13.0"));
+    assert_eq!(comp(&p, "cudnn").cuda_variant.as_deref(), Some("13"));
+}
+
+#[test]
+fn rtx_4090_runs_the_sm86_binary() {
+    let p = plan(
+        &M::ubuntu().with(RTX4090).driver("580.95.05"),
+        &req(Profile::Pytorch),
+    );
+    assert!(
+        p.reasons.iter().any(|r| r.contains("sm_86 SASS")),
+        "{:#?}",
+        p.reasons
+    );
+}
+
+#[test]
+fn l40s_data_center() {
+    let p = plan(
+        &M::linux("rocky", "9.4").with(L40S).driver("580.95.05"),
+        &req(Profile::Full),
+    );
+    assert_eq!(p.status, Status::Ok);
+}
+
+#[test]
+fn h100_on_rocky_without_driver_uses_dnf_module() {
+    let p = plan(&M::linux("rocky", "9.4").with(H100), &req(Profile::Full));
+    let d = comp(&p, "driver");
+    assert!(
+        d.commands.iter().any(
+            |c| c.starts_with("sudo dnf module install -y nvidia-driver:") && c.ends_with("-open")
+        ),
+        "{:?}",
+        d.commands
+    );
+}
+
+#[test]
+fn h200_machine_keeps_driver_and_toolkit() {
+    let system: System =
+        serde_json::from_str(include_str!("../fixtures/h200-detect.json")).unwrap();
+    let catalog = Catalog::embedded();
+    let p = cudaup::resolve::resolve(&system, &req(Profile::Full), &catalog);
+    check_invariants(&system, &req(Profile::Full), &catalog, &p);
+    assert_eq!(comp(&p, "driver").action, Action::Keep);
+    assert_eq!(version_of(&p, "driver"), "580.159.04");
+    assert_eq!(comp(&p, "cuda").action, Action::Keep);
+    assert_eq!(
+        comp(&p, "cuda").path.as_deref(),
+        Some("/usr/local/cuda-13.0")
+    );
+    assert_eq!(
+        comp(&p, "python").path.as_deref(),
+        Some("/opt/torch/.venv/bin/python3")
+    );
+    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu130"));
+}
+
+#[test]
+fn cuda_dev_prefers_a_toolkit_the_driver_fully_supports() {
+    let system: System =
+        serde_json::from_str(include_str!("../fixtures/h200-detect.json")).unwrap();
+    let catalog = Catalog::embedded();
+    let p = cudaup::resolve::resolve(&system, &req(Profile::CudaDev), &catalog);
+    check_invariants(&system, &req(Profile::CudaDev), &catalog, &p);
+    // 13.1 would need 590.44.01; the installed 580.159.04 fully supports 13.0.
+    assert!(
+        version_of(&p, "cuda").starts_with("13.0"),
+        "{:#?}",
+        p.components
+    );
+    assert!(
+        p.rejected.iter().any(|r| r.contains("13.1")),
+        "{:#?}",
+        p.rejected
+    );
+}
+
+// ---------------------------------------------------------------- Blackwell
+
+#[test]
+fn b200_needs_the_open_module() {
+    let p = plan(&M::ubuntu().with(B200), &req(Profile::Full));
+    assert_eq!(
+        comp(&p, "driver").kernel_module,
+        Some(cudaup::system::KernelModule::Open)
+    );
+    assert!(comp(&p, "driver").branch.unwrap() >= 570);
+}
+
+#[test]
+fn rtx_5090_on_575_keeps_it_with_cu128() {
+    let p = plan(
+        &M::ubuntu().with(RTX5090).driver("575.57.08"),
+        &req(Profile::Full),
+    );
+    assert_eq!(comp(&p, "driver").action, Action::Keep);
+    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu128"));
+    assert!(version_of(&p, "cuda").starts_with("12.8"));
+}
+
+#[test]
+fn rtx_5090_on_a_pre_blackwell_driver_is_upgraded() {
+    let p = plan(
+        &M::ubuntu().with(RTX5090).driver("560.35.03"),
+        &req(Profile::Pytorch),
+    );
+    let d = comp(&p, "driver");
+    assert_eq!(d.action, Action::Upgrade);
+    assert!(d.reason.contains("cannot drive every GPU"), "{}", d.reason);
+}
+
+#[test]
+fn rtx_5090_keep_policy_on_a_pre_blackwell_driver_is_refused() {
+    let p = plan(
+        &M::ubuntu().with(RTX5090).driver("560.35.03"),
+        &with_driver(Profile::Pytorch, "keep"),
+    );
+    assert_eq!(p.status, Status::Unsupported);
+    assert!(
+        p.reasons[0].contains("needs branch 570"),
+        "{:#?}",
+        p.reasons
+    );
+}
+
+#[test]
+fn rtx_5090_with_an_old_torch_pin_is_refused_with_the_reason() {
+    let p = plan(
+        &M::ubuntu().with(RTX5090).driver("580.95.05"),
+        &pinned(Profile::Pytorch, |p| p.torch = Some("2.5".into())),
+    );
+    assert_eq!(p.status, Status::Unsupported);
+    assert!(
+        p.reasons
+            .iter()
+            .any(|r| r.contains("no sm_120 kernels for the NVIDIA GeForce RTX 5090")),
+        "{:#?}",
+        p.reasons
+    );
+}
+
+#[test]
+fn rtx_5090_with_driver_pinned_below_blackwell_is_refused() {
+    let p = plan(
+        &M::ubuntu().with(RTX5090),
+        &with_driver(Profile::Pytorch, "470.82.01"),
+    );
+    assert_eq!(p.status, Status::Unsupported);
+    assert!(
+        p.reasons[0].contains("needs branch 570"),
+        "{:#?}",
+        p.reasons
+    );
+}
+
+// ---------------------------------------------------------------- mixed boxes
+
+#[test]
+fn blackwell_and_pascal_cannot_share_a_driver() {
+    let p = plan(
+        &M::ubuntu().with(RTX5090).with(GTX1080TI),
+        &req(Profile::Full),
+    );
+    assert_eq!(p.status, Status::Unsupported);
+    assert!(
+        p.reasons[0].contains("RTX 5090") && p.reasons[0].contains("GTX 1080 Ti"),
+        "{:#?}",
+        p.reasons
+    );
+}
+
+#[test]
+fn ada_and_pascal_share_cu126_and_the_proprietary_580() {
+    let p = plan(
+        &M::ubuntu().with(RTX4090).with(GTX1080TI),
+        &req(Profile::Full),
+    );
+    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu126"));
+    assert_eq!(
+        comp(&p, "driver").kernel_module,
+        Some(cudaup::system::KernelModule::Proprietary)
+    );
+    assert_eq!(p.reasons.len(), 2, "both GPUs served: {:#?}", p.reasons);
+}
+
+#[test]
+fn a_cuda_13_pin_leaves_the_pascal_card_out_and_says_so() {
+    let p = plan(
+        &M::ubuntu()
+            .with(RTX4090)
+            .with(GTX1080TI)
+            .driver("580.95.05"),
+        &pinned(Profile::Pytorch, |p| p.cuda = Some("13.0".into())),
+    );
+    assert_eq!(p.status, Status::Ok);
+    assert!(
+        p.warnings.iter().any(|w| w
+            .starts_with("NVIDIA GeForce GTX 1080 Ti is left out of this plan: no sm_61 kernels")),
+        "{:#?}",
+        p.warnings
+    );
+}
+
+#[test]
+fn kepler_and_ampere_share_the_cu118_wheel_on_470() {
+    let p = plan(
+        &M::linux("ubuntu", "20.04")
+            .with(K80)
+            .with(RTX3090)
+            .driver("470.256.02"),
+        &req(Profile::Pytorch),
+    );
+    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu118"));
+    assert_eq!(p.reasons.len(), 2, "{:#?}", p.reasons);
+}
+
+#[test]
+fn an_unknown_gpu_is_named_and_left_out() {
+    let mut m = M::ubuntu().with(RTX3090).driver("580.95.05");
+    m.gpus.push(json!({"index": 1, "vendor": "nvidia", "name": "NVIDIA GPU (unknown device 10de:ffff)", "pci_id": "10de:ffff"}));
+    let p = plan(&m, &req(Profile::Pytorch));
+    assert_eq!(p.status, Status::Ok);
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.contains("10de:ffff") && w.contains("compute capability unknown")),
+        "{:#?}",
+        p.warnings
+    );
+}
+
+// ---------------------------------------------------------------- WSL2, Windows, macOS, other vendors
+
+#[test]
+fn wsl2_keeps_the_windows_driver() {
+    let p = plan(
+        &M::wsl().with(RTX3090).driver("566.36"),
+        &req(Profile::Full),
+    );
+    assert_eq!(comp(&p, "driver").action, Action::Keep);
+}
+
+#[test]
+fn wsl2_with_an_old_windows_driver_keeps_it_or_says_what_to_install_on_windows() {
+    let m = M::wsl().with(RTX3090).driver("512.15");
+    // By default the installed driver is kept while a good stack fits it, and the plan says what
+    // a newer one would bring.
+    let p = plan(&m, &req(Profile::Pytorch));
+    assert_eq!(comp(&p, "driver").action, Action::Keep);
+    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu118"));
+    assert!(
+        p.warnings.iter().any(|w| w.contains("--driver latest")),
+        "{:#?}",
+        p.warnings
+    );
+    // --driver latest: the user is told what to install on Windows.
+    let p = plan(&m, &with_driver(Profile::Pytorch, "latest"));
+    let d = comp(&p, "driver");
+    assert_eq!(d.action, Action::Manual);
+    assert!(
+        d.reason.contains("never a Linux driver inside WSL2"),
+        "{}",
+        d.reason
+    );
+    assert!(v(d.version.as_deref().unwrap()) > v("512.15"));
+}
+
+#[test]
+fn wsl2_blackwell_needs_at_least_r570_on_windows() {
+    let p = plan(
+        &M::wsl().with(RTX5090).driver("546.01"),
+        &req(Profile::Pytorch),
+    );
+    let d = comp(&p, "driver");
+    assert_eq!(d.action, Action::Manual);
+    assert!(v(d.version.as_deref().unwrap()) >= v("570"), "{d:?}");
+}
+
+#[test]
+fn wsl2_without_driver_information() {
+    let p = plan(&M::wsl().with(RTX4090), &req(Profile::Pytorch));
+    assert_eq!(comp(&p, "driver").action, Action::Manual);
+}
+
+#[test]
+fn windows_native_pytorch() {
+    let p = plan(
+        &M::windows().with(RTX4090).driver("581.57"),
+        &req(Profile::Full),
+    );
+    assert_eq!(comp(&p, "driver").action, Action::Keep);
+    assert!(comp(&p, "torch")
+        .index_url
+        .as_deref()
+        .unwrap()
+        .starts_with("https://download.pytorch.org/whl/cu"));
+}
+
+#[test]
+fn windows_native_tensorflow_points_to_wsl2() {
+    let p = plan(
+        &M::windows().with(RTX4090).driver("581.57"),
+        &req(Profile::Tensorflow),
+    );
+    assert_eq!(p.status, Status::Unsupported);
+    assert!(
+        p.reasons
+            .iter()
+            .any(|r| r.contains("no GPU build for native Windows") && r.contains("WSL2")),
+        "{:#?}",
+        p.reasons
+    );
+}
+
+#[test]
+fn macos_is_unsupported_and_names_mps() {
+    let mut m = M::ubuntu();
+    m.os = json!({"family": "macos", "arch": "aarch64"});
+    m.gpus
+        .push(json!({"index": 0, "vendor": "apple", "name": "Apple M2 Max"}));
+    let p = plan(&m, &req(Profile::Full));
+    assert_eq!(p.status, Status::Unsupported);
+    assert!(p.reasons[0].contains("MPS"), "{:#?}", p.reasons);
+    let cpu = plan(&m, &req(Profile::Cpu));
+    assert_eq!(cpu.status, Status::Ok);
+    assert_eq!(
+        comp(&cpu, "torch").index_url.as_deref(),
+        Some("https://pypi.org/simple")
+    );
+}
+
+#[test]
+fn amd_and_intel_get_honest_alternatives() {
+    let mut m = M::ubuntu();
+    m.gpus.push(
+        json!({"index": 0, "vendor": "amd", "name": "AMD GPU (1002:73bf)", "pci_id": "1002:73bf"}),
+    );
+    let p = plan(&m, &req(Profile::Full));
+    assert_eq!(p.status, Status::Unsupported);
+    assert!(
+        p.reasons.iter().any(|r| r.contains("ROCm")),
+        "{:#?}",
+        p.reasons
+    );
+    m.gpus[0] = json!({"index": 0, "vendor": "intel", "name": "Intel GPU (8086:56a0)"});
+    let p = plan(&m, &req(Profile::Full));
+    assert!(
+        p.reasons.iter().any(|r| r.contains("XPU")),
+        "{:#?}",
+        p.reasons
+    );
+}
+
+#[test]
+fn no_gpu_cpu_profile_plans_the_cpu_wheel() {
+    let p = plan(&M::ubuntu(), &req(Profile::Cpu));
+    assert_eq!(p.status, Status::Ok);
+    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cpu"));
+    assert_eq!(
+        comp(&p, "torch").index_url.as_deref(),
+        Some("https://download.pytorch.org/whl/cpu")
+    );
+    let gpu_profile = plan(&M::ubuntu(), &req(Profile::Full));
+    assert_eq!(gpu_profile.status, Status::Unsupported);
+    assert!(gpu_profile
+        .reasons
+        .iter()
+        .any(|r| r.contains("--profile cpu")));
+}
+
+// ---------------------------------------------------------------- TensorFlow
+
+#[test]
+fn tensorflow_on_ampere() {
+    let p = plan(
+        &M::ubuntu().with(RTX3090).driver("535.129.03"),
+        &req(Profile::Tensorflow),
+    );
+    assert_eq!(p.status, Status::Ok);
+    let tf = comp(&p, "tensorflow");
+    assert_eq!(tf.action, Action::Install);
+    assert!(p.component("torch").is_none() && p.component("cuda").is_none());
+}
+
+#[test]
+fn tensorflow_on_blackwell_runs_through_ptx_jit() {
+    let p = plan(
+        &M::ubuntu().with(RTX5090).driver("580.95.05"),
+        &req(Profile::Tensorflow),
+    );
+    assert_eq!(p.status, Status::Ok);
+    assert!(
+        p.warnings.iter().any(|w| w.contains("PTX JIT")),
+        "{:#?}",
+        p.warnings
+    );
+}
+
+#[test]
+fn tensorflow_on_kepler_is_refused() {
+    let p = plan(
+        &M::ubuntu().with(K80).driver("470.256.02"),
+        &req(Profile::Tensorflow),
+    );
+    assert_eq!(p.status, Status::Unsupported);
+}
+
+// ---------------------------------------------------------------- pins
+
+#[test]
+fn python_pin_picks_the_newest_torch_that_supports_it() {
+    let p = plan(
+        &M::ubuntu()
+            .with(RTX3090)
+            .driver("580.95.05")
+            .python("3.9.18"),
+        &pinned(Profile::Pytorch, |p| p.python = Some("3.9".into())),
+    );
+    assert_eq!(comp(&p, "python").action, Action::Keep);
+    let catalog = Catalog::embedded();
+    let newest_for_39 = catalog
+        .pytorch
+        .release
+        .iter()
+        .filter(|r| r.python_min <= v("3.9"))
+        .map(|r| r.version.clone())
+        .max()
+        .unwrap();
+    assert_eq!(v(&version_of(&p, "torch")), newest_for_39);
+}
+
+#[test]
+fn no_python_in_range_means_installing_one() {
+    let p = plan(
+        &M::ubuntu()
+            .with(RTX3090)
+            .driver("580.95.05")
+            .python("3.8.10"),
+        &req(Profile::Pytorch),
+    );
+    assert_eq!(comp(&p, "python").action, Action::Install);
+    assert!(comp(&p, "python").reason.contains("uv python install"));
+}
+
+#[test]
+fn a_machine_described_by_os_and_gpus_only() {
+    let p = plan(&M::ubuntu().with(RTX3090).no_python(), &req(Profile::Full));
+    assert_eq!(p.status, Status::Ok);
+    assert_eq!(comp(&p, "driver").action, Action::Install);
+}
+
+#[test]
+fn cuda_pin_selects_toolkit_and_wheel() {
+    let p = plan(
+        &M::ubuntu().with(RTX3090).driver("580.95.05"),
+        &pinned(Profile::Full, |p| p.cuda = Some("12.8".into())),
+    );
+    assert!(version_of(&p, "cuda").starts_with("12.8"));
+    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu128"));
+}
+
+#[test]
+fn cudnn_pin() {
+    let p = plan(
+        &M::ubuntu().with(RTX4090).driver("580.95.05"),
+        &pinned(Profile::Full, |p| {
+            p.cudnn = Some("9.10".into());
+            p.cuda = Some("12".into());
+        }),
+    );
+    assert!(
+        version_of(&p, "cudnn").starts_with("9.10"),
+        "{:#?}",
+        p.components
+    );
+}
+
+#[test]
+fn exact_driver_version_pin_is_installed() {
+    let p = plan(
+        &M::ubuntu().with(RTX3090).driver("535.129.03"),
+        &with_driver(Profile::Pytorch, "575.57.08"),
+    );
+    let d = comp(&p, "driver");
+    assert_eq!(d.action, Action::Upgrade);
+    assert_eq!(d.version.as_deref(), Some("575.57.08"));
+    assert_eq!(d.branch, Some(575));
+}
+
+#[test]
+fn fedora_arch_and_debian_commands_come_from_the_catalog() {
+    let fedora = plan(
+        &M::linux("fedora", "40").with(RTX4090),
+        &req(Profile::Pytorch),
+    );
+    assert!(
+        comp(&fedora, "driver")
+            .commands
+            .iter()
+            .any(|c| c.starts_with("sudo dnf install -y")),
+        "{:?}",
+        comp(&fedora, "driver").commands
+    );
+    let arch = plan(&M::linux("arch", "").with(RTX4090), &req(Profile::Pytorch));
+    assert!(
+        comp(&arch, "driver")
+            .commands
+            .iter()
+            .any(|c| c.contains("NVIDIA-Linux-x86_64-") && c.contains("--kernel-module-type=open")),
+        "{:?}",
+        comp(&arch, "driver").commands
+    );
+    let debian = plan(
+        &M::linux("debian", "12").with(RTX4090),
+        &req(Profile::Pytorch),
+    );
+    assert!(!comp(&debian, "driver").commands.is_empty());
+}
+
+#[test]
+fn secure_boot_and_nouveau_are_warned_about_when_the_driver_changes() {
+    let mut m = M::ubuntu().with(RTX4090);
+    m.os["secure_boot"] = json!(true);
+    let mut system = m.system();
+    system.nouveau_loaded = true;
+    let p = cudaup::resolve::resolve(&system, &req(Profile::Pytorch), &Catalog::embedded());
+    assert!(
+        p.warnings.iter().any(|w| w.contains("Secure Boot")),
+        "{:#?}",
+        p.warnings
+    );
+    assert!(
+        p.warnings.iter().any(|w| w.contains("nouveau")),
+        "{:#?}",
+        p.warnings
+    );
+}
+
+// ---------------------------------------------------------------- the command line
+
+#[test]
+fn plan_json_has_the_contract_shape() {
+    let home = tempfile::tempdir().unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/h200-detect.json"
+    );
+    let run = cudaup(&["plan", "--system", fixture, "--json"], home.path());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    let mut keys: Vec<&str> = j.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        ["components", "profile", "reasons", "status", "warnings"]
+    );
+    assert_eq!(j["status"], "ok");
+    assert_eq!(j["profile"], "full");
+    for c in j["components"].as_array().unwrap() {
+        for k in ["name", "action", "version", "reason"] {
+            assert!(c.get(k).is_some(), "{k} missing in {c}");
+        }
+        assert!(["keep", "install", "upgrade", "skip", "manual"]
+            .contains(&c["action"].as_str().unwrap()));
+    }
+    let torch = j["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "torch")
+        .unwrap();
+    assert!(torch["index_url"]
+        .as_str()
+        .unwrap()
+        .starts_with("https://download.pytorch.org/whl/cu13"));
+    assert!(torch["variant"].is_string());
+}
+
+#[test]
+fn unsupported_exits_5_and_explains() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("mac.json");
+    fs_err::write(
+        &file,
+        r#"{"os": {"family": "macos", "arch": "aarch64"}, "gpus": []}"#,
+    )
+    .unwrap();
+    let run = cudaup(
+        &["plan", "--system", &file.display().to_string()],
+        home.path(),
+    );
+    assert_eq!(run.code, 5);
+    assert!(run.stdout.contains("No full stack"), "{}", run.stdout);
+    let json = cudaup(
+        &["plan", "--system", &file.display().to_string(), "--json"],
+        home.path(),
+    );
+    assert_eq!(json.code, 5);
+    assert_eq!(json.json()["status"], "unsupported");
+}
+
+#[test]
+fn verbose_lists_rejected_alternatives() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("pascal.json");
+    let m = M::ubuntu().with(GTX1080TI).driver("580.95.05");
+    fs_err::write(&file, serde_json::to_string(&m.system()).unwrap()).unwrap();
+    let run = cudaup(
+        &["plan", "--system", &file.display().to_string(), "-v"],
+        home.path(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("Rejected alternatives"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("no sm_61 kernels for the NVIDIA GeForce GTX 1080 Ti"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn bad_inputs_are_usage_errors() {
+    let home = tempfile::tempdir().unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/h200-detect.json"
+    );
+    let run = cudaup(
+        &["plan", "--system", fixture, "--driver", "newest"],
+        home.path(),
+    );
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("not a driver policy"), "{}", run.stderr);
+    let run = cudaup(
+        &["plan", "--system", fixture, "--torch", "two"],
+        home.path(),
+    );
+    assert_eq!(run.code, 2);
+    let broken = home.path().join("broken.json");
+    fs_err::write(
+        &broken,
+        "{\"os\": {\"family\": \"linux\"},\n \"gpus\": [oops]}",
+    )
+    .unwrap();
+    let run = cudaup(
+        &["plan", "--system", &broken.display().to_string()],
+        home.path(),
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("broken.json") && run.stderr.contains("line 2"),
+        "{}",
+        run.stderr
+    );
+    let run = cudaup(
+        &["plan", "--system", "/nonexistent/system.json"],
+        home.path(),
+    );
+    assert_eq!(run.code, 2);
+    let run = cudaup(&["plan", "--profile", "gaming"], home.path());
+    assert_eq!(run.code, 2);
+}
+
+#[test]
+fn manifests_check_cli() {
+    let home = tempfile::tempdir().unwrap();
+    let run = cudaup(&["manifests", "check"], home.path());
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(run.stdout.contains("no problems"));
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in cudaup::catalog::EMBEDDED {
+        fs_err::write(dir.path().join(name), text).unwrap();
+    }
+    fs_err::write(dir.path().join("pytorch.toml"), "schema_version = 1\n\n[[release]]\nversion = \"2.99.0\"\npython_min = \"3.10\"\npython_max = \"3.14\"\npypi_default = \"cu999\"\nsource = \"https://example.invalid/\"\n").unwrap();
+    let run = cudaup(
+        &["manifests", "check", &dir.path().display().to_string()],
+        home.path(),
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stdout.contains(
+            "pytorch.toml:4: torch 2.99.0: pypi_default `cu999` is not one of its variants"
+        ),
+        "{}",
+        run.stdout
+    );
+}
