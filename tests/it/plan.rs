@@ -1232,3 +1232,62 @@ fn manifests_check_cli() {
         run.stdout
     );
 }
+
+#[test]
+fn manifests_dir_replaces_the_embedded_catalog() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in cudaup::catalog::EMBEDDED {
+        fs_err::write(dir.path().join(name), text).unwrap();
+    }
+    // Keep only the releases up to 2.8 in this catalog.
+    let torch = fs_err::read_to_string(dir.path().join("pytorch.toml")).unwrap();
+    let cut = torch
+        .find("version = \"2.9")
+        .map(|i| torch[..i].rfind("[[release]]").unwrap())
+        .unwrap();
+    fs_err::write(dir.path().join("pytorch.toml"), &torch[..cut]).unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/h200-detect.json"
+    );
+    let dir_arg = dir.path().display().to_string();
+    for run in [
+        cudaup(
+            &[
+                "--manifests",
+                &dir_arg,
+                "plan",
+                "--system",
+                fixture,
+                "--profile",
+                "pytorch",
+                "--json",
+            ],
+            home.path(),
+        ),
+        cudaup_env(
+            &[
+                "plan",
+                "--system",
+                fixture,
+                "--profile",
+                "pytorch",
+                "--json",
+            ],
+            home.path(),
+            &[("CUDAUP_MANIFESTS", &dir_arg)],
+        ),
+    ] {
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let j = run.json();
+        let torch = j["components"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "torch")
+            .unwrap()
+            .clone();
+        assert_eq!(torch["version"], "2.8.0", "{torch}");
+    }
+}
