@@ -1242,11 +1242,21 @@ fn manifests_dir_replaces_the_embedded_catalog() {
     }
     // Keep only the releases up to 2.8 in this catalog.
     let torch = fs_err::read_to_string(dir.path().join("pytorch.toml")).unwrap();
-    let cut = torch
-        .find("version = \"2.9")
-        .map(|i| torch[..i].rfind("[[release]]").unwrap())
-        .unwrap();
-    fs_err::write(dir.path().join("pytorch.toml"), &torch[..cut]).unwrap();
+    let mut chunks = torch.split("\n[[release]]\n");
+    let mut kept = chunks.next().unwrap().to_owned();
+    for chunk in chunks {
+        let old = [
+            "2.0.", "2.1.", "2.2.", "2.3.", "2.4.", "2.5.", "2.6.", "2.7.", "2.8.",
+        ];
+        if old
+            .iter()
+            .any(|v| chunk.starts_with(&format!("version = \"{v}")))
+        {
+            kept.push_str("\n[[release]]\n");
+            kept.push_str(chunk);
+        }
+    }
+    fs_err::write(dir.path().join("pytorch.toml"), kept).unwrap();
     let fixture = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/h200-detect.json"
