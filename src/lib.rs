@@ -17,6 +17,7 @@ pub mod request;
 pub mod resolve;
 pub mod runner;
 pub mod system;
+pub mod unpack;
 pub mod version;
 
 pub use error::{Error, ExitCode, Result};
