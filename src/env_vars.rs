@@ -10,3 +10,16 @@ pub const CUDAUP_LOG: &str = "CUDAUP_LOG";
 pub const CUDAUP_NVML_LIBRARY: &str = "CUDAUP_NVML_LIBRARY";
 /// Set to `1` to skip NVML and go straight to `nvidia-smi` and sysfs (for debugging probes).
 pub const CUDAUP_NO_NVML: &str = "CUDAUP_NO_NVML";
+/// A mirror of NVIDIA's download layout. Same as `--mirror`.
+pub const CUDAUP_MIRROR: &str = "CUDAUP_MIRROR";
+/// The package index for `--source wheels`. Same as `--index-url`.
+pub const CUDAUP_INDEX_URL: &str = "CUDAUP_INDEX_URL";
+/// Retries per download after the first attempt (default 3).
+pub const CUDAUP_HTTP_RETRIES: &str = "CUDAUP_HTTP_RETRIES";
+/// Seconds to wait for the next bytes of a response before giving up on it (default 30).
+pub const CUDAUP_HTTP_TIMEOUT: &str = "CUDAUP_HTTP_TIMEOUT";
+/// Test hook: `1` makes retries immediate.
+pub const CUDAUP_TEST_NO_RETRY_DELAY: &str = "CUDAUP_TEST_NO_RETRY_DELAY";
+/// The most bytes one archive may unpack to before cudaup calls it a decompression bomb
+/// (default 64 GiB).
+pub const CUDAUP_MAX_UNPACKED_BYTES: &str = "CUDAUP_MAX_UNPACKED_BYTES";

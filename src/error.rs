@@ -57,6 +57,14 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 
+    /// An install failed (the machine is left as it was).
+    #[error(transparent)]
+    Install(#[from] crate::install::InstallError),
+
+    /// A download failed.
+    #[error(transparent)]
+    Fetch(#[from] crate::fetch::FetchError),
+
     /// An external command could not be run.
     #[error("could not run `{program}`: {message}")]
     Command {
@@ -73,9 +81,47 @@ impl Error {
         match self {
             Error::Manifest { .. } | Error::SystemFile { .. } | Error::Usage(_) => ExitCode::Usage,
             Error::Io(_) | Error::Command { .. } => ExitCode::Failure,
+            Error::Fetch(e) => fetch_code(e),
+            Error::Install(e) => install_code(e),
         }
     }
 }
 
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn fetch_code(e: &crate::fetch::FetchError) -> ExitCode {
+    use crate::fetch::FetchError as F;
+    match e {
+        F::Cancelled => ExitCode::Cancelled,
+        F::BadLocation { .. } | F::InsecureHttp { .. } => ExitCode::Usage,
+        F::Local(_) => ExitCode::Failure,
+        e if e.is_verification() => ExitCode::Verification,
+        e if e.is_network() => ExitCode::Network,
+        _ => ExitCode::Failure,
+    }
+}
+
+fn install_code(e: &crate::install::InstallError) -> ExitCode {
+    use crate::install::InstallError as I;
+    use crate::sources::pypi::IndexError;
+    use crate::sources::redist::RedistError;
+    match e {
+        I::Fetch(f) | I::Index(IndexError::Fetch(f)) => fetch_code(f),
+        I::Redist(RedistError::Malformed { .. }) | I::Index(IndexError::Malformed { .. }) => {
+            ExitCode::Verification
+        }
+        I::Redist(_) | I::Index(IndexError::NoMatch { .. }) | I::Unsupported(_) => {
+            ExitCode::Unsupported
+        }
+        I::Unpack { source, .. } => match source {
+            crate::unpack::UnpackError::Cancelled => ExitCode::Cancelled,
+            crate::unpack::UnpackError::Io(_) => ExitCode::Failure,
+            _ => ExitCode::Verification,
+        },
+        I::Conflict { .. } => ExitCode::Verification,
+        I::Prefix(_) => ExitCode::Usage,
+        I::Io(_) => ExitCode::Failure,
+        I::Cancelled => ExitCode::Cancelled,
+    }
+}

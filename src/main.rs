@@ -2,6 +2,8 @@
 //! an exit code.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use clap::Parser;
 use cudaup::cli::{self, Cli};
@@ -12,9 +14,18 @@ fn main() {
     let cli = Cli::parse();
     init_tracing(cli.global.verbose, cli.global.quiet);
     let mut process = Process::from_os();
+    // Ctrl-C sets a flag every long loop checks, so an install stops cleanly and rolls back; a
+    // second Ctrl-C exits at once.
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let code = match cli::run(cli, &mut process, &SystemRunner, &mut out) {
+    let code = match cli::run(cli, &mut process, &SystemRunner, cancel, &mut out) {
         Ok(code) => code.code(),
         Err(e) => {
             let _ = out.flush();

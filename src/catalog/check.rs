@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use serde::de::DeserializeOwned;
 
 use super::{
-    describe_toml_error, line_col, Catalog, CudaManifest, CudnnManifest, DriverManifest, GpuTable,
-    PytorchManifest, Source, TensorflowManifest, EMBEDDED,
+    describe_toml_error, line_col, Catalog, ComponentsManifest, CudaManifest, CudnnManifest,
+    DriverManifest, GpuTable, PytorchManifest, Source, TensorflowManifest, EMBEDDED,
 };
 use crate::version::Version;
 
@@ -118,8 +118,16 @@ pub fn check(source: &Source) -> Vec<Problem> {
     let cudnn: Option<CudnnManifest> = texts.parse("cudnn.toml", &mut problems);
     let pytorch: Option<PytorchManifest> = texts.parse("pytorch.toml", &mut problems);
     let tensorflow: Option<TensorflowManifest> = texts.parse("tensorflow.toml", &mut problems);
-    let (Some(gpus), Some(cuda), Some(drivers), Some(cudnn), Some(pytorch), Some(tensorflow)) =
-        (gpus, cuda, drivers, cudnn, pytorch, tensorflow)
+    let components: Option<ComponentsManifest> = texts.parse("components.toml", &mut problems);
+    let (
+        Some(gpus),
+        Some(cuda),
+        Some(drivers),
+        Some(cudnn),
+        Some(pytorch),
+        Some(tensorflow),
+        Some(components),
+    ) = (gpus, cuda, drivers, cudnn, pytorch, tensorflow, components)
     else {
         return problems;
     };
@@ -130,6 +138,7 @@ pub fn check(source: &Source) -> Vec<Problem> {
         cudnn,
         pytorch,
         tensorflow,
+        components,
     };
     cross_check(&catalog, &texts, &mut problems);
     sources_check(&texts, &mut problems);

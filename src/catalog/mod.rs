@@ -2,6 +2,7 @@
 //! `--manifests DIR` (env `CUDAUP_MANIFESTS`). Facts live here as data, never in `match` arms.
 
 mod check;
+mod components;
 mod cuda;
 mod cudnn;
 mod drivers;
@@ -16,6 +17,7 @@ use serde::de::DeserializeOwned;
 use crate::error::{Error, Result};
 
 pub use check::{check, Problem};
+pub use components::{ComponentsManifest, ToolkitComponents};
 pub use cuda::{CudaMajor, CudaManifest, CudaRelease, CudaSeries};
 pub use cudnn::{CudnnManifest, CudnnRelease};
 pub use drivers::{ArchitectureDrivers, Branch, DriverManifest, OpenModule, PackageRule};
@@ -33,6 +35,10 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     (
         "tensorflow.toml",
         include_str!("../../manifests/tensorflow.toml"),
+    ),
+    (
+        "components.toml",
+        include_str!("../../manifests/components.toml"),
     ),
 ];
 
@@ -60,6 +66,8 @@ pub struct Catalog {
     pub pytorch: PytorchManifest,
     /// TensorFlow releases.
     pub tensorflow: TensorflowManifest,
+    /// Toolkit components per CUDA major.
+    pub components: ComponentsManifest,
 }
 
 impl Catalog {
@@ -72,6 +80,7 @@ impl Catalog {
             cudnn: load_one(source, "cudnn.toml")?,
             pytorch: load_one(source, "pytorch.toml")?,
             tensorflow: load_one(source, "tensorflow.toml")?,
+            components: load_one(source, "components.toml")?,
         })
     }
 

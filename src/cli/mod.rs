@@ -1,8 +1,10 @@
 //! The command line: clap definitions, and the glue from parsed arguments to library calls.
 
 mod detect;
+mod install;
 mod manifests;
 mod plan;
+mod reporter;
 mod style;
 
 use std::io::Write;
@@ -84,6 +86,17 @@ scripts/capture-system-root.sh DIR copies the files detect reads into DIR, for b
 Exit code 5 when no compatible stack exists; the output says why."
     )]
     Plan(plan::PlanArgs),
+    /// Install the CUDA toolkit and cuDNN the plan chooses (profile cuda-dev): fetched,
+    /// sha256-verified, unpacked and put in place in one step, with a receipt
+    #[command(
+        after_help = "Examples:\n  cudaup install --profile cuda-dev --dry-run\n  cudaup install --profile cuda-dev --cuda 12.8 --yes\n  cudaup install --profile cuda-dev --source wheels --index-url https://mirrors.example.cn/pypi/simple --yes\n  cudaup install --profile cuda-dev --mirror /mnt/usb/cuda-mirror --prefix /opt/cuda --yes\n\n\
+Downloads resume after a broken connection and are cached in $CUDAUP_HOME/cache; Ctrl-C or any\n\
+failure leaves the prefix as it was."
+    )]
+    Install(install::InstallArgs),
+    /// Offline mirrors of NVIDIA's download layout
+    #[command(subcommand)]
+    Mirror(install::MirrorCommand),
     /// Work with the compatibility catalog
     #[command(subcommand)]
     Manifests(manifests::ManifestsCommand),
@@ -108,6 +121,7 @@ pub fn run(
     cli: Cli,
     process: &mut Process,
     runner: &dyn Runner,
+    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
     if let Some(home) = &cli.global.home {
@@ -134,6 +148,26 @@ pub fn run(
         Some(Command::Plan(args)) => {
             plan::run(&args, &cli.global, process, runner, &catalog, &style, out)
         }
+        Some(Command::Install(args)) => install::run_install(
+            &args,
+            &cli.global,
+            process,
+            runner,
+            &catalog,
+            &style,
+            cancel,
+            out,
+        ),
+        Some(Command::Mirror(cmd)) => install::run_mirror(
+            &cmd,
+            &cli.global,
+            process,
+            runner,
+            &catalog,
+            &style,
+            cancel,
+            out,
+        ),
         Some(Command::Manifests(_)) => unreachable!("handled before the catalog loads"),
         None => {
             let mut cmd = <Cli as clap::CommandFactory>::command();

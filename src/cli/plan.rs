@@ -15,13 +15,23 @@ use crate::system::System;
 
 use super::{GlobalArgs, Style};
 
-/// `cudaup plan` flags (also used by commands that plan before they act).
+/// `cudaup plan` flags.
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// Plan for the machine described in FILE (a `detect --json` document; `os` and `gpus`
     /// suffice) instead of this one
     #[arg(long, value_name = "FILE")]
     pub system: Option<PathBuf>,
+    #[command(flatten)]
+    pub stack: StackArgs,
+    /// Print the Plan document as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What to set up: the profile, pins and driver policy (shared by plan, install and mirror).
+#[derive(Debug, Args)]
+pub struct StackArgs {
     /// What to set up: full (driver + CUDA + cuDNN + PyTorch), pytorch, tensorflow, cuda-dev, cpu
     #[arg(long, value_enum, default_value_t = Profile::Full)]
     pub profile: Profile,
@@ -45,12 +55,9 @@ pub struct PlanArgs {
     /// otherwise the newest branch every GPU supports]
     #[arg(long, value_name = "POLICY")]
     pub driver: Option<String>,
-    /// Print the Plan document as JSON
-    #[arg(long)]
-    pub json: bool,
 }
 
-impl PlanArgs {
+impl StackArgs {
     /// The request these flags describe.
     pub fn request(&self) -> Result<Request> {
         let driver = match &self.driver {
@@ -107,7 +114,7 @@ pub(super) fn run(
     style: &Style,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
-    let request = args.request()?;
+    let request = args.stack.request()?;
     let system = match &args.system {
         Some(path) => load_system(path)?,
         None => super::detect::detect_live(process, runner, catalog, false).system,

@@ -170,6 +170,7 @@ fn driver_component(
             c.kernel_module = option.module;
             c
         }
+        Action::Skip => Component::new("driver", Action::Skip, None, option.reason.clone()),
         Action::Manual => Component::new(
             "driver",
             Action::Manual,

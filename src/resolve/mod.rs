@@ -100,6 +100,31 @@ pub fn resolve(system: &System, req: &Request, catalog: &Catalog) -> Plan {
             Vec::new(),
         );
     }
+    if ctx.targets.is_empty()
+        && profile == Profile::CudaDev
+        && system.nvidia_gpus().next().is_none()
+    {
+        // A build machine, a container or CI: the toolkit compiles without a GPU.
+        warnings.push("no NVIDIA GPU here: the toolkit compiles CUDA code, but nothing can run on this machine".into());
+        let option = driver::DriverOption {
+            version: None,
+            action: Action::Skip,
+            branch: None,
+            module: None,
+            commands: Vec::new(),
+            reason: "no NVIDIA GPU, so no driver".into(),
+        };
+        let mut tried = Vec::new();
+        return match stack::search_toolkit(&ctx, None, &mut tried) {
+            Some(stack) => compose::plan(&ctx, &option, &[], stack, warnings, tried),
+            None => {
+                let mut reasons =
+                    vec!["no CUDA toolkit in the catalog matches the request:".to_owned()];
+                reasons.extend(summarise(&tried));
+                unsupported(profile, reasons, warnings, tried)
+            }
+        };
+    }
     if ctx.targets.is_empty() {
         let vendors: Vec<Vendor> = system.gpus.iter().map(|g| g.vendor).collect();
         let mut reasons = Vec::new();

@@ -2,4 +2,5 @@
 
 mod common;
 mod detect;
+mod install;
 mod plan;

@@ -1,0 +1,545 @@
+//! `cudaup install` (the toolkit and cuDNN for now) and `cudaup mirror create`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use crate::catalog::Catalog;
+use crate::error::{Error, ExitCode, Result};
+use crate::fetch::{Fetcher, Location, Settings};
+use crate::install::{self, InstallError, Item, Source, ToolkitSpec};
+use crate::plan::{Action, Plan, Status};
+use crate::process::Process;
+use crate::progress::Reporter;
+use crate::request::Profile;
+use crate::runner::Runner;
+use crate::sources::{pypi, redist};
+use crate::version::Version;
+
+use super::plan::StackArgs;
+use super::{GlobalArgs, Style};
+
+/// Which kind of source `--mirror`/`--index-url` point at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SourceKind {
+    /// NVIDIA's redistributable archives (`.tar.xz`), from NVIDIA or a mirror of its layout.
+    Redist,
+    /// NVIDIA's wheels from a Python package index (CUDA 13 and newer).
+    Wheels,
+}
+
+/// Where bytes come from (shared by install and mirror create).
+#[derive(Debug, Args)]
+pub struct SourceArgs {
+    /// Fetch from NVIDIA's redistributable archives, or from NVIDIA's wheels on a package index
+    #[arg(long, value_enum, default_value_t = SourceKind::Redist)]
+    pub source: SourceKind,
+    /// A copy of NVIDIA's download layout (https://…, http://…, file://… or a directory), e.g.
+    /// one made by `cudaup mirror create` [default: https://developer.download.nvidia.com]
+    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_MIRROR")]
+    pub mirror: Option<String>,
+    /// The package index for `--source wheels` (PEP 691/503: PyPI or any mirror of it, or a
+    /// directory laid out the same way) [default: https://pypi.org/simple]
+    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_INDEX_URL")]
+    pub index_url: Option<String>,
+    /// Accept a plain-http mirror. Its bytes are still checked against the sha256s in its
+    /// manifests, but nothing proves those manifests are the mirror's own
+    #[arg(long)]
+    pub allow_http: bool,
+}
+
+impl SourceArgs {
+    fn source(&self) -> Result<Source> {
+        Ok(match self.source {
+            SourceKind::Redist => Source::Redist(
+                Location::parse(self.mirror.as_deref().unwrap_or(redist::NVIDIA_BASE))
+                    .map_err(fetch_usage)?,
+            ),
+            SourceKind::Wheels => Source::Wheels(
+                Location::parse(
+                    self.index_url
+                        .as_deref()
+                        .or(self.mirror.as_deref())
+                        .unwrap_or(pypi::PYPI_SIMPLE),
+                )
+                .map_err(fetch_usage)?,
+            ),
+        })
+    }
+}
+
+fn fetch_usage(e: crate::fetch::FetchError) -> Error {
+    Error::Usage(e.to_string())
+}
+
+/// `cudaup install` flags.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    #[command(flatten)]
+    pub stack: StackArgs,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Install the toolkit here [default: $CUDAUP_HOME/toolkits/cuda-<version>]
+    #[arg(long, value_name = "DIR")]
+    pub prefix: Option<PathBuf>,
+    /// Leave cuDNN out
+    #[arg(long)]
+    pub no_cudnn: bool,
+    /// Do not ask for confirmation
+    #[arg(short, long)]
+    pub yes: bool,
+    /// Show what would be fetched and where it would go, and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Progress as JSON lines on stderr and a JSON report on stdout
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cudaup mirror` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum MirrorCommand {
+    /// Download everything a plan needs — redistrib JSONs included — into DIR in NVIDIA's
+    /// layout, for a machine without network: `cudaup install --mirror DIR` then needs none
+    Create(MirrorArgs),
+}
+
+/// `cudaup mirror create` flags.
+#[derive(Debug, Args)]
+pub struct MirrorArgs {
+    /// The directory to fill (created if needed; existing files are checked, not refetched)
+    pub dir: PathBuf,
+    /// Plan for the machine described in FILE (its `detect --json`) instead of this one
+    #[arg(long, value_name = "FILE")]
+    pub system: Option<PathBuf>,
+    #[command(flatten)]
+    pub stack: StackArgs,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Leave cuDNN out
+    #[arg(long)]
+    pub no_cudnn: bool,
+    /// Also mirror this machine architecture (x86_64, aarch64); repeatable [default: the
+    /// planned machine's]
+    #[arg(long = "arch", value_name = "ARCH")]
+    pub arches: Vec<String>,
+}
+
+/// The fetcher every command uses, from the environment.
+pub fn fetcher(
+    process: &Process,
+    allow_http: bool,
+    cancel: Arc<AtomicBool>,
+    reporter: Arc<dyn Reporter>,
+) -> Result<Fetcher> {
+    let home = process.cudaup_home().ok_or_else(|| {
+        Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
+    })?;
+    let mut settings = Settings::new(home.join("cache"));
+    settings.allow_http = allow_http;
+    let num = |name: &str| -> Result<Option<u64>> {
+        process
+            .var(name)
+            .map(|v| {
+                v.parse::<u64>()
+                    .map_err(|_| Error::Usage(format!("{name}={v}: not a number")))
+            })
+            .transpose()
+    };
+    if let Some(n) = num(crate::env_vars::CUDAUP_HTTP_RETRIES)? {
+        settings.attempts = n as u32 + 1;
+    }
+    if let Some(s) = num(crate::env_vars::CUDAUP_HTTP_TIMEOUT)? {
+        settings.read_timeout = Duration::from_secs(s);
+    }
+    if process.var(crate::env_vars::CUDAUP_TEST_NO_RETRY_DELAY) == Some("1") {
+        settings.backoff = Duration::ZERO;
+    }
+    Ok(Fetcher::new(settings, cancel, reporter))
+}
+
+/// `CUDAUP_MAX_UNPACKED_BYTES`, else 64 GiB: the most one archive may unpack to.
+fn max_unpacked(process: &Process) -> Result<u64> {
+    match process.var(crate::env_vars::CUDAUP_MAX_UNPACKED_BYTES) {
+        Some(v) => v.parse().map_err(|_| {
+            Error::Usage(format!(
+                "{}={v}: not a number of bytes",
+                crate::env_vars::CUDAUP_MAX_UNPACKED_BYTES
+            ))
+        }),
+        None => Ok(crate::unpack::Limits::default().max_total_bytes),
+    }
+}
+
+/// The toolkit part of a plan: (release, cuDNN release, kept toolkit path).
+fn toolkit_of(plan: &Plan, no_cudnn: bool) -> Result<(Version, Option<Version>, Option<String>)> {
+    let cuda = plan.component("cuda").ok_or_else(|| {
+        Error::Usage(format!(
+            "the {} profile installs no CUDA toolkit",
+            plan.profile
+        ))
+    })?;
+    let kept = (cuda.action == Action::Keep)
+        .then(|| cuda.path.clone())
+        .flatten();
+    // A kept toolkit's version is what is on disk; install the catalog's release of that series.
+    let version = Version::parse(cuda.version.as_deref().unwrap_or_default())
+        .ok_or_else(|| Error::Usage("the plan has no CUDA version".into()))?;
+    let cudnn = plan
+        .component("cudnn")
+        .filter(|c| c.action != Action::Skip && !no_cudnn)
+        .and_then(|c| c.version.as_deref().and_then(Version::parse));
+    Ok((version, cudnn, kept))
+}
+
+fn reporter_for(json: bool, stderr_tty: bool, total: u64) -> Arc<dyn Reporter> {
+    if json {
+        Arc::new(super::reporter::JsonLines::new(Box::new(std::io::stderr())))
+    } else if stderr_tty {
+        Arc::new(super::reporter::Bars::new(total))
+    } else {
+        Arc::new(super::reporter::Lines::new(Box::new(std::io::stderr())))
+    }
+}
+
+fn render_unsupported(plan: &Plan, out: &mut dyn Write) -> Result<ExitCode> {
+    writeln!(out, "No {} stack for this machine:", plan.profile)?;
+    for r in &plan.reasons {
+        writeln!(out, "  - {r}")?;
+    }
+    Ok(ExitCode::Unsupported)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn run_install(
+    args: &InstallArgs,
+    global: &GlobalArgs,
+    process: &Process,
+    runner: &dyn Runner,
+    catalog: &Catalog,
+    style: &Style,
+    cancel: Arc<AtomicBool>,
+    out: &mut dyn Write,
+) -> Result<ExitCode> {
+    let request = args.stack.request()?;
+    if request.profile != Profile::CudaDev {
+        return Err(Error::Usage(format!(
+            "`install --profile {}` also sets up a Python environment, which this version cannot do yet; `--profile cuda-dev` installs the toolkit and cuDNN",
+            request.profile
+        )));
+    }
+    let system = super::detect::detect_live(process, runner, catalog, false).system;
+    let plan = crate::resolve::resolve(&system, &request, catalog);
+    if plan.status == Status::Unsupported {
+        return render_unsupported(&plan, out);
+    }
+    let (cuda, cudnn, kept) = toolkit_of(&plan, args.no_cudnn)?;
+    if let (Some(path), None) = (&kept, &args.prefix) {
+        writeln!(
+            out,
+            "CUDA {cuda} is already installed at {path}: nothing to install."
+        )?;
+        writeln!(out, "(--prefix DIR installs a private copy anyway.)")?;
+        return Ok(ExitCode::Ok);
+    }
+    // A kept toolkit reports nvcc's version; install the catalog's newest release of its series.
+    let cuda = catalog
+        .cuda
+        .release
+        .iter()
+        .filter(|r| r.version.prefix(2) == cuda.prefix(2))
+        .map(|r| r.version.clone())
+        .max()
+        .unwrap_or(cuda);
+    let home = process.cudaup_home().ok_or_else(|| {
+        Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
+    })?;
+    let prefix = args
+        .prefix
+        .clone()
+        .unwrap_or_else(|| home.join("toolkits").join(format!("cuda-{cuda}")));
+    let spec = ToolkitSpec {
+        cuda: cuda.clone(),
+        cudnn,
+        prefix,
+        source: args.source.source()?,
+        arch: system.os.arch.clone(),
+        max_unpacked: max_unpacked(process)?,
+    };
+    let quiet_reporter: Arc<dyn Reporter> = Arc::new(crate::progress::Silent);
+    let meta = fetcher(
+        process,
+        args.source.allow_http,
+        cancel.clone(),
+        quiet_reporter,
+    )?;
+    let items = install::resolve_items(&meta, catalog, &spec)?;
+    let total: u64 = items.iter().filter_map(|i| i.artifact.size).sum();
+
+    if args.dry_run || !args.json && !global.quiet {
+        write_items(out, &spec, &items, total, style)?;
+    }
+    if args.dry_run {
+        if args.json {
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&report(&spec, &items, None, None)).expect("json")
+            )?;
+        }
+        return Ok(ExitCode::Ok);
+    }
+    if !args.yes {
+        if !(process.stdin_is_tty && process.stdout_is_tty) {
+            return Err(Error::Usage(
+                "cannot ask for confirmation without a terminal: re-run with --yes (or --dry-run to look first)".into(),
+            ));
+        }
+        write!(out, "Proceed? [y/N] ")?;
+        out.flush()?;
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            return Ok(ExitCode::Cancelled);
+        }
+    }
+    let reporter = reporter_for(args.json, process.stdout_is_tty && !global.quiet, total);
+    let fetcher = fetcher(process, args.source.allow_http, cancel, reporter)?;
+    let receipt = install::install(&fetcher, &spec, &items)?;
+    drop(fetcher);
+    install::receipt::register(&home, &receipt)?;
+    let nvcc = spec.prefix.join("bin/nvcc");
+    let banner = nvcc
+        .is_file()
+        .then(|| {
+            runner
+                .run(&nvcc, &["--version"], Duration::from_secs(30))
+                .ok()
+        })
+        .flatten()
+        .filter(|o| o.success())
+        .and_then(|o| crate::detect::toolkits::parse_nvcc_version(&o.stdout));
+    if args.json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&report(&spec, &items, Some(&receipt), banner.as_deref()))
+                .expect("json")
+        )?;
+    } else if !global.quiet {
+        writeln!(
+            out,
+            "{} CUDA {} in {}",
+            style.good("installed"),
+            spec.cuda,
+            receipt.prefix.display()
+        )?;
+        writeln!(
+            out,
+            "  {} files, receipt {}",
+            receipt.files.len(),
+            receipt.prefix.join(install::receipt::FILE_NAME).display()
+        )?;
+        match &banner {
+            Some(v) => writeln!(out, "  nvcc --version: {v}")?,
+            None if nvcc.is_file() => {
+                writeln!(out, "  {}", style.warn("bin/nvcc did not answer --version"))?
+            }
+            None => {}
+        }
+        writeln!(
+            out,
+            "  use it now:  export PATH=\"{0}/bin:$PATH\" CUDA_HOME=\"{0}\"",
+            receipt.prefix.display()
+        )?;
+    }
+    Ok(ExitCode::Ok)
+}
+
+fn write_items(
+    out: &mut dyn Write,
+    spec: &ToolkitSpec,
+    items: &[Item],
+    total: u64,
+    style: &Style,
+) -> Result<()> {
+    writeln!(
+        out,
+        "{}",
+        style.heading(&format!(
+            "CUDA {} into {}",
+            spec.cuda,
+            spec.prefix.display()
+        ))
+    )?;
+    writeln!(out, "  from {}", spec.source)?;
+    for i in items {
+        let size = i
+            .artifact
+            .size
+            .map(|s| indicatif::HumanBytes(s).to_string())
+            .unwrap_or_else(|| "?".into());
+        writeln!(
+            out,
+            "  {:<24} {:<14} {:>10}  {}",
+            i.component, i.version, size, i.artifact.location
+        )?;
+    }
+    writeln!(
+        out,
+        "  {} download(s), {} in all",
+        items.len(),
+        indicatif::HumanBytes(total)
+    )?;
+    Ok(())
+}
+
+fn report(
+    spec: &ToolkitSpec,
+    items: &[Item],
+    receipt: Option<&install::Receipt>,
+    nvcc: Option<&str>,
+) -> serde_json::Value {
+    serde_json::json!({
+        "status": if receipt.is_some() { "installed" } else { "planned" },
+        "prefix": receipt.map(|r| r.prefix.display().to_string()).unwrap_or_else(|| spec.prefix.display().to_string()),
+        "cuda": spec.cuda.to_string(),
+        "cudnn": spec.cudnn.as_ref().map(|v| v.to_string()),
+        "source": spec.source.to_string(),
+        "components": items.iter().map(|i| serde_json::json!({
+            "name": i.component, "version": i.version, "url": i.artifact.location.to_string(),
+            "sha256": i.artifact.sha256, "size": i.artifact.size,
+        })).collect::<Vec<_>>(),
+        "files": receipt.map(|r| r.files.len()),
+        "nvcc": nvcc,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn run_mirror(
+    cmd: &MirrorCommand,
+    global: &GlobalArgs,
+    process: &Process,
+    runner: &dyn Runner,
+    catalog: &Catalog,
+    style: &Style,
+    cancel: Arc<AtomicBool>,
+    out: &mut dyn Write,
+) -> Result<ExitCode> {
+    let MirrorCommand::Create(args) = cmd;
+    let mut request = args.stack.request()?;
+    if !request.profile.has_toolkit() {
+        request.profile = Profile::CudaDev;
+    }
+    let system = match &args.system {
+        Some(p) => super::plan::load_system(p)?,
+        None => super::detect::detect_live(process, runner, catalog, false).system,
+    };
+    let plan = crate::resolve::resolve(&system, &request, catalog);
+    if plan.status == Status::Unsupported {
+        return render_unsupported(&plan, out);
+    }
+    let (cuda, cudnn, _) = toolkit_of(&plan, args.no_cudnn)?;
+    let cuda = catalog
+        .cuda
+        .release
+        .iter()
+        .filter(|r| r.version.prefix(2) == cuda.prefix(2))
+        .map(|r| r.version.clone())
+        .max()
+        .unwrap_or(cuda);
+    let Source::Redist(base) = args.source.source()? else {
+        return Err(Error::Usage("mirror create copies NVIDIA's redistributable layout: use --source redist (the default)".into()));
+    };
+    let arches = if args.arches.is_empty() {
+        vec![system.os.arch.clone()]
+    } else {
+        args.arches.clone()
+    };
+    let reporter = reporter_for(false, process.stdout_is_tty && !global.quiet, 0);
+    let fetcher = fetcher(process, args.source.allow_http, cancel, reporter)?;
+    let dir = &args.dir;
+    let mut count = 0;
+    let mut bytes = 0u64;
+    // The manifests, byte for byte as the source serves them.
+    let mut manifests = vec![redist::cuda_manifest(&base, &cuda.to_string())];
+    if let Some(c) = &cudnn {
+        manifests.push(redist::cudnn_manifest(&base, &c.to_string()));
+    }
+    for m in &manifests {
+        let body = fetcher.get_bytes(m, None)?;
+        let rel = relative(&base, m)?;
+        write_file(&dir.join(&rel), &body)?;
+    }
+    for arch in &arches {
+        let spec = ToolkitSpec {
+            cuda: cuda.clone(),
+            cudnn: cudnn.clone(),
+            prefix: dir.clone(),
+            source: Source::Redist(base.clone()),
+            arch: arch.clone(),
+            max_unpacked: max_unpacked(process)?,
+        };
+        let items = install::resolve_items(&fetcher, catalog, &spec)?;
+        for (id, item) in items.iter().enumerate() {
+            let target = dir.join(relative(&base, &item.artifact.location)?);
+            let fetched = fetcher
+                .fetch::<()>(id, &item.artifact, None)
+                .map_err(InstallError::Fetch)?;
+            fetcher.reporter().finish(id, "mirrored");
+            if fetched.path != target {
+                if let Some(parent) = target.parent() {
+                    fs_err::create_dir_all(parent)?;
+                }
+                let _ = fs_err::remove_file(&target);
+                if std::fs::hard_link(&fetched.path, &target).is_err() {
+                    fs_err::copy(&fetched.path, &target)?;
+                }
+            }
+            count += 1;
+            bytes += item.artifact.size.unwrap_or(0);
+        }
+    }
+    if !global.quiet {
+        writeln!(
+            out,
+            "{} {count} archive(s), {} and {} manifest(s) in {}",
+            style.good("mirrored"),
+            indicatif::HumanBytes(bytes),
+            manifests.len(),
+            dir.display()
+        )?;
+        writeln!(
+            out,
+            "  install from it:  cudaup install --profile cuda-dev --cuda {} --mirror {}",
+            cuda,
+            dir.display()
+        )?;
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// The path of `loc` under `base`, as the mirror's relative path.
+fn relative(base: &Location, loc: &Location) -> Result<PathBuf> {
+    let (b, l) = (base.to_string(), loc.to_string());
+    let rel = l
+        .strip_prefix(b.trim_end_matches('/'))
+        .map(|r| r.trim_start_matches('/'))
+        .filter(|r| !r.is_empty() && !r.split('/').any(|p| p == ".."))
+        .ok_or_else(|| Error::Usage(format!("{l} is not under the mirror base {b}")))?;
+    Ok(PathBuf::from(rel))
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(parent) = path.parent() {
+        fs_err::create_dir_all(parent)?;
+    }
+    let tmp = path.with_extension("tmp-cudaup");
+    fs_err::write(&tmp, bytes)?;
+    fs_err::rename(&tmp, path)?;
+    Ok(())
+}

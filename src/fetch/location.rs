@@ -1,0 +1,128 @@
+//! Where bytes come from: an http(s) URL, a `file://` URL, or a plain directory.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::FetchError;
+
+/// A source location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// An `http://` or `https://` URL.
+    Http(reqwest::Url),
+    /// A local file or directory (from `file://` or a plain path).
+    File(PathBuf),
+}
+
+impl Location {
+    /// Parses `https://…`, `http://…`, `file:///…`, or a path.
+    pub fn parse(s: &str) -> Result<Self, FetchError> {
+        if s.starts_with("http://") || s.starts_with("https://") {
+            let url = reqwest::Url::parse(s).map_err(|e| FetchError::BadLocation {
+                location: s.to_owned(),
+                message: e.to_string(),
+            })?;
+            return Ok(Self::Http(url));
+        }
+        if s.starts_with("file://") {
+            let url = reqwest::Url::parse(s).map_err(|e| FetchError::BadLocation {
+                location: s.to_owned(),
+                message: e.to_string(),
+            })?;
+            let path = url.to_file_path().map_err(|_| FetchError::BadLocation {
+                location: s.to_owned(),
+                message: "not a local file URL".into(),
+            })?;
+            return Ok(Self::File(path));
+        }
+        if s.contains("://") {
+            return Err(FetchError::BadLocation {
+                location: s.to_owned(),
+                message: "only https://, http://, file:// and plain directories are supported"
+                    .into(),
+            });
+        }
+        Ok(Self::File(PathBuf::from(s)))
+    }
+
+    /// `self` with `rel` appended as a path (a trailing slash on `self` is implied).
+    pub fn join(&self, rel: &str) -> Self {
+        let rel = rel.trim_start_matches('/');
+        match self {
+            Self::Http(url) => {
+                let mut u = url.clone();
+                let base = u.path().trim_end_matches('/').to_owned();
+                u.set_path(&format!("{base}/{rel}"));
+                Self::Http(u)
+            }
+            Self::File(p) => Self::File(p.join(rel)),
+        }
+    }
+
+    /// Whether the bytes are authenticated in transit (https) or local.
+    pub fn is_authenticated(&self) -> bool {
+        match self {
+            Self::Http(u) => u.scheme() == "https",
+            Self::File(_) => true,
+        }
+    }
+
+    /// The local path, for file locations.
+    pub fn as_path(&self) -> Option<&Path> {
+        match self {
+            Self::File(p) => Some(p),
+            Self::Http(_) => None,
+        }
+    }
+
+    /// The last path segment (a file name).
+    pub fn file_name(&self) -> String {
+        match self {
+            Self::Http(u) => u
+                .path_segments()
+                .and_then(|mut s| s.next_back().map(str::to_owned))
+                .unwrap_or_default(),
+            Self::File(p) => p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Http(u) => write!(f, "{u}"),
+            Self::File(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_joins() {
+        let l = Location::parse("https://developer.download.nvidia.com").unwrap();
+        assert_eq!(
+            l.join("compute/cuda/redist/redistrib_13.0.2.json")
+                .to_string(),
+            "https://developer.download.nvidia.com/compute/cuda/redist/redistrib_13.0.2.json"
+        );
+        let l = Location::parse("http://127.0.0.1:8080/mirror/").unwrap();
+        assert_eq!(
+            l.join("/a/b.tar.xz").to_string(),
+            "http://127.0.0.1:8080/mirror/a/b.tar.xz"
+        );
+        assert!(!l.is_authenticated());
+        let l = Location::parse("file:///srv/mirror").unwrap();
+        assert_eq!(l, Location::File("/srv/mirror".into()));
+        assert_eq!(
+            Location::parse("/srv/m").unwrap().join("x").file_name(),
+            "x"
+        );
+        assert!(Location::parse("ftp://host/x").is_err());
+    }
+}

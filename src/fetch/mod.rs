@@ -1,0 +1,266 @@
+//! Downloads: one HTTP client with connect and read timeouts (never a whole-transfer timeout),
+//! retries with backoff classified by the error chain, resume with `Range` (only a 206 is
+//! trusted), a content-addressed cache, and hashing while the bytes arrive. Streamable archives
+//! are unpacked during the first attempt, in one pass over the bytes.
+
+mod cache;
+mod error;
+mod location;
+mod stream;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub use cache::Cache;
+pub use error::FetchError;
+pub use location::Location;
+
+use crate::progress::Reporter;
+
+/// Takes the bytes of a download as they arrive (an unpacker), and returns its result.
+pub type Consumer<'a, T> = dyn FnMut(&mut (dyn Read + Send)) -> Result<T, FetchError> + 'a;
+
+/// Something to download, with the sha256 it must have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Artifact {
+    /// Human name (`cuda_nvcc 13.0.88`).
+    pub name: String,
+    /// Where it is.
+    pub location: Location,
+    /// Expected sha256, lower-case hex.
+    pub sha256: String,
+    /// Expected size, when the source states it.
+    pub size: Option<u64>,
+}
+
+/// Network settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Where downloads are cached.
+    pub cache_dir: PathBuf,
+    /// Accept plain http sources.
+    pub allow_http: bool,
+    /// Attempts per download (1 = no retry).
+    pub attempts: u32,
+    /// Longest wait for the next bytes of a response.
+    pub read_timeout: Duration,
+    /// Longest wait for a connection.
+    pub connect_timeout: Duration,
+    /// First backoff delay; doubles per retry, with jitter. Zero in tests.
+    pub backoff: Duration,
+}
+
+impl Settings {
+    /// Defaults: 4 attempts, 30 s read timeout, 10 s connect timeout, 0.5 s first backoff.
+    pub fn new(cache_dir: PathBuf) -> Self {
+        Self {
+            cache_dir,
+            allow_http: false,
+            attempts: 4,
+            read_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            backoff: Duration::from_millis(500),
+        }
+    }
+}
+
+/// Fetches metadata and artifacts.
+pub struct Fetcher {
+    settings: Settings,
+    client: std::sync::OnceLock<Result<reqwest::blocking::Client, String>>,
+    cache: Cache,
+    cancel: Arc<AtomicBool>,
+    reporter: Arc<dyn Reporter>,
+}
+
+/// What [`Fetcher::fetch`] produced.
+#[derive(Debug)]
+pub struct Fetched<T> {
+    /// The verified file (in the cache, or on the local mirror).
+    pub path: PathBuf,
+    /// The stream consumer's result, when the bytes were consumed while they arrived.
+    pub streamed: Option<T>,
+}
+
+impl Fetcher {
+    /// A fetcher reporting to `reporter` and stopping when `cancel` is set.
+    pub fn new(settings: Settings, cancel: Arc<AtomicBool>, reporter: Arc<dyn Reporter>) -> Self {
+        let cache = Cache::new(settings.cache_dir.clone());
+        Self {
+            settings,
+            client: std::sync::OnceLock::new(),
+            cache,
+            cancel,
+            reporter,
+        }
+    }
+
+    /// The download cache.
+    pub fn cache(&self) -> &Cache {
+        &self.cache
+    }
+
+    /// The reporter.
+    pub fn reporter(&self) -> &dyn Reporter {
+        self.reporter.as_ref()
+    }
+
+    /// The cancellation flag.
+    pub fn cancel_flag(&self) -> &AtomicBool {
+        &self.cancel
+    }
+
+    fn client(&self) -> Result<&reqwest::blocking::Client, FetchError> {
+        let built = self.client.get_or_init(|| {
+            reqwest::blocking::Client::builder()
+                .user_agent(concat!("cudaup/", env!("CARGO_PKG_VERSION")))
+                .connect_timeout(self.settings.connect_timeout)
+                // The blocking client applies this per operation, reads of the body included: a
+                // read timeout, not a limit on the whole transfer (rust-lang/rustup#4213).
+                .timeout(self.settings.read_timeout)
+                .build()
+                .map_err(|e| e.to_string())
+        });
+        built.as_ref().map_err(|e| FetchError::BadLocation {
+            location: "http client".into(),
+            message: e.clone(),
+        })
+    }
+
+    fn check_trust(&self, loc: &Location) -> Result<(), FetchError> {
+        if !loc.is_authenticated() && !self.settings.allow_http {
+            return Err(FetchError::InsecureHttp {
+                url: loc.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    fn cancelled(&self) -> Result<(), FetchError> {
+        if self.cancel.load(Ordering::Relaxed) {
+            Err(FetchError::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Runs `op` until it succeeds, fails for good, or attempts run out.
+    fn with_retries<T>(
+        &self,
+        what: &str,
+        mut op: impl FnMut(u32) -> Result<T, FetchError>,
+    ) -> Result<T, FetchError> {
+        let started = Instant::now();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            self.cancelled()?;
+            match op(attempt) {
+                Ok(v) => return Ok(v),
+                Err(e) if e.is_transient() && attempt < self.settings.attempts => {
+                    let delay = backoff(self.settings.backoff, attempt);
+                    self.reporter.message(&format!(
+                        "{what}: {e}; retrying in {:.1}s (attempt {} of {})",
+                        delay.as_secs_f64(),
+                        attempt + 1,
+                        self.settings.attempts
+                    ));
+                    sleep_cancellable(delay, &self.cancel)?;
+                }
+                Err(e) if e.is_transient() => {
+                    return Err(FetchError::Exhausted {
+                        attempts: attempt,
+                        seconds: started.elapsed().as_secs_f64(),
+                        last: Box::new(e),
+                    })
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Fetches a small document (a redistrib JSON, an index page) into memory. `accept` sets the
+    /// Accept header (PEP 691 negotiation).
+    pub fn get_bytes(&self, loc: &Location, accept: Option<&str>) -> Result<Vec<u8>, FetchError> {
+        self.check_trust(loc)?;
+        match loc {
+            Location::File(p) => Ok(fs_err::read(p)?),
+            Location::Http(url) => self.with_retries(&loc.to_string(), |_| {
+                let mut req = self.client()?.get(url.clone());
+                if let Some(a) = accept {
+                    req = req.header(reqwest::header::ACCEPT, a);
+                }
+                let resp = req.send().map_err(|source| FetchError::Transport {
+                    url: url.to_string(),
+                    source,
+                })?;
+                let status = resp.status().as_u16();
+                if !resp.status().is_success() {
+                    return Err(FetchError::Status {
+                        url: url.to_string(),
+                        status,
+                    });
+                }
+                let mut body = Vec::new();
+                resp.take(64 << 20)
+                    .read_to_end(&mut body)
+                    .map_err(|source| FetchError::Read {
+                        url: url.to_string(),
+                        source,
+                    })?;
+                Ok(body)
+            }),
+        }
+    }
+
+    /// Fetches `artifact` and verifies it. When `consume` is given and no partial download
+    /// exists, the bytes are handed to it as they arrive (one pass: download, hash, cache and
+    /// unpack together); if that stream breaks, the download resumes into the cache and
+    /// `streamed` is `None`, so the caller unpacks from the file. A consumer whose result is
+    /// returned has seen exactly the verified bytes.
+    pub fn fetch<T>(
+        &self,
+        id: usize,
+        artifact: &Artifact,
+        consume: Option<&mut Consumer<'_, T>>,
+    ) -> Result<Fetched<T>, FetchError> {
+        self.check_trust(&artifact.location)?;
+        self.reporter.start(id, &artifact.name, artifact.size);
+        let result = match &artifact.location {
+            Location::File(path) => stream::local(self, id, artifact, path, consume),
+            Location::Http(_) => stream::remote(self, id, artifact, consume),
+        };
+        if let Err(e) = &result {
+            self.reporter.finish(id, &format!("failed: {e}"));
+        }
+        result
+    }
+}
+
+/// Exponential backoff with jitter: base · 2^(attempt-1) · [0.5, 1.5), capped at 30 s.
+fn backoff(base: Duration, attempt: u32) -> Duration {
+    if base.is_zero() {
+        return Duration::ZERO;
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let jitter = 0.5 + f64::from(nanos % 1000) / 1000.0;
+    let exp = base.as_secs_f64() * f64::from(1u32 << (attempt - 1).min(8)) * jitter;
+    Duration::from_secs_f64(exp.min(30.0))
+}
+
+fn sleep_cancellable(d: Duration, cancel: &AtomicBool) -> Result<(), FetchError> {
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(FetchError::Cancelled);
+        }
+        std::thread::sleep(Duration::from_millis(20).min(end - Instant::now()));
+    }
+    Ok(())
+}

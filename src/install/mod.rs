@@ -1,0 +1,436 @@
+//! Installing a CUDA toolkit (and cuDNN) into a prefix: resolve the artifacts from the source,
+//! fetch and unpack each into the unpacked cache (in parallel, streaming where the format
+//! allows), link them into a staging directory, write the receipt, and rename it into place.
+
+mod assemble;
+pub mod layout;
+pub mod receipt;
+pub mod transaction;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::catalog::Catalog;
+use crate::fetch::{Artifact, FetchError, Fetcher, Location};
+use crate::progress::Phase;
+use crate::sources::pypi::{self, IndexError};
+use crate::sources::redist::{self, Redist, RedistError};
+use crate::unpack::{self, Entry, Format, UnpackError};
+use crate::version::Version;
+
+pub use layout::Shape;
+pub use receipt::Receipt;
+
+/// Why an install failed.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// Fetching failed.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// A redistrib JSON could not serve the request.
+    #[error(transparent)]
+    Redist(#[from] RedistError),
+    /// A package index could not serve the request.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// An archive could not be unpacked.
+    #[error("{name}: {source}")]
+    Unpack {
+        /// The artifact.
+        name: String,
+        /// Why.
+        #[source]
+        source: UnpackError,
+    },
+    /// The prefix cannot be used.
+    #[error("{0}")]
+    Prefix(String),
+    /// The request cannot be served by this source or platform.
+    #[error("{0}")]
+    Unsupported(String),
+    /// Two components disagree about a file.
+    #[error("{first} and {second} both install {path} with different contents")]
+    Conflict {
+        /// The path in the prefix.
+        path: String,
+        /// The component that installed it first.
+        first: String,
+        /// The one that disagreed.
+        second: String,
+    },
+    /// Local I/O (disk full, permissions); the path is in the message.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// Ctrl-C.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// Where the toolkit's bytes come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// NVIDIA's redistributable layout under this base.
+    Redist(Location),
+    /// NVIDIA's wheels on this package index.
+    Wheels(Location),
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Redist(l) => write!(f, "redist {l}"),
+            Source::Wheels(l) => write!(f, "wheels {l}"),
+        }
+    }
+}
+
+/// What to install.
+#[derive(Debug, Clone)]
+pub struct ToolkitSpec {
+    /// The CUDA toolkit release (`13.0.2`).
+    pub cuda: Version,
+    /// cuDNN release and the CUDA major of its build, if wanted.
+    pub cudnn: Option<Version>,
+    /// Where.
+    pub prefix: PathBuf,
+    /// From where.
+    pub source: Source,
+    /// `x86_64` or `aarch64`.
+    pub arch: String,
+    /// The most bytes one archive may unpack to (a decompression bomb stops there).
+    pub max_unpacked: u64,
+}
+
+/// One artifact to install.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// Component (`cuda_nvcc`, `nvidia-cuda-nvcc`, `cudnn`).
+    pub component: String,
+    /// Its version.
+    pub version: String,
+    /// The archive or wheel.
+    pub artifact: Artifact,
+    /// How its contents map onto the prefix.
+    pub shape: Shape,
+}
+
+/// NVIDIA's platform name for a Linux architecture.
+fn redist_platform(arch: &str) -> Result<&'static str, InstallError> {
+    match arch {
+        "x86_64" => Ok("linux-x86_64"),
+        "aarch64" => Ok("linux-sbsa"),
+        other => Err(InstallError::Unsupported(format!(
+            "NVIDIA publishes no Linux toolkit archives for {other}"
+        ))),
+    }
+}
+
+/// Reads the source's metadata and lists the artifacts `spec` needs.
+pub fn resolve_items(
+    fetcher: &Fetcher,
+    catalog: &Catalog,
+    spec: &ToolkitSpec,
+) -> Result<Vec<Item>, InstallError> {
+    let major = spec.cuda.major();
+    let components = catalog.components.for_major(major).ok_or_else(|| {
+        InstallError::Unsupported(format!(
+            "the catalog lists no toolkit components for CUDA {major}"
+        ))
+    })?;
+    let mut items = Vec::new();
+    match &spec.source {
+        Source::Redist(base) => {
+            let platform = redist_platform(&spec.arch)?;
+            let manifest = redist::cuda_manifest(base, &spec.cuda.to_string());
+            let doc = Redist::parse(
+                &manifest,
+                &get_manifest(fetcher, &manifest, "CUDA", &spec.cuda)?,
+            )?;
+            for key in &components.redist {
+                let c = doc.component(key, platform, None)?;
+                items.push(Item {
+                    component: c.key,
+                    version: c.version,
+                    artifact: c.artifact,
+                    shape: Shape::RedistArchive,
+                });
+            }
+            if let Some(cudnn) = &spec.cudnn {
+                let manifest = redist::cudnn_manifest(base, &cudnn.to_string());
+                let doc = Redist::parse(
+                    &manifest,
+                    &get_manifest(fetcher, &manifest, "cuDNN", cudnn)?,
+                )?;
+                let c = doc.component("cudnn", platform, Some(&format!("cuda{major}")))?;
+                items.push(Item {
+                    component: c.key,
+                    version: c.version,
+                    artifact: c.artifact,
+                    shape: Shape::RedistArchive,
+                });
+            }
+        }
+        Source::Wheels(index) => {
+            if components.wheels.is_empty() {
+                return Err(InstallError::Unsupported(format!(
+                    "NVIDIA's wheels carry a complete toolkit only from CUDA 13; install CUDA {} from NVIDIA's redistributable archives (--source redist)",
+                    spec.cuda
+                )));
+            }
+            let series = spec.cuda.prefix(2);
+            for package in &components.wheels {
+                let (version, artifact) = pypi::pick(fetcher, index, package, &series, &spec.arch)?;
+                items.push(Item {
+                    component: package.clone(),
+                    version: version.to_string(),
+                    artifact,
+                    shape: Shape::Wheel,
+                });
+            }
+            if let Some(cudnn) = &spec.cudnn {
+                let (version, artifact) = pypi::pick(
+                    fetcher,
+                    index,
+                    &components.cudnn_wheel,
+                    &cudnn.to_string(),
+                    &spec.arch,
+                )?;
+                items.push(Item {
+                    component: components.cudnn_wheel.clone(),
+                    version: version.to_string(),
+                    artifact,
+                    shape: Shape::Wheel,
+                });
+            }
+        }
+    }
+    Ok(items)
+}
+
+/// A redistrib JSON; a source without it cannot serve the release (not a network failure).
+fn get_manifest(
+    fetcher: &Fetcher,
+    manifest: &Location,
+    what: &str,
+    version: &Version,
+) -> Result<Vec<u8>, InstallError> {
+    let missing = |e: &FetchError| match e {
+        FetchError::Status { status: 404, .. } => true,
+        FetchError::Local(io) => io.kind() == std::io::ErrorKind::NotFound,
+        _ => false,
+    };
+    fetcher.get_bytes(manifest, None).map_err(|e| {
+        if missing(&e) {
+            InstallError::Unsupported(format!(
+                "{manifest} does not exist: this source has no {what} {version}; pin a release it has (--cuda / --cudnn) or add it to the mirror (cudaup mirror create)"
+            ))
+        } else {
+            e.into()
+        }
+    })
+}
+
+/// An unpacked tree and its entries, or why it could not be made.
+type Unpacked = Result<(PathBuf, Vec<Entry>), InstallError>;
+
+/// Fetches and unpacks one item into the unpacked cache (or finds it there). Returns the tree
+/// and its entries.
+fn ensure_unpacked(
+    fetcher: &Fetcher,
+    id: usize,
+    item: &Item,
+    threads: usize,
+    max: u64,
+) -> Unpacked {
+    let key = format!("{}-l{}", item.artifact.sha256, layout::LAYOUT_VERSION);
+    let dir = fetcher.cache().unpacked(&key);
+    let index = dir.join(assemble::ENTRIES_FILE);
+    if let Some(entries) = assemble::read_entries(&index) {
+        fetcher
+            .reporter()
+            .start(id, &item.artifact.name, item.artifact.size);
+        fetcher.reporter().finish(id, "cached");
+        return Ok((dir, entries));
+    }
+    static SEQ: AtomicUsize = AtomicUsize::new(0);
+    let tmp = fetcher.cache().unpacked(&format!(
+        ".tmp-{key}-{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    let result = unpack_into(fetcher, id, item, threads, max, &tmp);
+    let entries = match result {
+        Ok(e) => e,
+        Err(e) => {
+            let _ = transaction::remove_tree(&tmp);
+            return Err(e);
+        }
+    };
+    assemble::write_entries(&tmp.join(assemble::ENTRIES_FILE), &entries)?;
+    if let Err(e) = fs_err::rename(&tmp, &dir) {
+        // Another cudaup unpacked the same artifact meanwhile: use theirs.
+        let _ = transaction::remove_tree(&tmp);
+        if assemble::read_entries(&index).is_none() {
+            return Err(e.into());
+        }
+    }
+    fetcher.reporter().finish(id, "done");
+    Ok((dir, entries))
+}
+
+fn unpack_into(
+    fetcher: &Fetcher,
+    id: usize,
+    item: &Item,
+    threads: usize,
+    max: u64,
+    tmp: &Path,
+) -> Result<Vec<Entry>, InstallError> {
+    let _ = transaction::remove_tree(tmp);
+    fs_err::create_dir_all(tmp)?;
+    let name = item.artifact.location.file_name();
+    let format = Format::from_file_name(&name).ok_or_else(|| {
+        InstallError::Unsupported(format!("{name}: not a .tar.xz, .tar.gz, .zip or wheel"))
+    })?;
+    let component = item.component.clone();
+    let shape = item.shape;
+    let map = move |p: &Path| layout::map(shape, &component, p);
+    let opts = unpack::Options {
+        map: &map,
+        limits: unpack::Limits {
+            max_total_bytes: max,
+            ..unpack::Limits::default()
+        },
+        cancel: Some(fetcher.cancel_flag()),
+        threads,
+    };
+    let unpack_err = |source: UnpackError| match source {
+        UnpackError::Cancelled => InstallError::Cancelled,
+        source => InstallError::Unpack {
+            name: item.artifact.name.clone(),
+            source,
+        },
+    };
+    let streamable = matches!(format, Format::TarXz | Format::TarGz);
+    if streamable {
+        let mut consume = |r: &mut (dyn std::io::Read + Send)| -> Result<Vec<Entry>, FetchError> {
+            Ok(unpack::unpack_reader(format, r, tmp, &opts)?)
+        };
+        let fetched = fetcher
+            .fetch(id, &item.artifact, Some(&mut consume))
+            .map_err(|e| match e {
+                FetchError::Cancelled => InstallError::Cancelled,
+                FetchError::Unpack(source) => unpack_err(source),
+                e => InstallError::Fetch(e),
+            })?;
+        if let Some(entries) = fetched.streamed {
+            return Ok(entries);
+        }
+        // The stream broke and the download resumed into the cache: unpack from the file.
+        transaction::remove_tree(tmp)?;
+        fs_err::create_dir_all(tmp)?;
+        fetcher.reporter().phase(id, Phase::Unpacking);
+        return unpack::unpack_file(format, &fetched.path, tmp, &opts).map_err(unpack_err);
+    }
+    let fetched = fetcher
+        .fetch::<()>(id, &item.artifact, None)
+        .map_err(|e| match e {
+            FetchError::Cancelled => InstallError::Cancelled,
+            e => InstallError::Fetch(e),
+        })?;
+    fetcher.reporter().phase(id, Phase::Unpacking);
+    unpack::unpack_file(format, &fetched.path, tmp, &opts).map_err(unpack_err)
+}
+
+/// Fetches, unpacks and installs `items` into `spec.prefix`, atomically. Returns the receipt.
+pub fn install(
+    fetcher: &Fetcher,
+    spec: &ToolkitSpec,
+    items: &[Item],
+) -> Result<Receipt, InstallError> {
+    let prefix = std::path::absolute(&spec.prefix)?;
+    let _lock = transaction::PrefixLock::acquire(&prefix, |holder| {
+        fetcher.reporter().message(&format!(
+            "waiting for another cudaup installing into {} ({holder})",
+            prefix.display()
+        ))
+    })?;
+    let tx = transaction::Transaction::begin(&prefix)?;
+
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = items.len().clamp(1, 4);
+    let threads = (cores / workers.min(cores)).max(1);
+    let next = AtomicUsize::new(0);
+    let mut results: Vec<(usize, Unpacked)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= items.len() {
+                            break done;
+                        }
+                        done.push((
+                            i,
+                            ensure_unpacked(fetcher, i, &items[i], threads, spec.max_unpacked),
+                        ));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("an install worker panicked"))
+            .collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    let mut trees = Vec::new();
+    let mut first_err = None;
+    for (item, (_, r)) in items.iter().zip(results) {
+        match r {
+            Ok(t) => trees.push((item, t)),
+            Err(e) => {
+                if first_err.is_some() {
+                    fetcher.reporter().message(&format!("also failed: {e}"));
+                } else {
+                    first_err = Some(e);
+                }
+            }
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    if fetcher.cancel_flag().load(Ordering::Relaxed) {
+        return Err(InstallError::Cancelled);
+    }
+    let files = assemble::assemble(tx.staging(), &trees, &spec.arch, fetcher.cancel_flag())?;
+    let receipt = Receipt {
+        schema_version: 1,
+        prefix: prefix.clone(),
+        cuda: spec.cuda.to_string(),
+        cudnn: spec.cudnn.as_ref().map(|v| v.to_string()),
+        source: spec.source.to_string(),
+        installed_at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        components: items
+            .iter()
+            .map(|i| receipt::ReceiptComponent {
+                name: i.component.clone(),
+                version: i.version.clone(),
+                url: i.artifact.location.to_string(),
+                sha256: i.artifact.sha256.clone(),
+                size: i.artifact.size,
+            })
+            .collect(),
+        files,
+    };
+    receipt.write_into(tx.staging())?;
+    if fetcher.cancel_flag().load(Ordering::Relaxed) {
+        return Err(InstallError::Cancelled);
+    }
+    tx.commit()?;
+    Ok(receipt)
+}

@@ -1,0 +1,113 @@
+//! Receipts: what an install put where, every file with its size and sha256, so doctor can tell
+//! what changed, repair can put it back and uninstall can remove exactly it.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The receipt's file name inside the prefix.
+pub const FILE_NAME: &str = ".cudaup-receipt.json";
+
+/// One installed component.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReceiptComponent {
+    /// `cuda_nvcc`, `nvidia-cuda-nvcc`, `cudnn`.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// Where it was fetched from.
+    pub url: String,
+    /// The archive's sha256 (the cache key for repair).
+    pub sha256: String,
+    /// The archive's size, when known.
+    pub size: Option<u64>,
+}
+
+/// One installed path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReceiptFile {
+    /// Relative to the prefix.
+    pub path: PathBuf,
+    /// Size in bytes (files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// sha256 (files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Link target (symlinks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<PathBuf>,
+}
+
+/// A toolkit install.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Receipt {
+    /// Format version.
+    pub schema_version: u32,
+    /// The prefix (absolute).
+    pub prefix: PathBuf,
+    /// CUDA toolkit release.
+    pub cuda: String,
+    /// cuDNN version, if installed.
+    pub cudnn: Option<String>,
+    /// `redist <base>` or `wheels <index>`.
+    pub source: String,
+    /// Seconds since the Unix epoch.
+    pub installed_at: u64,
+    /// The components.
+    pub components: Vec<ReceiptComponent>,
+    /// Every file and symlink, sorted.
+    pub files: Vec<ReceiptFile>,
+}
+
+impl Receipt {
+    /// Reads the receipt inside `prefix`, if there is one.
+    pub fn read(prefix: &Path) -> std::io::Result<Option<Receipt>> {
+        let path = prefix.join(FILE_NAME);
+        match fs_err::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("{}: {e}", path.display()),
+                )
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes the receipt into `dir` (the staging prefix, so it appears with the files).
+    pub fn write_into(&self, dir: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_vec_pretty(self).expect("receipts serialise");
+        fs_err::write(dir.join(FILE_NAME), text)
+    }
+}
+
+/// Records `receipt` in `$CUDAUP_HOME/receipts/`, so doctor and uninstall find every prefix
+/// cudaup installed, wherever it is.
+pub fn register(home: &Path, receipt: &Receipt) -> std::io::Result<PathBuf> {
+    let dir = home.join("receipts");
+    fs_err::create_dir_all(&dir)?;
+    let name: String = receipt
+        .prefix
+        .display()
+        .to_string()
+        .trim_start_matches('/')
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let path = dir.join(format!("{name}.json"));
+    let tmp = dir.join(format!(".{name}.json.tmp"));
+    fs_err::write(
+        &tmp,
+        serde_json::to_vec_pretty(receipt).expect("receipts serialise"),
+    )?;
+    fs_err::rename(&tmp, &path)?;
+    Ok(path)
+}

@@ -1,0 +1,5 @@
+//! Where toolkit components come from: NVIDIA's redistributable archives, or NVIDIA's wheels
+//! on a Python package index.
+
+pub mod pypi;
+pub mod redist;
