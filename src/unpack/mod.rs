@@ -10,7 +10,7 @@
 //! - names: absolute paths, `..`, drive prefixes, NUL and other control characters, backslashes,
 //!   non-UTF-8 and empty names are [`UnpackError::Unsafe`], before and after the caller's
 //!   [`PathMap`];
-//! - symlinks: relative targets whose leading `..`s stay inside `dest` ([`path`] explains why
+//! - symlinks: relative targets whose leading `..`s stay inside `dest` (`path.rs` explains why
 //!   `..` may only come first); nothing is ever written through a symlink, and a later entry at
 //!   the path of a file or symlink unlinks it first;
 //! - tar hardlinks: only to a regular file extracted earlier (a hard link, or a copy);

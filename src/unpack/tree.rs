@@ -77,10 +77,7 @@ impl<'a> Tree<'a> {
             dry_run,
             entries: BTreeMap::new(),
             last_parent: None,
-            limits: Limits {
-                max_total_bytes: limits.max_total_bytes,
-                max_entries: limits.max_entries,
-            },
+            limits: *limits,
             cancel,
             count: 0,
             bytes: 0,

@@ -101,7 +101,12 @@ pub(crate) fn unpack(
             });
         }
     }
-    plan.reserve(total, &file.display().to_string())?;
+    if total > opts.limits.max_total_bytes {
+        return Err(UnpackError::TooLarge(format!(
+            "its files declare {total} bytes, more than {}",
+            opts.limits.max_total_bytes
+        )));
+    }
     jobs.sort_by_key(|job| std::cmp::Reverse(job.size));
 
     // 2. Directories.
