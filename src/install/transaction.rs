@@ -72,6 +72,11 @@ impl Transaction {
     /// Starts one for `prefix`. Refuses a prefix that exists and was not installed by cudaup:
     /// cudaup never replaces files it did not put there.
     pub fn begin(prefix: &Path) -> Result<Self, InstallError> {
+        Self::check_prefix(prefix)?;
+        Self::start(prefix)
+    }
+
+    fn check_prefix(prefix: &Path) -> Result<(), InstallError> {
         if prefix.exists() {
             match Receipt::read(prefix)? {
                 Some(_) => {}
@@ -84,8 +89,26 @@ impl Transaction {
                 }
             }
         }
+        Ok(())
+    }
+
+    fn start(prefix: &Path) -> Result<Self, InstallError> {
         let (parent, name) = split(prefix)?;
         fs_err::create_dir_all(parent)?;
+        // The caller holds the prefix lock, so staging and backup directories left by a run that
+        // was killed are stale: remove them, and restore a prefix a killed commit left aside.
+        for entry in fs_err::read_dir(parent)?.flatten() {
+            let n = entry.file_name().to_string_lossy().into_owned();
+            if n.starts_with(&format!(".{name}.staging-")) {
+                remove_tree(&entry.path())?;
+            } else if n.starts_with(&format!(".{name}.old-")) {
+                if prefix.exists() {
+                    remove_tree(&entry.path())?;
+                } else {
+                    fs_err::rename(entry.path(), prefix)?;
+                }
+            }
+        }
         let staging = tempfile::Builder::new()
             .prefix(&format!(".{name}.staging-"))
             .tempdir_in(parent)?;

@@ -766,3 +766,26 @@ fn real_nvidia_wheels_through_a_loopback_index() {
         .as_deref()
         .is_some_and(|a| a.contains("application/vnd.pypi.simple.v1+json"))));
 }
+
+#[test]
+fn leftovers_of_a_killed_run_are_cleaned_up() {
+    let m = mirror(&[]);
+    let env = Env::new();
+    // A staging directory and a set-aside prefix, as a run killed at the wrong moment leaves them.
+    fs_err::create_dir_all(env.root.path().join(".cuda.staging-abc123/bin")).unwrap();
+    fs_err::create_dir_all(env.root.path().join(".cuda.old-4242")).unwrap();
+    fs_err::write(
+        env.root.path().join(".cuda.old-4242/.cudaup-receipt.json"),
+        "{}",
+    )
+    .unwrap();
+    let run = env.install(&m.path().display().to_string(), &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_installed(&env.prefix());
+    let mut left: Vec<String> = fs_err::read_dir(env.root.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, [".cuda.lock", "cuda"]);
+}
