@@ -73,6 +73,15 @@ impl CudaManifest {
             .map(|r| r.version.prefix(2))
     }
 
+    /// The newest release of the series `version` belongs to (`13.0.88` → `13.0.2`).
+    pub fn newest_of_series(&self, version: &Version) -> Option<&Version> {
+        self.release
+            .iter()
+            .map(|r| &r.version)
+            .filter(|v| v.prefix(2) == version.prefix(2))
+            .max()
+    }
+
     /// The series whose compute-capability range holds `cc`, oldest first.
     pub fn series_building_for(&self, cc: &Version) -> Vec<&CudaSeries> {
         let mut s: Vec<_> = self

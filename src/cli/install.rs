@@ -249,11 +249,8 @@ pub(super) fn run_install(
     // A kept toolkit reports nvcc's version; install the catalog's newest release of its series.
     let cuda = catalog
         .cuda
-        .release
-        .iter()
-        .filter(|r| r.version.prefix(2) == cuda.prefix(2))
-        .map(|r| r.version.clone())
-        .max()
+        .newest_of_series(&cuda)
+        .cloned()
         .unwrap_or(cuda);
     let home = process.cudaup_home().ok_or_else(|| {
         Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
@@ -446,11 +443,8 @@ pub(super) fn run_mirror(
     let (cuda, cudnn, _) = toolkit_of(&plan, args.no_cudnn)?;
     let cuda = catalog
         .cuda
-        .release
-        .iter()
-        .filter(|r| r.version.prefix(2) == cuda.prefix(2))
-        .map(|r| r.version.clone())
-        .max()
+        .newest_of_series(&cuda)
+        .cloned()
         .unwrap_or(cuda);
     let Source::Redist(base) = args.source.source()? else {
         return Err(Error::Usage("mirror create copies NVIDIA's redistributable layout: use --source redist (the default)".into()));

@@ -242,6 +242,20 @@ fn better(a: &Stack<'_>, b: &Stack<'_>, ctx: &Ctx<'_>) -> bool {
     (a.served(), top(a)) > (b.served(), top(b))
 }
 
+/// The releases matching `pin`, newest first.
+fn newest_first<'c, T>(
+    all: &'c [T],
+    pin: Option<&str>,
+    version: impl Fn(&T) -> &Version,
+) -> Vec<&'c T> {
+    let mut out: Vec<&T> = all
+        .iter()
+        .filter(|r| pin_matches(pin, version(r)))
+        .collect();
+    out.sort_by(|a, b| version(b).cmp(version(a)));
+    out
+}
+
 /// `full` and `pytorch`: the newest torch whose wheel serves every GPU; if none serves every
 /// GPU, the one serving the most (the rest are named as left out).
 pub fn search_torch<'c>(
@@ -249,14 +263,11 @@ pub fn search_torch<'c>(
     driver: Option<&Version>,
     rejected: &mut Vec<String>,
 ) -> Option<Stack<'c>> {
-    let mut releases: Vec<&TorchRelease> = ctx
-        .catalog
-        .pytorch
-        .release
-        .iter()
-        .filter(|r| pin_matches(ctx.req.pins.torch.as_deref(), &r.version))
-        .collect();
-    releases.sort_by(|a, b| b.version.cmp(&a.version));
+    let releases = newest_first(
+        &ctx.catalog.pytorch.release,
+        ctx.req.pins.torch.as_deref(),
+        |r| &r.version,
+    );
     let mut best_partial: Option<Stack<'c>> = None;
     for r in releases {
         let python = match python::choose(
@@ -357,14 +368,11 @@ pub fn search_tensorflow<'c>(
     driver: Option<&Version>,
     rejected: &mut Vec<String>,
 ) -> Option<Stack<'c>> {
-    let mut releases: Vec<&TfRelease> = ctx
-        .catalog
-        .tensorflow
-        .release
-        .iter()
-        .filter(|r| pin_matches(ctx.req.pins.tensorflow.as_deref(), &r.version))
-        .collect();
-    releases.sort_by(|a, b| b.version.cmp(&a.version));
+    let releases = newest_first(
+        &ctx.catalog.tensorflow.release,
+        ctx.req.pins.tensorflow.as_deref(),
+        |r| &r.version,
+    );
     let last_windows = ctx
         .catalog
         .tensorflow
@@ -554,14 +562,11 @@ pub fn search_toolkit<'c>(
 
 /// `cpu`: the newest torch with a Python in range; the CPU wheel.
 pub fn search_cpu<'c>(ctx: &Ctx<'c>, rejected: &mut Vec<String>) -> Option<Stack<'c>> {
-    let mut releases: Vec<&TorchRelease> = ctx
-        .catalog
-        .pytorch
-        .release
-        .iter()
-        .filter(|r| pin_matches(ctx.req.pins.torch.as_deref(), &r.version))
-        .collect();
-    releases.sort_by(|a, b| b.version.cmp(&a.version));
+    let releases = newest_first(
+        &ctx.catalog.pytorch.release,
+        ctx.req.pins.torch.as_deref(),
+        |r| &r.version,
+    );
     for r in releases {
         match python::choose(
             ctx.system,

@@ -160,6 +160,22 @@ fn installs_from_a_directory_mirror_with_a_receipt() {
     assert_installed(&prefix);
 }
 
+/// Points the mirror's `cuda_nvcc` (linux-x86_64) at `bytes`, stored under `rel`, with a
+/// matching sha256 and size: what an attacker who controls the mirror can do. Returns the
+/// original manifest text.
+fn point_nvcc_at(m: &Path, rel: &str, bytes: &[u8]) -> String {
+    let manifest_path = m.join("compute/cuda/redist/redistrib_13.0.2.json");
+    let original = fs_err::read_to_string(&manifest_path).unwrap();
+    fs_err::write(m.join("compute/cuda/redist").join(rel), bytes).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&original).unwrap();
+    let entry = &mut doc["cuda_nvcc"]["linux-x86_64"];
+    entry["relative_path"] = rel.into();
+    entry["sha256"] = sha256_hex(bytes).into();
+    entry["size"] = bytes.len().to_string().into();
+    fs_err::write(&manifest_path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    original
+}
+
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     hex::encode(Sha256::digest(bytes))
@@ -438,19 +454,15 @@ fn hostile_archives_never_write_outside_staging() {
         ("dotdot.zip", "zip"),
     ];
     let m = mirror(&["--evil"]);
+    let manifest_path = m.path().join("compute/cuda/redist/redistrib_13.0.2.json");
     for (file, ext) in evil_cases {
         let env = Env::new();
-        let manifest_path = m.path().join("compute/cuda/redist/redistrib_13.0.2.json");
-        let original = fs_err::read_to_string(&manifest_path).unwrap();
         let evil = fs_err::read(m.path().join("evil").join(file)).unwrap();
-        let rel = format!("cuda_nvcc/linux-x86_64/evil-archive.{ext}");
-        fs_err::write(m.path().join("compute/cuda/redist").join(&rel), &evil).unwrap();
-        let mut doc: serde_json::Value = serde_json::from_str(&original).unwrap();
-        let entry = &mut doc["cuda_nvcc"]["linux-x86_64"];
-        entry["relative_path"] = rel.clone().into();
-        entry["sha256"] = sha256_hex(&evil).into();
-        entry["size"] = evil.len().to_string().into();
-        fs_err::write(&manifest_path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+        let original = point_nvcc_at(
+            m.path(),
+            &format!("cuda_nvcc/linux-x86_64/evil-archive.{ext}"),
+            &evil,
+        );
         let run = env.install(&m.path().display().to_string(), &[]);
         fs_err::write(&manifest_path, original).unwrap();
         assert_eq!(run.code, 4, "{file}: {}", run.stderr);
@@ -481,17 +493,12 @@ fn hostile_archives_never_write_outside_staging() {
 fn a_decompression_bomb_is_stopped() {
     let m = mirror(&["--evil"]);
     let env = Env::new();
-    let manifest_path = m.path().join("compute/cuda/redist/redistrib_13.0.2.json");
     let bomb = fs_err::read(m.path().join("evil/bomb.tar.gz")).unwrap();
-    let rel = "cuda_nvcc/linux-x86_64/bomb-archive.tar.gz";
-    fs_err::write(m.path().join("compute/cuda/redist").join(rel), &bomb).unwrap();
-    let mut doc: serde_json::Value =
-        serde_json::from_str(&fs_err::read_to_string(&manifest_path).unwrap()).unwrap();
-    let entry = &mut doc["cuda_nvcc"]["linux-x86_64"];
-    entry["relative_path"] = rel.into();
-    entry["sha256"] = sha256_hex(&bomb).into();
-    entry["size"] = bomb.len().to_string().into();
-    fs_err::write(&manifest_path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    point_nvcc_at(
+        m.path(),
+        "cuda_nvcc/linux-x86_64/bomb-archive.tar.gz",
+        &bomb,
+    );
     let run = env.install_env(
         &m.path().display().to_string(),
         &[],
