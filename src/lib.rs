@@ -19,6 +19,7 @@ pub mod progress;
 pub mod request;
 pub mod resolve;
 pub mod runner;
+pub mod shell;
 pub mod sources;
 pub mod system;
 pub mod unpack;
