@@ -23,3 +23,9 @@ pub const CUDAUP_TEST_NO_RETRY_DELAY: &str = "CUDAUP_TEST_NO_RETRY_DELAY";
 /// The most bytes one archive may unpack to before cudaup calls it a decompression bomb
 /// (default 64 GiB).
 pub const CUDAUP_MAX_UNPACKED_BYTES: &str = "CUDAUP_MAX_UNPACKED_BYTES";
+/// PyPI or a mirror of it, for framework installs. Same as `--pypi-index`.
+pub const CUDAUP_PYPI_INDEX: &str = "CUDAUP_PYPI_INDEX";
+/// The base of PyTorch's wheel index or a mirror of it. Same as `--torch-index`.
+pub const CUDAUP_TORCH_INDEX: &str = "CUDAUP_TORCH_INDEX";
+/// Set to `1` to use pip even when uv is on PATH.
+pub const CUDAUP_NO_UV: &str = "CUDAUP_NO_UV";

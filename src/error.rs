@@ -57,6 +57,14 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 
+    /// The request cannot be served on this machine (exit code 5).
+    #[error("{0}")]
+    Unsupported(String),
+
+    /// The Python environment step failed.
+    #[error(transparent)]
+    PyEnv(#[from] crate::pyenv::PyEnvError),
+
     /// An install failed (the machine is left as it was).
     #[error(transparent)]
     Install(#[from] crate::install::InstallError),
@@ -82,6 +90,13 @@ impl Error {
             Error::Manifest { .. } | Error::SystemFile { .. } | Error::Usage(_) => ExitCode::Usage,
             Error::Io(_) | Error::Command { .. } => ExitCode::Failure,
             Error::Fetch(e) => fetch_code(e),
+            Error::Unsupported(_) => ExitCode::Unsupported,
+            Error::PyEnv(e) => match e {
+                crate::pyenv::PyEnvError::Check(_) => ExitCode::Verification,
+                crate::pyenv::PyEnvError::NoVenv { .. } => ExitCode::Unsupported,
+                crate::pyenv::PyEnvError::NotAVenv(_) => ExitCode::Usage,
+                _ => ExitCode::Failure,
+            },
             Error::Install(e) => install_code(e),
         }
     }

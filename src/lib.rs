@@ -16,6 +16,7 @@ pub mod install;
 pub mod plan;
 pub mod process;
 pub mod progress;
+pub mod pyenv;
 pub mod request;
 pub mod resolve;
 pub mod runner;

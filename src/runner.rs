@@ -29,6 +29,25 @@ pub trait Runner: Send + Sync {
     /// Runs `program` with `args`, waiting at most `timeout`. An `Err` means it could not be
     /// started at all (not found, not executable); a non-zero exit is an `Ok` with that status.
     fn run(&self, program: &Path, args: &[&str], timeout: Duration) -> Result<Output>;
+
+    /// Runs `program` with extra environment variables, handing every line it prints (stdout
+    /// and stderr) to `on_line` as it appears — for long installers whose progress and log the
+    /// user should see. The default runs it to the end and replays the lines.
+    fn run_streaming(
+        &self,
+        program: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        timeout: Duration,
+        on_line: &mut dyn FnMut(&str),
+    ) -> Result<Output> {
+        let _ = env;
+        let out = self.run(program, args, timeout)?;
+        for line in out.stdout.lines().chain(out.stderr.lines()) {
+            on_line(line);
+        }
+        Ok(out)
+    }
 }
 
 /// Spawns real processes, with stdin closed and a hard timeout.
@@ -36,6 +55,17 @@ pub trait Runner: Send + Sync {
 pub struct SystemRunner;
 
 impl Runner for SystemRunner {
+    fn run_streaming(
+        &self,
+        program: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        timeout: Duration,
+        on_line: &mut dyn FnMut(&str),
+    ) -> Result<Output> {
+        Self::spawn_streaming(program, args, env, timeout, on_line)
+    }
+
     fn run(&self, program: &Path, args: &[&str], timeout: Duration) -> Result<Output> {
         let mut child = Command::new(program)
             .args(args)
@@ -72,6 +102,86 @@ impl Runner for SystemRunner {
             status,
             stdout: join(stdout),
             stderr: join(stderr),
+        })
+    }
+}
+
+impl SystemRunner {
+    fn spawn_streaming(
+        program: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        timeout: Duration,
+        on_line: &mut dyn FnMut(&str),
+    ) -> Result<Output> {
+        use std::io::BufRead;
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().map_err(|e| Error::Command {
+            program: program.display().to_string(),
+            message: e.to_string(),
+        })?;
+        let (tx, rx) = std::sync::mpsc::channel::<(bool, String)>();
+        let pipe = |r: Box<dyn std::io::Read + Send>,
+                    is_err: bool,
+                    tx: std::sync::mpsc::Sender<(bool, String)>| {
+            std::thread::spawn(move || {
+                for line in std::io::BufReader::new(r)
+                    .lines()
+                    .map_while(std::result::Result::ok)
+                {
+                    if tx.send((is_err, line)).is_err() {
+                        break;
+                    }
+                }
+            })
+        };
+        let out_t = child
+            .stdout
+            .take()
+            .map(|o| pipe(Box::new(o), false, tx.clone()));
+        let err_t = child
+            .stderr
+            .take()
+            .map(|e| pipe(Box::new(e), true, tx.clone()));
+        drop(tx);
+        let started = std::time::Instant::now();
+        let (mut stdout, mut stderr) = (String::new(), String::new());
+        let mut status = None;
+        loop {
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok((is_err, line)) => {
+                    on_line(&line);
+                    let buf = if is_err { &mut stderr } else { &mut stdout };
+                    buf.push_str(&line);
+                    buf.push('\n');
+                    continue;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    status = child.wait()?.code();
+                    break;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            if started.elapsed() >= timeout {
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+        }
+        for t in [out_t, err_t].into_iter().flatten() {
+            let _ = t.join();
+        }
+        Ok(Output {
+            status,
+            stdout,
+            stderr,
         })
     }
 }

@@ -83,12 +83,31 @@ pub struct InstallArgs {
     pub stack: StackArgs,
     #[command(flatten)]
     pub source: SourceArgs,
+    /// Plan for the machine described in FILE (its `detect --json`) but install here, e.g. to
+    /// build an image on a machine without that GPU; CUDA availability is then not checked
+    #[arg(long, value_name = "FILE")]
+    pub system: Option<PathBuf>,
     /// Install the toolkit here [default: $CUDAUP_HOME/toolkits/cuda-<version>]
     #[arg(long, value_name = "DIR")]
     pub prefix: Option<PathBuf>,
+    /// The virtual environment for PyTorch / TensorFlow; an existing one is reused
+    /// [default: $CUDAUP_HOME/venvs/<profile>]
+    #[arg(long, value_name = "DIR")]
+    pub venv: Option<PathBuf>,
+    /// PyPI or a mirror of it, for TensorFlow and the frameworks' dependencies
+    /// [default: https://pypi.org/simple]
+    #[arg(long, value_name = "URL", env = "CUDAUP_PYPI_INDEX")]
+    pub pypi_index: Option<String>,
+    /// PyTorch's wheel index or a mirror of its layout (`<base>/<variant>`, e.g. `<base>/cu130`)
+    /// [default: https://download.pytorch.org/whl]
+    #[arg(long, value_name = "URL", env = "CUDAUP_TORCH_INDEX")]
+    pub torch_index: Option<String>,
     /// Leave cuDNN out
     #[arg(long)]
     pub no_cudnn: bool,
+    /// Write the env scripts but leave shell rc files alone
+    #[arg(long)]
+    pub no_modify_path: bool,
     /// Do not ask for confirmation
     #[arg(short, long)]
     pub yes: bool,
@@ -226,66 +245,131 @@ pub(super) fn run_install(
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
     let request = args.stack.request()?;
-    if request.profile != Profile::CudaDev {
-        return Err(Error::Usage(format!(
-            "`install --profile {}` also sets up a Python environment, which this version cannot do yet; `--profile cuda-dev` installs the toolkit and cuDNN",
-            request.profile
-        )));
+    let home = process.cudaup_home().ok_or_else(|| {
+        Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
+    })?;
+    let live = super::detect::detect_live(process, runner, catalog, false).system;
+    let mut system = match &args.system {
+        // Another machine's GPUs and driver, but the framework goes into a Python here.
+        Some(p) => {
+            let mut other = super::plan::load_system(p)?;
+            other.pythons = live.pythons.clone();
+            other
+        }
+        None => live.clone(),
+    };
+    let venv_dir = args
+        .venv
+        .clone()
+        .unwrap_or_else(|| home.join("venvs").join(request.profile.name()));
+    // An existing venv is the Python to plan for: what it has decides keep or upgrade.
+    if let Some(found) = probe_venv(runner, &venv_dir) {
+        system.pythons.retain(|p| p.path != found.path);
+        system.pythons.insert(0, found);
     }
-    let system = super::detect::detect_live(process, runner, catalog, false).system;
     let plan = crate::resolve::resolve(&system, &request, catalog);
     if plan.status == Status::Unsupported {
         return render_unsupported(&plan, out);
     }
-    let (cuda, cudnn, kept) = toolkit_of(&plan, args.no_cudnn)?;
-    if let (Some(path), None) = (&kept, &args.prefix) {
+    let talk = !args.json && !global.quiet;
+    let driver_pending = plan.component("driver").filter(|d| {
+        matches!(d.action, Action::Install | Action::Upgrade | Action::Manual)
+            && args.system.is_none()
+    });
+    if let (Some(d), true) = (driver_pending, talk || args.dry_run) {
         writeln!(
             out,
-            "CUDA {cuda} is already installed at {path}: nothing to install."
+            "{}",
+            style.warn(&format!(
+                "The driver must change first ({} {}): {}",
+                d.name,
+                d.version.as_deref().unwrap_or(""),
+                d.reason
+            ))
         )?;
-        writeln!(out, "(--prefix DIR installs a private copy anyway.)")?;
-        return Ok(ExitCode::Ok);
+        for c in &d.commands {
+            writeln!(out, "  $ {c}")?;
+        }
+        writeln!(out, "  (cudaup does not run driver commands yet; the rest is installed now, and checked once the driver is in.)")?;
     }
-    // A kept toolkit reports nvcc's version; install the catalog's newest release of its series.
-    let cuda = catalog
-        .cuda
-        .newest_of_series(&cuda)
-        .cloned()
-        .unwrap_or(cuda);
-    let home = process.cudaup_home().ok_or_else(|| {
-        Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
-    })?;
-    let prefix = args
-        .prefix
-        .clone()
-        .unwrap_or_else(|| home.join("toolkits").join(format!("cuda-{cuda}")));
-    let spec = ToolkitSpec {
-        cuda: cuda.clone(),
-        cudnn,
-        prefix,
-        source: args.source.source()?,
-        arch: system.os.arch.clone(),
-        max_unpacked: max_unpacked(process)?,
-    };
-    let quiet_reporter: Arc<dyn Reporter> = Arc::new(crate::progress::Silent);
-    let meta = fetcher(
-        process,
-        args.source.allow_http,
-        cancel.clone(),
-        quiet_reporter,
-    )?;
-    let items = install::resolve_items(&meta, catalog, &spec)?;
-    let total: u64 = items.iter().filter_map(|i| i.artifact.size).sum();
 
-    if args.dry_run || !args.json && !global.quiet {
-        write_items(out, &spec, &items, total, style)?;
+    // The toolkit, for the profiles that have one.
+    let mut toolkit: Option<(ToolkitSpec, Vec<Item>)> = None;
+    if request.profile.has_toolkit() {
+        let (cuda, cudnn, kept) = toolkit_of(&plan, args.no_cudnn)?;
+        match (&kept, &args.prefix) {
+            (Some(path), None) => {
+                if talk || args.dry_run {
+                    writeln!(out, "CUDA {cuda} is already installed at {path}: kept (--prefix DIR installs a private copy).")?;
+                }
+            }
+            _ => {
+                let cuda = catalog
+                    .cuda
+                    .newest_of_series(&cuda)
+                    .cloned()
+                    .unwrap_or(cuda);
+                let prefix = args
+                    .prefix
+                    .clone()
+                    .unwrap_or_else(|| home.join("toolkits").join(format!("cuda-{cuda}")));
+                let spec = ToolkitSpec {
+                    cuda,
+                    cudnn,
+                    prefix,
+                    source: args.source.source()?,
+                    arch: live.os.arch.clone(),
+                    max_unpacked: max_unpacked(process)?,
+                };
+                let meta = fetcher(
+                    process,
+                    args.source.allow_http,
+                    cancel.clone(),
+                    Arc::new(crate::progress::Silent),
+                )?;
+                let items = install::resolve_items(&meta, catalog, &spec)?;
+                if talk || args.dry_run {
+                    write_items(out, &spec, &items, style)?;
+                }
+                toolkit = Some((spec, items));
+            }
+        }
+    }
+
+    // The framework, for the profiles that have one.
+    let indexes = super::framework::Indexes {
+        pypi: args
+            .pypi_index
+            .clone()
+            .unwrap_or_else(|| pypi::PYPI_SIMPLE.to_owned()),
+        torch: args
+            .torch_index
+            .clone()
+            .unwrap_or_else(|| super::framework::TORCH_INDEX.to_owned()),
+    };
+    for url in [&indexes.pypi, &indexes.torch] {
+        if url.starts_with("http://") && !args.source.allow_http {
+            return Err(Error::Usage(format!("{url}: refusing a plain-http package index; use https, or pass --allow-http for a mirror you trust")));
+        }
+    }
+    let gpus_here =
+        args.system.is_none() && driver_pending.is_none() && live.nvidia_gpus().next().is_some();
+    let framework = super::framework::step(&plan, &system, venv_dir, &indexes, gpus_here)?;
+    if let (Some(f), true) = (&framework, talk || args.dry_run) {
+        super::framework::describe(f, out)?;
+    }
+    if toolkit.is_none() && framework.is_none() {
+        if talk {
+            writeln!(out, "Nothing to install.")?;
+        }
+        return Ok(ExitCode::Ok);
     }
     if args.dry_run {
         if args.json {
             writeln!(
                 out,
                 "{}",
-                serde_json::to_string_pretty(&report(&spec, &items, None, None)).expect("json")
+                serde_json::to_string_pretty(&plan).expect("json")
             )?;
         }
         return Ok(ExitCode::Ok);
@@ -304,66 +388,169 @@ pub(super) fn run_install(
             return Ok(ExitCode::Cancelled);
         }
     }
-    let reporter = reporter_for(args.json, process.stdout_is_tty && !global.quiet, total);
-    let fetcher = fetcher(process, args.source.allow_http, cancel, reporter)?;
-    let receipt = install::install(&fetcher, &spec, &items)?;
-    drop(fetcher);
-    install::receipt::register(&home, &receipt)?;
-    let nvcc = spec.prefix.join("bin/nvcc");
-    let banner = nvcc
-        .is_file()
-        .then(|| {
-            runner
-                .run(&nvcc, &["--version"], Duration::from_secs(30))
-                .ok()
-        })
-        .flatten()
-        .filter(|o| o.success())
-        .and_then(|o| crate::detect::toolkits::parse_nvcc_version(&o.stdout));
+
+    let mut report =
+        serde_json::json!({"status": "installed", "profile": plan.profile.name(), "plan": plan});
+    if let Some((spec, items)) = &toolkit {
+        let total: u64 = items.iter().filter_map(|i| i.artifact.size).sum();
+        let reporter = reporter_for(args.json, process.stdout_is_tty && !global.quiet, total);
+        let fetcher = fetcher(process, args.source.allow_http, cancel.clone(), reporter)?;
+        let receipt = install::install(&fetcher, spec, items)?;
+        drop(fetcher);
+        install::receipt::register(&home, &receipt)?;
+        let nvcc = spec.prefix.join("bin/nvcc");
+        let banner = nvcc
+            .is_file()
+            .then(|| {
+                runner
+                    .run(&nvcc, &["--version"], Duration::from_secs(30))
+                    .ok()
+            })
+            .flatten()
+            .filter(|o| o.success())
+            .and_then(|o| crate::detect::toolkits::parse_nvcc_version(&o.stdout));
+        if talk {
+            writeln!(
+                out,
+                "{} CUDA {} in {}",
+                style.good("installed"),
+                spec.cuda,
+                receipt.prefix.display()
+            )?;
+            writeln!(
+                out,
+                "  {} files, receipt {}",
+                receipt.files.len(),
+                receipt.prefix.join(install::receipt::FILE_NAME).display()
+            )?;
+            match &banner {
+                Some(v) => writeln!(out, "  nvcc --version: {v}")?,
+                None if nvcc.is_file() => {
+                    writeln!(out, "  {}", style.warn("bin/nvcc did not answer --version"))?
+                }
+                None => {}
+            }
+        }
+        report["toolkit"] = toolkit_report(spec, items, &receipt, banner.as_deref());
+    }
+    if let Some(step) = &framework {
+        let tool = match crate::runner::which("uv", &process.path_entries()) {
+            Some(uv) if process.var(crate::env_vars::CUDAUP_NO_UV) != Some("1") => {
+                crate::pyenv::Tool::Uv(uv)
+            }
+            _ => crate::pyenv::Tool::Pip,
+        };
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let log = home.join("logs").join(format!("install-{stamp}.log"));
+        let mut stderr = std::io::stderr();
+        let mut show = |line: &str| {
+            if !global.quiet {
+                let _ = writeln!(stderr, "  {line}");
+            }
+        };
+        let (receipt, notes) =
+            super::framework::execute(step, runner, tool, log.clone(), request.profile, &mut show)?;
+        receipt.register(&home)?;
+        if talk {
+            writeln!(
+                out,
+                "{} {} in {}",
+                style.good("installed"),
+                framework_summary(step),
+                receipt.venv.display()
+            )?;
+            for n in &notes {
+                writeln!(out, "  {n}")?;
+            }
+            writeln!(out, "  log: {}", log.display())?;
+            writeln!(
+                out,
+                "  use it:  . \"{}/bin/activate\"",
+                receipt.venv.display()
+            )?;
+        }
+        report["venv"] = serde_json::json!({"path": receipt.venv, "packages": receipt.packages, "notes": notes, "log": log});
+    }
+    // The environment: the toolkit installed now, or the one the plan keeps.
+    let active_toolkit: Option<PathBuf> = match &toolkit {
+        Some((spec, _)) => Some(std::path::absolute(&spec.prefix)?),
+        None => plan
+            .component("cuda")
+            .filter(|c| c.action == Action::Keep)
+            .and_then(|c| c.path.as_ref().map(PathBuf::from)),
+    };
+    if active_toolkit.is_some() {
+        super::env::write_scripts(&home, active_toolkit.as_deref())?;
+        let source = crate::shell::source_line(crate::shell::Shell::Posix, &home);
+        let changed = if args.no_modify_path {
+            Vec::new()
+        } else {
+            super::env::hook(process, &home, &super::env::shells_here(process))?
+        };
+        if talk {
+            for f in &changed {
+                writeln!(out, "  added to {}: {source}", f.display())?;
+            }
+            writeln!(out, "  in this shell:  {source}")?;
+        }
+        report["env"] = serde_json::json!({"source": source, "rc_files_changed": changed});
+    }
+    if framework.is_some() {
+        if let Some(ld) = process.var("LD_LIBRARY_PATH") {
+            for (dir, libs) in crate::shell::shadowing(ld, &crate::shell::list_dir) {
+                let text = format!(
+                    "your LD_LIBRARY_PATH has {} ({}), which can shadow the CUDA libraries the framework wheel carries; if torch fails to load, remove it from LD_LIBRARY_PATH",
+                    dir.display(),
+                    libs.join(", ")
+                );
+                if talk {
+                    writeln!(out, "  {} {text}", style.warn("warning:"))?;
+                }
+            }
+        }
+    }
     if args.json {
         writeln!(
             out,
             "{}",
-            serde_json::to_string_pretty(&report(&spec, &items, Some(&receipt), banner.as_deref()))
-                .expect("json")
-        )?;
-    } else if !global.quiet {
-        writeln!(
-            out,
-            "{} CUDA {} in {}",
-            style.good("installed"),
-            spec.cuda,
-            receipt.prefix.display()
-        )?;
-        writeln!(
-            out,
-            "  {} files, receipt {}",
-            receipt.files.len(),
-            receipt.prefix.join(install::receipt::FILE_NAME).display()
-        )?;
-        match &banner {
-            Some(v) => writeln!(out, "  nvcc --version: {v}")?,
-            None if nvcc.is_file() => {
-                writeln!(out, "  {}", style.warn("bin/nvcc did not answer --version"))?
-            }
-            None => {}
-        }
-        writeln!(
-            out,
-            "  use it now:  export PATH=\"{0}/bin:$PATH\" CUDA_HOME=\"{0}\"",
-            receipt.prefix.display()
+            serde_json::to_string_pretty(&report).expect("json")
         )?;
     }
     Ok(ExitCode::Ok)
+}
+
+/// The Python of an existing venv, as detect sees it.
+fn probe_venv(runner: &dyn Runner, dir: &Path) -> Option<crate::system::Python> {
+    let venv = crate::pyenv::Venv {
+        dir: dir.to_owned(),
+    };
+    if !venv.exists() {
+        return None;
+    }
+    let root = crate::detect::Root::live();
+    let candidate = crate::detect::python::Candidate {
+        interpreter: venv.python(),
+        venv: Some(dir.to_owned()),
+    };
+    crate::detect::python::inspect(&root, runner, &candidate).map(|f| f.python)
+}
+
+fn framework_summary(step: &super::framework::FrameworkStep) -> String {
+    match &step.expect {
+        super::framework::Expect::Torch(t) => format!("torch {} ({})", t.version, t.variant),
+        super::framework::Expect::Tensorflow(v) => format!("TensorFlow {v}"),
+    }
 }
 
 fn write_items(
     out: &mut dyn Write,
     spec: &ToolkitSpec,
     items: &[Item],
-    total: u64,
     style: &Style,
 ) -> Result<()> {
+    let total: u64 = items.iter().filter_map(|i| i.artifact.size).sum();
     writeln!(
         out,
         "{}",
@@ -395,15 +582,14 @@ fn write_items(
     Ok(())
 }
 
-fn report(
+fn toolkit_report(
     spec: &ToolkitSpec,
     items: &[Item],
-    receipt: Option<&install::Receipt>,
+    receipt: &install::Receipt,
     nvcc: Option<&str>,
 ) -> serde_json::Value {
     serde_json::json!({
-        "status": if receipt.is_some() { "installed" } else { "planned" },
-        "prefix": receipt.map(|r| r.prefix.display().to_string()).unwrap_or_else(|| spec.prefix.display().to_string()),
+        "prefix": receipt.prefix.display().to_string(),
         "cuda": spec.cuda.to_string(),
         "cudnn": spec.cudnn.as_ref().map(|v| v.to_string()),
         "source": spec.source.to_string(),
@@ -411,7 +597,7 @@ fn report(
             "name": i.component, "version": i.version, "url": i.artifact.location.to_string(),
             "sha256": i.artifact.sha256, "size": i.artifact.size,
         })).collect::<Vec<_>>(),
-        "files": receipt.map(|r| r.files.len()),
+        "files": receipt.files.len(),
         "nvcc": nvcc,
     })
 }

@@ -1,6 +1,8 @@
 //! The command line: clap definitions, and the glue from parsed arguments to library calls.
 
 mod detect;
+mod env;
+mod framework;
 mod install;
 mod manifests;
 mod plan;
@@ -94,6 +96,9 @@ Downloads resume after a broken connection and are cached in $CUDAUP_HOME/cache;
 failure leaves the prefix as it was."
     )]
     Install(install::InstallArgs),
+    /// Print the environment script of the active stack (PATH, LD_LIBRARY_PATH, CUDA_HOME) for a
+    /// shell: `eval "$(cudaup env)"`, or `cudaup env --shell fish | source`
+    Env(env::EnvArgs),
     /// Offline mirrors of NVIDIA's download layout
     #[command(subcommand)]
     Mirror(install::MirrorCommand),
@@ -158,6 +163,7 @@ pub fn run(
             cancel,
             out,
         ),
+        Some(Command::Env(args)) => env::run(&args, process, out),
         Some(Command::Mirror(cmd)) => install::run_mirror(
             &cmd,
             &cli.global,

@@ -145,8 +145,17 @@ fn installs_from_a_directory_mirror_with_a_receipt() {
     // Registered in the home, so doctor and uninstall can find it.
     let registered = fs_err::read_dir(env.home.path().join("receipts"))
         .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name() != "shell.json")
         .count();
     assert_eq!(registered, 1);
+    // The env scripts point at the toolkit, and .profile sources them (once).
+    let script = fs_err::read_to_string(env.home.path().join("env")).unwrap();
+    assert!(
+        script.contains(&format!("{}/bin", prefix.display())),
+        "{script}"
+    );
+    let profile = fs_err::read_to_string(env.home.path().join(".profile")).unwrap();
+    assert_eq!(profile.matches("/env\"").count(), 1, "{profile}");
     assert!(
         run.stdout.contains("nvcc --version: 13.0.88"),
         "{}",
@@ -241,7 +250,8 @@ fn json_output_reports_what_was_installed() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let j = run.json();
     assert_eq!(j["status"], "installed");
-    assert_eq!(j["nvcc"], "13.0.88");
+    assert_eq!(j["toolkit"]["nvcc"], "13.0.88");
+    assert_eq!(j["toolkit"]["cuda"], "13.0.2");
     // Progress went to stderr as JSON lines.
     let events: Vec<serde_json::Value> = run
         .stderr

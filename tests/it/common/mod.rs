@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod server;
+pub mod wheels;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,0 +1,882 @@
+//! The rc-file hook: which files get cudaup's sourcing line, and adding and removing it safely.
+//!
+//! Adding appends one block (a marker comment and the line) and remembers the exact bytes, so that
+//! removing it restores the file byte for byte. Both directions write a temporary file next to the
+//! real file (after following symlinks) and rename it over, so a crash never leaves a truncated
+//! `.bashrc` (code-anchors §6.4, "Non-atomic rc rewrites") and a dotfile symlinked into a dotfiles
+//! repository stays a symlink.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{source_line, Shell, ShellError};
+use crate::process::Process;
+
+/// The comment cudaup puts above its line, so that a person reading the file knows where it came
+/// from and how to take it out.
+pub const MARKER: &str =
+    "# cudaup: set up CUDA and the deep-learning stack (remove with `cudaup uninstall`)";
+
+/// One rc file and the line it should contain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hook {
+    /// The rc file as the shell names it (it may be a symlink).
+    pub file: PathBuf,
+    /// The line that loads cudaup's env script, e.g. `. "/home/u/.local/share/cudaup/env"`.
+    pub line: String,
+}
+
+/// What [`apply`] did to one file: kept in the install receipt so that [`revert`] can undo it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Applied {
+    /// The rc file as the hook named it.
+    pub file: PathBuf,
+    /// The exact text appended (line endings included).
+    pub inserted: String,
+    /// Whether the file did not exist before: [`revert`] then deletes it if nothing else was
+    /// added to it since.
+    pub created: bool,
+}
+
+/// The rc files to hook for `shells`, with the line each should contain.
+///
+/// The rules are rustup's (`src/cli/self_update/shell.rs`):
+/// - POSIX: `~/.profile` always, created if missing, since it is the only rc file POSIX
+///   specifies; `~/.bash_profile`, `~/.bash_login` and `~/.bashrc` only if they exist; and, when
+///   zsh is the login shell or is installed, the `.zshenv` that [`zsh_rc_candidates`] picks.
+/// - fish: `$XDG_CONFIG_HOME/fish/conf.d/cudaup.fish` (default `~/.config`), a whole file that
+///   cudaup owns.
+/// - PowerShell: the "current user, all hosts" profile.
+///
+/// Returns nothing when the home directory is unknown, or when `cudaup_home` is not UTF-8 (the
+/// line could not be written faithfully).
+pub fn hooks(process: &Process, cudaup_home: &Path, shells: &[Shell]) -> Vec<Hook> {
+    let Some(home) = process.home() else {
+        tracing::warn!("HOME is not set: no shell profile will be changed");
+        return Vec::new();
+    };
+    if cudaup_home.to_str().is_none() {
+        tracing::warn!(
+            "{} is not UTF-8: no shell profile will be changed",
+            cudaup_home.display()
+        );
+        return Vec::new();
+    }
+    let mut out: Vec<Hook> = Vec::new();
+    for &shell in shells {
+        let files = match shell {
+            Shell::Posix => posix_rc_files(process, &home),
+            Shell::Fish => vec![fish_conf_file(process, &home)],
+            Shell::PowerShell => vec![powershell_profile(process, &home, cfg!(windows))],
+        };
+        let line = source_line(shell, cudaup_home);
+        for file in files {
+            if !out.iter().any(|hook| hook.file == file) {
+                out.push(Hook {
+                    file,
+                    line: line.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn posix_rc_files(process: &Process, home: &Path) -> Vec<PathBuf> {
+    let mut files = vec![home.join(".profile")];
+    // bash may also read .profile, which is already covered; its own files are only touched
+    // when the user has them, because creating .bash_profile would stop bash reading .profile.
+    files.extend(
+        [".bash_profile", ".bash_login", ".bashrc"]
+            .iter()
+            .map(|name| home.join(name))
+            .filter(|file| file.is_file()),
+    );
+    if zsh_in_use(process) {
+        files.push(zsh_rc(process, home));
+    }
+    files
+}
+
+/// rustup's test for zsh: it is the login shell, or it can be run.
+fn zsh_in_use(process: &Process) -> bool {
+    process.var("SHELL").is_some_and(|sh| sh.contains("zsh"))
+        || process
+            .path_entries()
+            .iter()
+            .any(|dir| dir.join("zsh").is_file())
+}
+
+/// The `.zshenv` files zsh may read, in rustup's order: `$ZDOTDIR/.zshenv` when `ZDOTDIR` is set,
+/// then `~/.zshenv`. Uninstall looks in all of them.
+///
+/// rustup takes `ZDOTDIR` from the environment when zsh is the login shell, and otherwise asks
+/// `zsh -c 'echo -n $ZDOTDIR'`; the core runs no commands, so a caller that wants the second
+/// probe runs it through the runner and sets `ZDOTDIR` on the [`Process`] first.
+pub fn zsh_rc_candidates(process: &Process, home: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = process
+        .path_var("ZDOTDIR")
+        .map(|dir| dir.join(".zshenv"))
+        .into_iter()
+        .collect();
+    let in_home = home.join(".zshenv");
+    if !files.contains(&in_home) {
+        files.push(in_home);
+    }
+    files
+}
+
+/// The one `.zshenv` to hook, ported from rustup's `Zsh::update_rcs`
+/// (rust-lang/rustup, src/cli/self_update/shell.rs at 0367e1d8a0b6116b533a76a4e1e2828236615552):
+/// the first of [`zsh_rc_candidates`] that exists, else the first candidate.
+///
+/// zsh can change `ZDOTDIR` before reading `.zshenv` (the variable is in the environment) or
+/// while reading `~/.zshenv` (the file sets it). An existing `$ZDOTDIR/.zshenv` means the first;
+/// an existing `~/.zshenv` alone means the second, and that file is the one zsh really reads.
+/// uv once created `$ZDOTDIR/.zshenv` in the second case, a file zsh never reads
+/// (astral-sh/uv#16865, fixed by astral-sh/uv#16866 by going back to this rule).
+fn zsh_rc(process: &Process, home: &Path) -> PathBuf {
+    let candidates = zsh_rc_candidates(process, home);
+    candidates
+        .iter()
+        .find(|file| file.is_file())
+        .unwrap_or(&candidates[0])
+        .clone()
+}
+
+/// fish reads every file in `conf.d` at start-up; `$XDG_CONFIG_HOME` moves the whole config dir.
+fn fish_conf_file(process: &Process, home: &Path) -> PathBuf {
+    process
+        .path_var("XDG_CONFIG_HOME")
+        .unwrap_or_else(|| home.join(".config"))
+        .join("fish/conf.d/cudaup.fish")
+}
+
+/// `$PROFILE.CurrentUserAllHosts`. PowerShell on Linux and macOS keeps it under
+/// `$XDG_CONFIG_HOME/powershell` (PowerShell's own tests check "Profile should respect
+/// XDG_CONFIG_HOME"), default `~/.config/powershell`. On Windows it is
+/// `Documents\PowerShell\profile.ps1` under the user profile (PowerShell 7; a redirected Documents
+/// folder is not followed).
+fn powershell_profile(process: &Process, home: &Path, windows: bool) -> PathBuf {
+    if windows {
+        process
+            .path_var("USERPROFILE")
+            .unwrap_or_else(|| home.to_path_buf())
+            .join("Documents")
+            .join("PowerShell")
+            .join("profile.ps1")
+    } else {
+        process
+            .path_var("XDG_CONFIG_HOME")
+            .unwrap_or_else(|| home.join(".config"))
+            .join("powershell/profile.ps1")
+    }
+}
+
+/// Appends `line`, under [`MARKER`], to `content`.
+///
+/// Returns the new content and the exact bytes appended, or `None` when a line of `content`
+/// already is `line` (ignoring surrounding whitespace), so applying twice changes nothing. The
+/// block uses the file's line ending (CRLF when its first line ends so), starts with a line ending
+/// when the file lacks a final one, and is set off from the user's text by a blank line.
+pub fn add(content: &[u8], line: &str) -> Option<(Vec<u8>, Vec<u8>)> {
+    let wanted = line.trim().as_bytes();
+    if content
+        .split(|&b| b == b'\n')
+        .any(|existing| existing.trim_ascii() == wanted)
+    {
+        return None;
+    }
+    let eol: &[u8] = if uses_crlf(content) { b"\r\n" } else { b"\n" };
+    let mut inserted = Vec::new();
+    if !content.is_empty() {
+        if !content.ends_with(b"\n") {
+            inserted.extend_from_slice(eol);
+        }
+        let before_block = [content, &inserted].concat();
+        if !before_block.ends_with(b"\n\n") && !before_block.ends_with(b"\n\r\n") {
+            inserted.extend_from_slice(eol);
+        }
+    }
+    for text in [MARKER, line] {
+        inserted.extend_from_slice(text.as_bytes());
+        inserted.extend_from_slice(eol);
+    }
+    Some(([content, &inserted].concat(), inserted))
+}
+
+/// Takes cudaup's block out of `content`.
+///
+/// Removes the last exact occurrence of `inserted`, which restores the file byte for byte. When
+/// the user has edited the block, removes instead every line that matches one of its lines (the
+/// marker, the sourcing line) wherever it is. Returns `content` unchanged when neither is found.
+pub fn remove(content: &[u8], inserted: &[u8]) -> Vec<u8> {
+    if let Some(at) = rfind(content, inserted) {
+        let end = at + inserted.len();
+        let mut out = content[..at].to_vec();
+        // The block may have started with the line ending that the file's last line lacked; if
+        // the user wrote more after the block, that line still needs its ending.
+        if end < content.len() && !out.is_empty() && !out.ends_with(b"\n") {
+            out.extend_from_slice(if uses_crlf(content) { b"\r\n" } else { b"\n" });
+        }
+        out.extend_from_slice(&content[end..]);
+        return out;
+    }
+    let ours: Vec<&[u8]> = inserted
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .filter(|text| !text.is_empty())
+        .collect();
+    let mut out = Vec::with_capacity(content.len());
+    for piece in content.split_inclusive(|&b| b == b'\n') {
+        if !ours.contains(&piece.trim_ascii()) {
+            out.extend_from_slice(piece);
+        }
+    }
+    out
+}
+
+fn uses_crlf(content: &[u8]) -> bool {
+    content
+        .iter()
+        .position(|&b| b == b'\n')
+        .is_some_and(|at| at > 0 && content[at - 1] == b'\r')
+}
+
+fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() || needle.len() > haystack.len() {
+        return None;
+    }
+    (0..=haystack.len() - needle.len())
+        .rev()
+        .find(|&at| &haystack[at..at + needle.len()] == needle)
+}
+
+/// Adds the hook's line to its file: reads it (a missing file counts as empty, and is created
+/// along with its directory), [`add`]s, and replaces the file atomically.
+///
+/// Returns `None` when the line is already there. A read-only file is an error that names the
+/// line to add by hand, and the file is left as it was.
+pub fn apply(hook: &Hook) -> Result<Option<Applied>, ShellError> {
+    let by_hand = || format!("add this line to it yourself: {}", hook.line);
+    let io_error = |source| ShellError::Io {
+        path: hook.file.clone(),
+        help: by_hand(),
+        source,
+    };
+    let target = resolve(&hook.file)?;
+    let existing = read_if_exists(&target).map_err(io_error)?;
+    let content = existing.as_ref().map_or(&[][..], |(bytes, _)| bytes);
+    let Some((new, inserted)) = add(content, &hook.line) else {
+        return Ok(None);
+    };
+    let metadata = existing.as_ref().map(|(_, metadata)| metadata);
+    if let Some(metadata) = metadata {
+        if !writable(&target, metadata) {
+            return Err(ShellError::ReadOnly {
+                path: hook.file.clone(),
+                line: hook.line.clone(),
+            });
+        }
+    }
+    write_atomically(&target, &new, metadata).map_err(io_error)?;
+    Ok(Some(Applied {
+        file: hook.file.clone(),
+        // `add` builds the block from UTF-8 text and ASCII line endings only.
+        inserted: String::from_utf8_lossy(&inserted).into_owned(),
+        created: existing.is_none(),
+    }))
+}
+
+/// Undoes [`apply`]: removes the block from the file (see [`remove`]), and deletes the file when
+/// cudaup created it and nothing else is in it. A file that is gone, or no longer holds the
+/// block, is left alone.
+pub fn revert(applied: &Applied) -> Result<(), ShellError> {
+    let lines = applied.inserted.trim().to_owned();
+    let io_error = |source| ShellError::Io {
+        path: applied.file.clone(),
+        help: format!("remove these lines from it yourself:\n{lines}"),
+        source,
+    };
+    let target = resolve(&applied.file)?;
+    let Some((content, metadata)) = read_if_exists(&target).map_err(io_error)? else {
+        return Ok(());
+    };
+    let new = remove(&content, applied.inserted.as_bytes());
+    let delete = applied.created && new.trim_ascii().is_empty();
+    if new == content && !delete {
+        return Ok(());
+    }
+    if !writable(&target, &metadata) {
+        return Err(ShellError::ReadOnlyRemove {
+            path: applied.file.clone(),
+            lines,
+        });
+    }
+    if delete {
+        fs_err::remove_file(&target).map_err(io_error)
+    } else {
+        write_atomically(&target, &new, Some(&metadata)).map_err(io_error)
+    }
+}
+
+/// Follows `path` through any chain of symlinks to the file that holds the content. A dangling
+/// link resolves to its missing target, which [`apply`] then creates, keeping the link.
+fn resolve(path: &Path) -> Result<PathBuf, ShellError> {
+    // Linux gives up after 40 links (ELOOP); so do we.
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        match fs_err::symlink_metadata(&current) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                let target = fs_err::read_link(&current).map_err(|source| ShellError::Io {
+                    path: path.to_path_buf(),
+                    help: "check where the symlink points".into(),
+                    source,
+                })?;
+                current = match current.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            Err(error) if error.kind() != io::ErrorKind::NotFound => {
+                return Err(ShellError::Io {
+                    path: path.to_path_buf(),
+                    help: "check the file's permissions".into(),
+                    source: error,
+                });
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(ShellError::SymlinkLoop {
+        path: path.to_path_buf(),
+    })
+}
+
+fn read_if_exists(path: &Path) -> io::Result<Option<(Vec<u8>, std::fs::Metadata)>> {
+    match fs_err::read(path) {
+        Ok(bytes) => Ok(Some((bytes, fs_err::metadata(path)?))),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+/// Whether the user means the file to be written. A rename would replace even a file without
+/// write permission (only the directory's matters), so this is checked first: no write bits at
+/// all means read-only even for root, and otherwise opening it for writing must succeed.
+fn writable(path: &Path, metadata: &std::fs::Metadata) -> bool {
+    !metadata.permissions().readonly() && fs_err::OpenOptions::new().write(true).open(path).is_ok()
+}
+
+/// Replaces `target` with `bytes`: a temporary file in the same directory gets the bytes, the
+/// original's permissions (and owner, where allowed), and an fsync, then is renamed over it.
+fn write_atomically(
+    target: &Path,
+    bytes: &[u8],
+    original: Option<&std::fs::Metadata>,
+) -> io::Result<()> {
+    let dir = match target.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    fs_err::create_dir_all(dir)?;
+    let in_dir = |error: io::Error| {
+        io::Error::new(
+            error.kind(),
+            format!("{error} (temporary file in '{}')", dir.display()),
+        )
+    };
+    let mut temp = tempfile::Builder::new()
+        .prefix(".cudaup-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(in_dir)?;
+    temp.write_all(bytes).map_err(in_dir)?;
+    match original {
+        Some(metadata) => {
+            temp.as_file()
+                .set_permissions(metadata.permissions())
+                .map_err(in_dir)?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                // Keeps the user's ownership when run with privileges; an unprivileged user can
+                // only "change" it to themselves, so a failure here changes nothing that matters.
+                let _ = std::os::unix::fs::fchown(
+                    temp.as_file(),
+                    Some(metadata.uid()),
+                    Some(metadata.gid()),
+                );
+            }
+        }
+        None => {
+            // tempfile creates files as 0600; a new rc file is as readable as the user's others.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                temp.as_file()
+                    .set_permissions(std::fs::Permissions::from_mode(0o644))
+                    .map_err(in_dir)?;
+            }
+        }
+    }
+    temp.as_file().sync_all().map_err(in_dir)?;
+    temp.persist(target).map_err(|error| {
+        io::Error::new(
+            error.error.kind(),
+            format!("{} (renaming over '{}')", error.error, target.display()),
+        )
+    })?;
+    // Makes the rename itself durable; not every platform lets a directory be synced.
+    #[cfg(unix)]
+    let _ = fs_err::File::open(dir).and_then(|dir| dir.sync_all());
+    Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+
+    use super::*;
+
+    fn process(home: &Path, extra: &[(&str, &str)]) -> Process {
+        let mut vars = vec![("HOME".to_owned(), home.to_str().unwrap().to_owned())];
+        vars.extend(
+            extra
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+        );
+        Process::with_vars(vars, home)
+    }
+
+    fn files(hooks: &[Hook], home: &Path) -> Vec<String> {
+        hooks
+            .iter()
+            .map(|hook| {
+                hook.file
+                    .strip_prefix(home)
+                    .unwrap_or(&hook.file)
+                    .display()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    const LINE: &str = r#". "/h/.local/share/cudaup/env""#;
+
+    #[test]
+    fn bash_profile_always_bashrc_only_when_present() {
+        let home = tempfile::tempdir().unwrap();
+        let cudaup = home.path().join(".local/share/cudaup");
+        let p = process(home.path(), &[("SHELL", "/bin/bash")]);
+        let hooks = hooks(&p, &cudaup, &[Shell::Posix]);
+        assert_eq!(files(&hooks, home.path()), [".profile"]);
+        assert_eq!(hooks[0].line, format!(". \"{}/env\"", cudaup.display()));
+
+        fs_err::write(home.path().join(".bashrc"), "alias ll='ls -l'\n").unwrap();
+        fs_err::write(home.path().join(".bash_profile"), "").unwrap();
+        let hooks = super::hooks(&p, &cudaup, &[Shell::Posix]);
+        assert_eq!(
+            files(&hooks, home.path()),
+            [".profile", ".bash_profile", ".bashrc"]
+        );
+
+        // .profile is created by apply, with the line in it.
+        let applied = apply(&hooks[0]).unwrap().unwrap();
+        assert!(applied.created);
+        let profile = fs_err::read_to_string(home.path().join(".profile")).unwrap();
+        assert_eq!(profile, format!("{MARKER}\n{}\n", hooks[0].line));
+    }
+
+    #[test]
+    fn zsh_rule_is_rustups() {
+        let home = tempfile::tempdir().unwrap();
+        let zdotdir = home.path().join(".config/zsh");
+        fs_err::create_dir_all(&zdotdir).unwrap();
+        let zdot = zdotdir.to_str().unwrap();
+        let zsh_file = |extra: &[(&str, &str)]| {
+            let mut vars = vec![("SHELL", "/usr/bin/zsh")];
+            vars.extend_from_slice(extra);
+            let hooks = hooks(
+                &process(home.path(), &vars),
+                Path::new("/c"),
+                &[Shell::Posix],
+            );
+            let mut files = files(&hooks, home.path());
+            assert_eq!(files.remove(0), ".profile");
+            assert_eq!(files.len(), 1, "{files:?}");
+            files.remove(0)
+        };
+        // ZDOTDIR unset: ~/.zshenv, created if needed.
+        assert_eq!(zsh_file(&[]), ".zshenv");
+        // ZDOTDIR set, neither file exists: $ZDOTDIR/.zshenv is created.
+        assert_eq!(zsh_file(&[("ZDOTDIR", zdot)]), ".config/zsh/.zshenv");
+        // ZDOTDIR set by ~/.zshenv itself (uv#16865): the file zsh reads is ~/.zshenv.
+        fs_err::write(
+            home.path().join(".zshenv"),
+            "export ZDOTDIR=~/.config/zsh\n",
+        )
+        .unwrap();
+        assert_eq!(zsh_file(&[("ZDOTDIR", zdot)]), ".zshenv");
+        // Both exist: $ZDOTDIR/.zshenv comes first.
+        fs_err::write(zdotdir.join(".zshenv"), "").unwrap();
+        assert_eq!(zsh_file(&[("ZDOTDIR", zdot)]), ".config/zsh/.zshenv");
+        // Only $ZDOTDIR/.zshenv exists.
+        fs_err::remove_file(home.path().join(".zshenv")).unwrap();
+        assert_eq!(zsh_file(&[("ZDOTDIR", zdot)]), ".config/zsh/.zshenv");
+        // ZDOTDIR unset but $ZDOTDIR/.zshenv exists: zsh would not read it.
+        assert_eq!(zsh_file(&[]), ".zshenv");
+
+        // Uninstall looks in both places.
+        let p = process(home.path(), &[("ZDOTDIR", zdot)]);
+        assert_eq!(
+            zsh_rc_candidates(&p, home.path()),
+            [zdotdir.join(".zshenv"), home.path().join(".zshenv")]
+        );
+        // ZDOTDIR=$HOME lists the file once.
+        let p = process(home.path(), &[("ZDOTDIR", home.path().to_str().unwrap())]);
+        assert_eq!(
+            zsh_rc_candidates(&p, home.path()),
+            [home.path().join(".zshenv")]
+        );
+    }
+
+    #[test]
+    fn zsh_is_skipped_when_absent() {
+        let home = tempfile::tempdir().unwrap();
+        let p = process(home.path(), &[("SHELL", "/bin/bash")]);
+        let hooks = hooks(&p, Path::new("/c"), &[Shell::Posix]);
+        assert_eq!(files(&hooks, home.path()), [".profile"]);
+        // zsh on PATH counts even when it is not the login shell.
+        let bin = home.path().join("bin");
+        fs_err::create_dir(&bin).unwrap();
+        fs_err::write(bin.join("zsh"), "").unwrap();
+        let p = process(
+            home.path(),
+            &[("SHELL", "/bin/bash"), ("PATH", bin.to_str().unwrap())],
+        );
+        let hooks = super::hooks(&p, Path::new("/c"), &[Shell::Posix]);
+        assert_eq!(files(&hooks, home.path()), [".profile", ".zshenv"]);
+    }
+
+    #[test]
+    fn fish_conf_d_file() {
+        let home = tempfile::tempdir().unwrap();
+        let cudaup = Path::new("/data/cudaup");
+        let hooks = hooks(&process(home.path(), &[]), cudaup, &[Shell::Fish]);
+        assert_eq!(
+            files(&hooks, home.path()),
+            [".config/fish/conf.d/cudaup.fish"]
+        );
+        assert_eq!(hooks[0].line, r#"source "/data/cudaup/env.fish""#);
+
+        let xdg = home.path().join("xdg");
+        let p = process(home.path(), &[("XDG_CONFIG_HOME", xdg.to_str().unwrap())]);
+        let hooks = super::hooks(&p, cudaup, &[Shell::Fish]);
+        assert_eq!(files(&hooks, home.path()), ["xdg/fish/conf.d/cudaup.fish"]);
+
+        // The whole file is cudaup's: created with its directories, deleted on revert.
+        let applied = apply(&hooks[0]).unwrap().unwrap();
+        assert!(applied.created);
+        assert_eq!(
+            fs_err::read_to_string(&hooks[0].file).unwrap(),
+            format!("{MARKER}\nsource \"/data/cudaup/env.fish\"\n")
+        );
+        revert(&applied).unwrap();
+        assert!(!hooks[0].file.exists());
+    }
+
+    #[test]
+    fn powershell_profile_paths() {
+        let home = tempfile::tempdir().unwrap();
+        let hooks = hooks(
+            &process(home.path(), &[]),
+            Path::new("/data/cudaup"),
+            &[Shell::PowerShell],
+        );
+        assert_eq!(
+            files(&hooks, home.path()),
+            [".config/powershell/profile.ps1"]
+        );
+        assert_eq!(hooks[0].line, ". '/data/cudaup/env.ps1'");
+
+        let p = process(home.path(), &[("XDG_CONFIG_HOME", "/x")]);
+        assert_eq!(
+            powershell_profile(&p, home.path(), false),
+            Path::new("/x/powershell/profile.ps1")
+        );
+        let p = process(home.path(), &[("USERPROFILE", "/win/u")]);
+        assert_eq!(
+            powershell_profile(&p, home.path(), true),
+            Path::new("/win/u/Documents/PowerShell/profile.ps1")
+        );
+    }
+
+    #[test]
+    fn no_home_no_hooks() {
+        let p = Process::with_vars([("SHELL", "/bin/zsh")], "/");
+        assert!(hooks(&p, Path::new("/c"), &Shell::ALL).is_empty());
+    }
+
+    #[test]
+    fn add_is_idempotent_and_remove_restores() {
+        for original in [
+            &b""[..],
+            b"export A=1\n",
+            b"export A=1",
+            b"export A=1\r\nexport B=2\r\n",
+            b"export A=1\r\nexport B=2",
+            b"export A=1\n\n",
+            b"\n",
+        ] {
+            let (new, inserted) = add(original, LINE).unwrap();
+            assert!(new.starts_with(original));
+            assert_eq!(add(&new, LINE), None, "second add of {original:?}");
+            assert_eq!(remove(&new, &inserted), original, "{original:?}");
+            // Line endings follow the file.
+            let text = String::from_utf8(new).unwrap();
+            if original.windows(2).any(|w| w == b"\r\n") {
+                assert!(!text.replace("\r\n", "").contains('\n'), "{text:?}");
+            } else {
+                assert!(!text.contains('\r'));
+            }
+            // The block sits on its own lines, set off by a blank line.
+            if !original.is_empty() {
+                assert!(
+                    text.contains(&format!("\n\n{MARKER}"))
+                        || text.contains(&format!("\r\n\r\n{MARKER}")),
+                    "{text:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn add_sees_the_line_even_if_indented() {
+        assert_eq!(add(format!("  {LINE}  \r\n").as_bytes(), LINE), None);
+        // A commented-out line does not count.
+        assert!(add(format!("# {LINE}\n").as_bytes(), LINE).is_some());
+    }
+
+    #[test]
+    fn remove_keeps_what_the_user_added_after() {
+        let (new, inserted) = add(b"export A=1", LINE).unwrap();
+        let edited = [&new[..], b"export B=2\n"].concat();
+        assert_eq!(remove(&edited, &inserted), b"export A=1\nexport B=2\n");
+    }
+
+    #[test]
+    fn remove_falls_back_to_our_lines() {
+        let (_, inserted) = add(b"export A=1\n", LINE).unwrap();
+        // The user moved our lines around and edited spacing.
+        let edited = format!("{LINE}   \nexport A=1\n  {MARKER}\nexport B=2\n");
+        assert_eq!(
+            remove(edited.as_bytes(), &inserted),
+            b"export A=1\nexport B=2\n"
+        );
+        // Nothing of ours: unchanged.
+        assert_eq!(remove(b"export A=1\n", &inserted), b"export A=1\n");
+        assert_eq!(remove(b"", &inserted), b"");
+    }
+
+    fn hook(file: &Path) -> Hook {
+        Hook {
+            file: file.to_path_buf(),
+            line: LINE.into(),
+        }
+    }
+
+    #[test]
+    fn apply_twice_then_revert_is_byte_identical() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, original) in [
+            ("lf", &b"export A=1\n"[..]),
+            ("crlf", b"export A=1\r\n"),
+            ("no-final-newline", b"export A=1"),
+            ("empty", b""),
+        ] {
+            let file = dir.path().join(name);
+            fs_err::write(&file, original).unwrap();
+            let applied = apply(&hook(&file)).unwrap().unwrap();
+            assert!(!applied.created);
+            assert_eq!(apply(&hook(&file)).unwrap(), None, "{name}");
+            let content = fs_err::read_to_string(&file).unwrap();
+            assert_eq!(content.matches(MARKER).count(), 1, "{name}");
+            assert_eq!(content.matches(LINE).count(), 1, "{name}");
+            // The record survives the receipt.
+            let json = serde_json::to_string(&applied).unwrap();
+            let applied: Applied = serde_json::from_str(&json).unwrap();
+            revert(&applied).unwrap();
+            assert_eq!(fs_err::read(&file).unwrap(), original, "{name}");
+            // Reverting again finds nothing to do.
+            revert(&applied).unwrap();
+            assert_eq!(fs_err::read(&file).unwrap(), original, "{name}");
+        }
+    }
+
+    #[test]
+    fn revert_deletes_the_file_it_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(".profile");
+        let applied = apply(&hook(&file)).unwrap().unwrap();
+        assert!(applied.created);
+        let mode = fs_err::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
+        revert(&applied).unwrap();
+        assert!(!file.exists());
+
+        // If the user added to it since, it stays, without our lines.
+        let applied = apply(&hook(&file)).unwrap().unwrap();
+        let mut content = fs_err::read(&file).unwrap();
+        content.extend_from_slice(b"export MINE=1\n");
+        fs_err::write(&file, &content).unwrap();
+        revert(&applied).unwrap();
+        assert_eq!(fs_err::read(&file).unwrap(), b"export MINE=1\n");
+
+        // Gone already: nothing to do.
+        fs_err::remove_file(&file).unwrap();
+        revert(&applied).unwrap();
+        assert!(!file.exists());
+    }
+
+    #[test]
+    fn symlinked_rc_file_stays_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let dotfiles = dir.path().join("dotfiles");
+        fs_err::create_dir(&dotfiles).unwrap();
+        let real = dotfiles.join("bashrc");
+        fs_err::write(&real, "export A=1\n").unwrap();
+        let home = dir.path().join("home");
+        fs_err::create_dir(&home).unwrap();
+        // A relative link, through a second link, as dotfile managers make them.
+        let middle = home.join(".bashrc.d");
+        symlink("../dotfiles/bashrc", &middle).unwrap();
+        let link = home.join(".bashrc");
+        symlink(&middle, &link).unwrap();
+
+        let applied = apply(&hook(&link)).unwrap().unwrap();
+        assert_eq!(applied.file, link);
+        assert!(fs_err::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(fs_err::symlink_metadata(&middle)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(fs_err::read_to_string(&real).unwrap().contains(LINE));
+        // No temporary file left behind.
+        assert_eq!(fs_err::read_dir(&dotfiles).unwrap().count(), 1);
+
+        revert(&applied).unwrap();
+        assert!(fs_err::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs_err::read(&real).unwrap(), b"export A=1\n");
+    }
+
+    #[test]
+    fn dangling_symlink_target_is_created_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("dotfiles/profile");
+        let link = dir.path().join(".profile");
+        symlink(&real, &link).unwrap();
+        let applied = apply(&hook(&link)).unwrap().unwrap();
+        assert!(applied.created);
+        assert!(fs_err::read_to_string(&real).unwrap().contains(LINE));
+        revert(&applied).unwrap();
+        assert!(!real.exists());
+        assert!(fs_err::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+
+    #[test]
+    fn symlink_loop_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        let b = dir.path().join("b");
+        symlink(&b, &a).unwrap();
+        symlink(&a, &b).unwrap();
+        assert!(matches!(
+            apply(&hook(&a)),
+            Err(ShellError::SymlinkLoop { .. })
+        ));
+    }
+
+    #[test]
+    fn read_only_file_is_an_error_and_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(".bashrc");
+        fs_err::write(&file, "export A=1\n").unwrap();
+        fs_err::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let error = apply(&hook(&file)).unwrap_err();
+        assert!(matches!(error, ShellError::ReadOnly { .. }));
+        let message = error.to_string();
+        assert!(message.contains(LINE), "{message}");
+        assert!(message.contains(".bashrc"), "{message}");
+        assert_eq!(fs_err::read(&file).unwrap(), b"export A=1\n");
+        assert_eq!(
+            fs_err::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o444
+        );
+
+        // Made read-only after cudaup hooked it: revert says what to remove by hand.
+        fs_err::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let applied = apply(&hook(&file)).unwrap().unwrap();
+        fs_err::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let before = fs_err::read(&file).unwrap();
+        let error = revert(&applied).unwrap_err();
+        assert!(error.to_string().contains(MARKER), "{error}");
+        assert_eq!(fs_err::read(&file).unwrap(), before);
+    }
+
+    #[test]
+    fn mode_is_preserved() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(".zshenv");
+        fs_err::write(&file, "export SECRET=1\n").unwrap();
+        fs_err::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let applied = apply(&hook(&file)).unwrap().unwrap();
+        let mode = || fs_err::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(), 0o600);
+        revert(&applied).unwrap();
+        assert_eq!(mode(), 0o600);
+        assert_eq!(fs_err::read(&file).unwrap(), b"export SECRET=1\n");
+    }
+
+    #[test]
+    fn hooked_profile_is_sourced_by_a_real_shell() {
+        // End to end: the line apply writes really loads the env script.
+        let Some(dash) = ["/usr/bin/dash", "/bin/dash", "/bin/sh"]
+            .iter()
+            .map(Path::new)
+            .find(|p| p.is_file())
+        else {
+            return;
+        };
+        let home = tempfile::tempdir().unwrap();
+        let cudaup = home.path().join("my cudaup");
+        fs_err::create_dir(&cudaup).unwrap();
+        fs_err::write(cudaup.join("env"), "export CUDAUP_SOURCED=yes\n").unwrap();
+        let p = process(home.path(), &[]);
+        for hook in hooks(&p, &cudaup, &[Shell::Posix]) {
+            apply(&hook).unwrap();
+        }
+        let profile = home.path().join(".profile");
+        let output = std::process::Command::new(dash)
+            .arg("-c")
+            .arg(format!(
+                ". '{}'; echo \"$CUDAUP_SOURCED\"",
+                profile.display()
+            ))
+            .env_clear()
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "yes\n");
+    }
+}

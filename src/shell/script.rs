@@ -1,0 +1,608 @@
+//! The env scripts: one per shell family, generated from an [`EnvSpec`].
+//!
+//! Each script may be sourced any number of times (an rc file read twice, a user who sources it
+//! by hand): a directory already on a list is left where it is, and nothing the user had is
+//! dropped. A list variable that was unset or empty gets just our directories, never a trailing
+//! separator, because an empty element in `PATH` or `LD_LIBRARY_PATH` means the current
+//! directory.
+
+use std::path::Path;
+
+use super::{EnvSpec, Shell};
+
+/// The first lines of every script (after the shell's comment sign).
+const HEADER: [&str; 3] = [
+    "cudaup: the environment of the active CUDA stack.",
+    "Written by cudaup, which rewrites it whenever the stack changes: edits here do not last.",
+    "Sourcing it again is harmless: a directory already listed is not added twice.",
+];
+
+/// The env script for `shell` that sets up `spec`.
+///
+/// Entries that cannot be expressed are left out with a warning: paths that are not UTF-8, list
+/// entries that contain the list separator, and variable names that are not identifiers.
+pub fn script(shell: Shell, spec: &EnvSpec) -> String {
+    match shell {
+        Shell::Posix => posix(spec),
+        Shell::Fish => fish(spec),
+        Shell::PowerShell => powershell(spec),
+    }
+}
+
+/// The line an rc file needs to load the env script of `shell` from `cudaup_home`.
+///
+/// A `cudaup_home` that is not UTF-8 is written lossily; [`super::hooks`] refuses such homes
+/// before it gets here.
+pub fn source_line(shell: Shell, cudaup_home: &Path) -> String {
+    let file = cudaup_home.join(shell.script_file_name());
+    let file = file.to_string_lossy();
+    match shell {
+        // rustup's form (`. "…/env"`): `.` rather than `source`, which dash lacks (rustup#2623).
+        Shell::Posix => format!(". \"{}\"", posix_double_quote(&file)),
+        Shell::Fish => format!("source \"{}\"", fish_double_quote(&file)),
+        Shell::PowerShell => format!(". {}", pwsh_quote(&file)),
+    }
+}
+
+fn posix(spec: &EnvSpec) -> String {
+    let mut out = header("#");
+    for (var, dirs) in lists(spec, &[':']) {
+        // Prepend in reverse so that the first directory of the spec ends up first.
+        for dir in dirs.iter().rev() {
+            let dir = posix_quote(dir);
+            // `${VAR:-}` and `${VAR:+…}` keep `set -u` shells happy, and the `:+` form adds the
+            // separator only when there is something after it.
+            out.push_str(&format!(
+                "case \":${{{var}:-}}:\" in\n    *:{dir}:*) ;;\n    *) export {var}={dir}\"${{{var}:+:${var}}}\" ;;\nesac\n"
+            ));
+        }
+    }
+    for (name, value) in vars(spec) {
+        out.push_str(&format!("export {name}={}\n", posix_quote(value)));
+    }
+    out
+}
+
+fn fish(spec: &EnvSpec) -> String {
+    let mut out = header("#");
+    // fish 3.0+ imports every variable whose name ends in PATH as a list split on `:` and
+    // exports it joined with `:` ("PATH variables", fish-language(1)), so LD_LIBRARY_PATH is a
+    // list here just like PATH. An empty inherited value becomes a list of one empty element,
+    // and prepending to that would export "DIR:" (the current directory): replace it instead.
+    for (var, dirs) in lists(spec, &[':']) {
+        for dir in dirs.iter().rev() {
+            let dir = fish_quote(dir);
+            out.push_str(&format!(
+                "if test -z \"${var}\"\n    set -gx {var} {dir}\nelse if not contains -- {dir} ${var}\n    set -gx {var} {dir} ${var}\nend\n"
+            ));
+        }
+    }
+    for (name, value) in vars(spec) {
+        out.push_str(&format!("set -gx {name} {}\n", fish_quote(value)));
+    }
+    out
+}
+
+fn powershell(spec: &EnvSpec) -> String {
+    let mut out = header("#");
+    // A script block keeps the helper and its variables out of the user's session when the
+    // script is dot-sourced; environment changes are process-wide and survive it.
+    out.push_str(
+        "& {
+    $sep = [IO.Path]::PathSeparator
+    # $IsWindows exists from PowerShell 6 on; Windows PowerShell (5.1 and older) runs only on Windows.
+    $onWindows = ($PSVersionTable.PSEdition -ne 'Core') -or $IsWindows
+    function Add-CudaupEntry([string]$Name, [string]$Dir) {
+        $current = [Environment]::GetEnvironmentVariable($Name)
+        $entries = @(if ($current) { $current.Split($sep) })
+        # Windows compares paths without regard to case; Linux and macOS do not.
+        $present = if ($onWindows) { $entries -contains $Dir } else { $entries -ccontains $Dir }
+        if (-not $present) {
+            [Environment]::SetEnvironmentVariable($Name, ((@($Dir) + $entries) -join $sep))
+        }
+    }
+",
+    );
+    // `;` separates PATH on Windows; `:` separates LD_LIBRARY_PATH, which only Linux reads.
+    for (var, dirs) in lists(spec, &[';']) {
+        let (indent, close) = if var == "LD_LIBRARY_PATH" {
+            out.push_str("    if (-not $onWindows) {\n");
+            ("        ", "    }\n")
+        } else {
+            ("    ", "")
+        };
+        for dir in dirs.iter().rev() {
+            if var == "LD_LIBRARY_PATH" && dir.contains(':') {
+                tracing::warn!("left {dir:?} out of LD_LIBRARY_PATH: it contains ':'");
+                continue;
+            }
+            out.push_str(&format!(
+                "{indent}Add-CudaupEntry {} {}\n",
+                pwsh_quote(var),
+                pwsh_quote(dir)
+            ));
+        }
+        out.push_str(close);
+    }
+    for (name, value) in vars(spec) {
+        out.push_str(&format!(
+            "    [Environment]::SetEnvironmentVariable({}, {})\n",
+            pwsh_quote(name),
+            pwsh_quote(value)
+        ));
+    }
+    out.push_str("}\n");
+    out
+}
+
+fn header(comment: &str) -> String {
+    let mut out: String = HEADER
+        .iter()
+        .map(|line| format!("{comment} {line}\n"))
+        .collect();
+    out.push('\n');
+    out
+}
+
+/// The list variables of `spec` with their usable entries, skipping empty lists.
+fn lists<'a>(spec: &'a EnvSpec, separators: &[char]) -> Vec<(&'static str, Vec<&'a str>)> {
+    [
+        ("PATH", &spec.path),
+        ("LD_LIBRARY_PATH", &spec.ld_library_path),
+    ]
+    .into_iter()
+    .map(|(var, dirs)| {
+        let dirs = dirs
+            .iter()
+            .filter_map(|dir| list_entry(var, dir, separators))
+            .collect::<Vec<_>>();
+        (var, dirs)
+    })
+    .filter(|(_, dirs)| !dirs.is_empty())
+    .collect()
+}
+
+fn list_entry<'a>(var: &str, dir: &'a Path, separators: &[char]) -> Option<&'a str> {
+    let Some(text) = dir.to_str() else {
+        tracing::warn!("left {} out of {var}: it is not UTF-8", dir.display());
+        return None;
+    };
+    if text.is_empty() {
+        // An empty entry would mean the current directory.
+        tracing::warn!("left an empty directory out of {var}");
+        return None;
+    }
+    if text.contains(separators) {
+        tracing::warn!("left {text:?} out of {var}: it contains a list separator");
+        return None;
+    }
+    Some(text)
+}
+
+/// The variables of `spec` whose names every shell accepts.
+fn vars(spec: &EnvSpec) -> impl Iterator<Item = (&str, &str)> {
+    spec.vars.iter().filter_map(|(name, value)| {
+        if is_identifier(name) {
+            Some((name.as_str(), value.as_str()))
+        } else {
+            tracing::warn!("left variable {name:?} out of the env script: not a valid name");
+            None
+        }
+    })
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// POSIX single quotes: nothing inside is special, and a `'` is written as `'\''`.
+fn posix_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// The inside of POSIX double quotes, where `\`, `"`, `$` and `` ` `` are special.
+fn posix_double_quote(text: &str) -> String {
+    escape(text, &['\\', '"', '$', '`'])
+}
+
+/// fish single quotes: only `\` and `'` need a backslash.
+fn fish_quote(text: &str) -> String {
+    format!("'{}'", escape(text, &['\\', '\'']))
+}
+
+/// The inside of fish double quotes, where `\`, `"` and `$` are special.
+fn fish_double_quote(text: &str) -> String {
+    escape(text, &['\\', '"', '$'])
+}
+
+/// PowerShell single quotes: a quote is doubled. PowerShell also takes the typographic single
+/// quotes (U+2018–U+201B) as quotes, so those are doubled too.
+fn pwsh_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('\'');
+    for c in text.chars() {
+        if matches!(c, '\'' | '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}') {
+            out.push(c);
+        }
+        out.push(c);
+    }
+    out.push('\'');
+    out
+}
+
+fn escape(text: &str, special: &[char]) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if special.contains(&c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::process::Command;
+
+    use super::*;
+
+    fn spec() -> EnvSpec {
+        EnvSpec {
+            path: vec![
+                PathBuf::from("/opt/cuda x/bin"),
+                PathBuf::from("/opt/it's $HOME/`bin`"),
+            ],
+            ld_library_path: vec![
+                PathBuf::from("/opt/cuda x/lib64"),
+                PathBuf::from("/opt/cudnn/lib"),
+            ],
+            vars: vec![
+                ("CUDA_HOME".into(), "/opt/cuda x".into()),
+                ("CUDA_PATH".into(), "/opt/it's \"$x\"".into()),
+            ],
+        }
+    }
+
+    /// Where `program` lives, or None after saying why the test is skipped.
+    fn shell_or_skip(program: &str) -> Option<PathBuf> {
+        let found = std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(program))
+                .find(|candidate| candidate.is_file())
+        });
+        if found.is_none() {
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("skipped: `{program}` is not installed (apt-get install {program})");
+            }
+        }
+        found
+    }
+
+    /// Runs `program` with `args` and exactly `env`, and returns its output lines; it must
+    /// succeed without writing to stderr.
+    fn run(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Vec<String> {
+        let output = Command::new(program)
+            .args(args)
+            .env_clear()
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{} failed: {}",
+            program.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            output.stderr.is_empty(),
+            "{} wrote to stderr: {}",
+            program.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Prints the exported variables from a child process, so the tests see what programs will
+    /// see rather than the shell's own view (fish keeps PATH as a list internally).
+    const REPORT: &str = "/usr/bin/env";
+
+    fn exported(lines: &[String], name: &str) -> Option<String> {
+        let prefix = format!("{name}=");
+        lines
+            .iter()
+            .find_map(|line| line.strip_prefix(&prefix).map(str::to_owned))
+    }
+
+    /// Checks the variables after sourcing the script twice, from a given start.
+    fn check(lines: &[String], start_path: Option<&str>, start_ld: Option<&str>) {
+        let expected_path = {
+            let mut list = vec!["/opt/cuda x/bin", "/opt/it's $HOME/`bin`"];
+            list.extend(start_path.into_iter().flat_map(|p| p.split(':')));
+            list.join(":")
+        };
+        assert_eq!(
+            exported(lines, "PATH").as_deref(),
+            Some(expected_path.as_str())
+        );
+        let expected_ld = {
+            let mut list = vec!["/opt/cuda x/lib64", "/opt/cudnn/lib"];
+            list.extend(
+                start_ld
+                    .filter(|v| !v.is_empty())
+                    .into_iter()
+                    .flat_map(|p| p.split(':')),
+            );
+            list.join(":")
+        };
+        assert_eq!(
+            exported(lines, "LD_LIBRARY_PATH").as_deref(),
+            Some(expected_ld.as_str())
+        );
+        assert_eq!(exported(lines, "CUDA_HOME").as_deref(), Some("/opt/cuda x"));
+        assert_eq!(
+            exported(lines, "CUDA_PATH").as_deref(),
+            Some("/opt/it's \"$x\"")
+        );
+    }
+
+    /// The starting environments: PATH set, and LD_LIBRARY_PATH unset, empty, or set.
+    fn starts() -> Vec<(&'static str, Option<&'static str>)> {
+        vec![
+            ("/usr/bin:/bin", None),
+            ("/usr/bin:/bin", Some("")),
+            ("/usr/bin:/bin", Some("/home/u/lib")),
+        ]
+    }
+
+    fn posix_shell(program: &str) {
+        let Some(shell) = shell_or_skip(program) else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("env");
+        fs_err::write(&file, script(Shell::Posix, &spec())).unwrap();
+        let source = format!("set -eu; . '{0}'; . '{0}'; exec {REPORT}", file.display());
+        for (path, ld) in starts() {
+            let mut env = vec![("PATH", path)];
+            if let Some(ld) = ld {
+                env.push(("LD_LIBRARY_PATH", ld));
+            }
+            let lines = run(&shell, &["-c", &source], &env);
+            check(&lines, Some(path), ld);
+        }
+        // A user entry that is one of ours stays where the user put it.
+        let lines = run(
+            &shell,
+            &["-c", &source],
+            &[
+                ("PATH", "/usr/bin:/opt/cuda x/bin"),
+                ("LD_LIBRARY_PATH", "/opt/cudnn/lib:/home/u/lib"),
+            ],
+        );
+        assert_eq!(
+            exported(&lines, "PATH").as_deref(),
+            Some("/opt/it's $HOME/`bin`:/usr/bin:/opt/cuda x/bin")
+        );
+        assert_eq!(
+            exported(&lines, "LD_LIBRARY_PATH").as_deref(),
+            Some("/opt/cuda x/lib64:/opt/cudnn/lib:/home/u/lib")
+        );
+    }
+
+    #[test]
+    fn posix_script_runs_in_sh() {
+        posix_shell("sh");
+    }
+
+    #[test]
+    fn posix_script_runs_in_dash() {
+        posix_shell("dash");
+    }
+
+    #[test]
+    fn posix_script_runs_in_bash() {
+        posix_shell("bash");
+    }
+
+    #[test]
+    fn posix_script_runs_in_zsh() {
+        posix_shell("zsh");
+    }
+
+    #[test]
+    fn posix_script_with_unset_path_adds_no_empty_entry() {
+        let Some(shell) = shell_or_skip("dash") else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("env");
+        fs_err::write(&file, script(Shell::Posix, &spec())).unwrap();
+        // dash gives itself a default PATH when started without one, so unset it in the shell.
+        for prelude in ["unset PATH", "PATH=''"] {
+            let source = format!("{prelude}; . '{0}'; . '{0}'; exec {REPORT}", file.display());
+            let lines = run(&shell, &["-c", &source], &[]);
+            assert_eq!(
+                exported(&lines, "PATH").as_deref(),
+                Some("/opt/cuda x/bin:/opt/it's $HOME/`bin`"),
+                "{prelude}"
+            );
+        }
+    }
+
+    #[test]
+    fn fish_script_runs_in_fish() {
+        let Some(fish) = shell_or_skip("fish") else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("env.fish");
+        fs_err::write(&file, script(Shell::Fish, &spec())).unwrap();
+        // fish wants a writable config dir; keep it out of the real HOME.
+        let home = dir.path().to_str().unwrap().to_owned();
+        let source = format!("source '{0}'; source '{0}'; exec {REPORT}", file.display());
+        for (path, ld) in starts() {
+            let mut env = vec![("PATH", path), ("HOME", home.as_str())];
+            if let Some(ld) = ld {
+                env.push(("LD_LIBRARY_PATH", ld));
+            }
+            let lines = run(&fish, &["--no-config", "-c", &source], &env);
+            check(&lines, Some(path), ld);
+        }
+        // A user entry that is one of ours stays where the user put it.
+        let lines = run(
+            &fish,
+            &["--no-config", "-c", &source],
+            &[
+                ("HOME", home.as_str()),
+                ("PATH", "/usr/bin:/opt/cuda x/bin"),
+                ("LD_LIBRARY_PATH", "/opt/cudnn/lib:/home/u/lib"),
+            ],
+        );
+        assert_eq!(
+            exported(&lines, "PATH").as_deref(),
+            Some("/opt/it's $HOME/`bin`:/usr/bin:/opt/cuda x/bin")
+        );
+        assert_eq!(
+            exported(&lines, "LD_LIBRARY_PATH").as_deref(),
+            Some("/opt/cuda x/lib64:/opt/cudnn/lib:/home/u/lib")
+        );
+    }
+
+    #[test]
+    fn posix_script_text() {
+        let text = script(
+            Shell::Posix,
+            &EnvSpec {
+                path: vec![PathBuf::from("/c/bin")],
+                ld_library_path: vec![],
+                vars: vec![("CUDA_HOME".into(), "/c".into())],
+            },
+        );
+        assert!(text.contains(
+            "case \":${PATH:-}:\" in\n    *:'/c/bin':*) ;;\n    *) export PATH='/c/bin'\"${PATH:+:$PATH}\" ;;\nesac\n"
+        ));
+        assert!(text.ends_with("export CUDA_HOME='/c'\n"));
+        // Nothing touches LD_LIBRARY_PATH when the spec has no library directories.
+        assert!(!text.contains("LD_LIBRARY_PATH"));
+    }
+
+    #[test]
+    fn unusable_entries_are_left_out() {
+        let text = script(
+            Shell::Posix,
+            &EnvSpec {
+                path: vec![PathBuf::from("/a:b"), PathBuf::new(), PathBuf::from("/ok")],
+                ld_library_path: vec![],
+                vars: vec![
+                    ("NOT-A-NAME".into(), "x".into()),
+                    ("_OK1".into(), "y".into()),
+                ],
+            },
+        );
+        assert!(!text.contains("/a:b"));
+        assert!(!text.contains("''"));
+        assert!(text.contains("'/ok'"));
+        assert!(!text.contains("NOT-A-NAME"));
+        assert!(text.contains("export _OK1='y'"));
+    }
+
+    #[test]
+    fn powershell_script_text() {
+        let text = script(
+            Shell::PowerShell,
+            &EnvSpec {
+                path: vec![
+                    PathBuf::from(r"C:\CUDA\bin"),
+                    PathBuf::from(r"C:\it's\bin"),
+                    PathBuf::from(r"C:\a;b"),
+                ],
+                ld_library_path: vec![PathBuf::from("/opt/cuda/lib64")],
+                vars: vec![("CUDA_PATH".into(), "C:\\CUDA \u{2019}x".into())],
+            },
+        );
+        // Prepended in reverse, so C:\CUDA\bin ends up first.
+        let first = text.find(r"Add-CudaupEntry 'PATH' 'C:\it''s\bin'").unwrap();
+        let second = text.find(r"Add-CudaupEntry 'PATH' 'C:\CUDA\bin'").unwrap();
+        assert!(first < second);
+        // An entry with the Windows separator in it cannot be expressed.
+        assert!(!text.contains(r"C:\a;b"));
+        // LD_LIBRARY_PATH only where it means something.
+        assert!(text.contains(
+            "    if (-not $onWindows) {\n        Add-CudaupEntry 'LD_LIBRARY_PATH' '/opt/cuda/lib64'\n    }\n"
+        ));
+        assert!(text.contains(
+            "[Environment]::SetEnvironmentVariable('CUDA_PATH', 'C:\\CUDA \u{2019}\u{2019}x')"
+        ));
+        assert!(text.contains("[IO.Path]::PathSeparator"));
+        assert!(text.trim_end().ends_with('}'));
+        // Balanced braces and parentheses: a cheap syntax check, since pwsh is not installed here.
+        for (open, close) in [('{', '}'), ('(', ')')] {
+            assert_eq!(
+                text.matches(open).count(),
+                text.matches(close).count(),
+                "unbalanced {open}{close} in:\n{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn source_lines_quote_the_path() {
+        let home = Path::new("/home/u/my $dir");
+        assert_eq!(
+            source_line(Shell::Posix, home),
+            r#". "/home/u/my \$dir/env""#
+        );
+        assert_eq!(
+            source_line(Shell::Fish, home),
+            r#"source "/home/u/my \$dir/env.fish""#
+        );
+        assert_eq!(
+            source_line(Shell::PowerShell, Path::new("/home/o'k")),
+            ". '/home/o''k/env.ps1'"
+        );
+    }
+
+    #[test]
+    fn posix_source_line_works_in_dash() {
+        let Some(dash) = shell_or_skip("dash") else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("we\"ird $home `x`");
+        fs_err::create_dir(&home).unwrap();
+        fs_err::write(home.join("env"), "export CUDAUP_SOURCED=yes\n").unwrap();
+        let line = source_line(Shell::Posix, &home);
+        let lines = run(&dash, &["-c", &format!("{line}; exec {REPORT}")], &[]);
+        assert_eq!(exported(&lines, "CUDAUP_SOURCED").as_deref(), Some("yes"));
+    }
+
+    #[test]
+    fn fish_source_line_works_in_fish() {
+        let Some(fish) = shell_or_skip("fish") else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("we\"ird $home 'x'");
+        fs_err::create_dir(&home).unwrap();
+        fs_err::write(home.join("env.fish"), "set -gx CUDAUP_SOURCED yes\n").unwrap();
+        let line = source_line(Shell::Fish, &home);
+        let fake_home = dir.path().to_str().unwrap();
+        let lines = run(
+            &fish,
+            &["--no-config", "-c", &format!("{line}; exec {REPORT}")],
+            &[("HOME", fake_home)],
+        );
+        assert_eq!(exported(&lines, "CUDAUP_SOURCED").as_deref(), Some("yes"));
+    }
+}
