@@ -254,6 +254,8 @@ pub(super) fn run_install(
         Some(p) => {
             let mut other = super::plan::load_system(p)?;
             other.pythons = live.pythons.clone();
+            other.toolkits = live.toolkits.clone();
+            other.cudnn = live.cudnn.clone();
             other
         }
         None => live.clone(),

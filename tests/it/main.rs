@@ -2,5 +2,6 @@
 
 mod common;
 mod detect;
+mod framework;
 mod install;
 mod plan;
