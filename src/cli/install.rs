@@ -456,10 +456,15 @@ pub(super) fn run_install(
             super::framework::execute(step, runner, tool, log.clone(), request.profile, &mut show)?;
         receipt.register(&home)?;
         if talk {
+            let verb = if step.packages.is_some() {
+                "installed"
+            } else {
+                "checked"
+            };
             writeln!(
                 out,
                 "{} {} in {}",
-                style.good("installed"),
+                style.good(verb),
                 framework_summary(step),
                 receipt.venv.display()
             )?;

@@ -158,6 +158,11 @@ fn pytorch_into_a_new_venv_then_checked_and_kept() {
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert!(again.stdout.contains("only checked"), "{}", again.stdout);
     assert!(
+        again.stdout.contains("checked torch 2.14.1 (cu130)"),
+        "{}",
+        again.stdout
+    );
+    assert!(
         server.requests().is_empty(),
         "nothing fetched: {:?}",
         server.requests()
