@@ -288,9 +288,15 @@ mod tests {
     /// Runs `program` with `args` and exactly `env`, and returns its output lines; it must
     /// succeed without writing to stderr.
     fn run(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Vec<String> {
+        // An empty HOME (and ZDOTDIR), so the user's own .zshenv or fish config cannot change
+        // what the test sees.
+        let home = tempfile::tempdir().unwrap();
         let output = Command::new(program)
             .args(args)
             .env_clear()
+            .env("HOME", home.path())
+            .env("ZDOTDIR", home.path())
+            .env("XDG_CONFIG_HOME", home.path())
             .envs(env.iter().copied())
             .output()
             .unwrap();
