@@ -17,6 +17,7 @@ pub mod plan;
 pub mod process;
 pub mod progress;
 pub mod pyenv;
+pub mod receipts;
 pub mod request;
 pub mod resolve;
 pub mod runner;

@@ -4,75 +4,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ExitCode, Result};
 use crate::process::Process;
-use crate::shell::{self, Applied, EnvSpec, Shell};
-
-/// The stack the env scripts describe, kept in `$CUDAUP_HOME/active.json`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Active {
-    /// The CUDA toolkit (`CUDA_HOME`), if any.
-    pub toolkit: Option<PathBuf>,
-}
-
-impl Active {
-    fn path(home: &Path) -> PathBuf {
-        home.join("active.json")
-    }
-
-    /// Reads it (absent: nothing active).
-    pub fn read(home: &Path) -> Active {
-        fs_err::read(Self::path(home))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
-    }
-
-    /// What it puts in the environment.
-    pub fn spec(&self) -> EnvSpec {
-        let mut spec = EnvSpec::default();
-        if let Some(t) = &self.toolkit {
-            spec.path.push(t.join("bin"));
-            spec.ld_library_path.push(t.join("lib64"));
-            spec.vars
-                .push(("CUDA_HOME".into(), t.display().to_string()));
-            spec.vars
-                .push(("CUDA_PATH".into(), t.display().to_string()));
-        }
-        spec
-    }
-}
-
-/// The record of rc files cudaup changed, in `$CUDAUP_HOME/receipts/shell.json`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShellReceipt {
-    /// One entry per changed file, with the exact bytes inserted.
-    pub hooks: Vec<Applied>,
-}
-
-impl ShellReceipt {
-    fn path(home: &Path) -> PathBuf {
-        home.join("receipts").join("shell.json")
-    }
-
-    /// Reads it (absent: nothing changed).
-    pub fn read(home: &Path) -> ShellReceipt {
-        fs_err::read(Self::path(home))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
-    }
-
-    fn write(&self, home: &Path) -> std::io::Result<()> {
-        let path = Self::path(home);
-        fs_err::create_dir_all(path.parent().expect("has a parent"))?;
-        let tmp = path.with_extension("json.tmp");
-        fs_err::write(&tmp, serde_json::to_vec_pretty(self).expect("serialises"))?;
-        fs_err::rename(&tmp, &path)
-    }
-}
+use crate::receipts::{Active, ShellReceipt};
+use crate::shell::{self, EnvSpec, Shell};
 
 /// The shells set up on this machine: POSIX always; fish and PowerShell when they are here.
 pub fn shells_here(process: &Process) -> Vec<Shell> {

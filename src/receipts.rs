@@ -1,0 +1,135 @@
+//! Everything cudaup has put on this machine, read back from `$CUDAUP_HOME`: toolkit receipts,
+//! venv receipts, the rc files it changed, and the active stack the env scripts describe.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::install::Receipt;
+use crate::pyenv::VenvReceipt;
+use crate::shell::{Applied, EnvSpec};
+
+/// The stack the env scripts describe, kept in `$CUDAUP_HOME/active.json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Active {
+    /// The CUDA toolkit (`CUDA_HOME`), if any.
+    pub toolkit: Option<PathBuf>,
+}
+
+impl Active {
+    /// Where it is kept.
+    pub fn path(home: &Path) -> PathBuf {
+        home.join("active.json")
+    }
+
+    /// Reads it (absent: nothing active).
+    pub fn read(home: &Path) -> Active {
+        fs_err::read(Self::path(home))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// What it puts in the environment.
+    pub fn spec(&self) -> EnvSpec {
+        let mut spec = EnvSpec::default();
+        if let Some(t) = &self.toolkit {
+            spec.path.push(t.join("bin"));
+            spec.ld_library_path.push(t.join("lib64"));
+            spec.vars.push(("CUDA_HOME".into(), t.display().to_string()));
+            spec.vars.push(("CUDA_PATH".into(), t.display().to_string()));
+        }
+        spec
+    }
+}
+
+/// The rc files cudaup changed, in `$CUDAUP_HOME/receipts/shell.json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShellReceipt {
+    /// One entry per changed file, with the exact bytes inserted.
+    pub hooks: Vec<Applied>,
+}
+
+impl ShellReceipt {
+    /// Where it is kept.
+    pub fn path(home: &Path) -> PathBuf {
+        home.join("receipts").join("shell.json")
+    }
+
+    /// Reads it (absent: nothing changed).
+    pub fn read(home: &Path) -> ShellReceipt {
+        fs_err::read(Self::path(home))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// Writes it atomically.
+    pub fn write(&self, home: &Path) -> std::io::Result<()> {
+        let path = Self::path(home);
+        fs_err::create_dir_all(path.parent().expect("has a parent"))?;
+        let tmp = path.with_extension("json.tmp");
+        fs_err::write(&tmp, serde_json::to_vec_pretty(self).expect("serialises"))?;
+        fs_err::rename(&tmp, &path)
+    }
+}
+
+/// All receipts under a home.
+#[derive(Debug, Clone, Default)]
+pub struct Receipts {
+    /// Toolkit installs (`$CUDAUP_HOME/receipts/<prefix>.json`), with the file they came from.
+    pub toolkits: Vec<(PathBuf, Receipt)>,
+    /// Framework venvs (`venv-*.json`).
+    pub venvs: Vec<(PathBuf, VenvReceipt)>,
+    /// Changed rc files.
+    pub shell: ShellReceipt,
+    /// The active stack.
+    pub active: Active,
+    /// Receipt files that could not be read (named, so doctor can report them).
+    pub unreadable: Vec<(PathBuf, String)>,
+}
+
+impl Receipts {
+    /// Reads every receipt under `home`.
+    pub fn load(home: &Path) -> Receipts {
+        let mut out = Receipts {
+            shell: ShellReceipt::read(home),
+            active: Active::read(home),
+            ..Receipts::default()
+        };
+        let Ok(dir) = fs_err::read_dir(home.join("receipts")) else {
+            return out;
+        };
+        let mut files: Vec<PathBuf> = dir
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        files.sort();
+        for path in files {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_owned();
+            if name == "shell.json" || name.starts_with('.') {
+                continue;
+            }
+            let bytes = match fs_err::read(&path) {
+                Ok(b) => b,
+                Err(e) => {
+                    out.unreadable.push((path, e.to_string()));
+                    continue;
+                }
+            };
+            if name.starts_with("venv-") {
+                match serde_json::from_slice::<VenvReceipt>(&bytes) {
+                    Ok(r) => out.venvs.push((path, r)),
+                    Err(e) => out.unreadable.push((path, e.to_string())),
+                }
+            } else {
+                match serde_json::from_slice::<Receipt>(&bytes) {
+                    Ok(r) => out.toolkits.push((path, r)),
+                    Err(e) => out.unreadable.push((path, e.to_string())),
+                }
+            }
+        }
+        out
+    }
+}
