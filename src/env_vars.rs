@@ -29,3 +29,5 @@ pub const CUDAUP_PYPI_INDEX: &str = "CUDAUP_PYPI_INDEX";
 pub const CUDAUP_TORCH_INDEX: &str = "CUDAUP_TORCH_INDEX";
 /// Set to `1` to use pip even when uv is on PATH.
 pub const CUDAUP_NO_UV: &str = "CUDAUP_NO_UV";
+/// Test hook: park at this named checkpoint (see `checkpoint.rs`) until killed.
+pub const CUDAUP_TEST_CHECKPOINT: &str = "CUDAUP_TEST_CHECKPOINT";

@@ -6,6 +6,7 @@
 //! and reads the environment only through [`process::Process`].
 
 pub mod catalog;
+pub mod checkpoint;
 pub mod cli;
 pub mod detect;
 pub mod env_vars;
@@ -24,6 +25,7 @@ pub mod runner;
 pub mod shell;
 pub mod sources;
 pub mod system;
+pub mod uninstall;
 pub mod unpack;
 pub mod version;
 

@@ -36,8 +36,10 @@ impl Active {
         if let Some(t) = &self.toolkit {
             spec.path.push(t.join("bin"));
             spec.ld_library_path.push(t.join("lib64"));
-            spec.vars.push(("CUDA_HOME".into(), t.display().to_string()));
-            spec.vars.push(("CUDA_PATH".into(), t.display().to_string()));
+            spec.vars
+                .push(("CUDA_HOME".into(), t.display().to_string()));
+            spec.vars
+                .push(("CUDA_PATH".into(), t.display().to_string()));
         }
         spec
     }
@@ -107,7 +109,11 @@ impl Receipts {
             .collect();
         files.sort();
         for path in files {
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_owned();
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("")
+                .to_owned();
             if name == "shell.json" || name.starts_with('.') {
                 continue;
             }

@@ -212,6 +212,7 @@ pub fn execute(
 ) -> std::result::Result<(VenvReceipt, Vec<String>), PyEnvError> {
     let mut session = Session::new(runner, tool, log_path, show)?;
     let created = session.create(&step.base_python, &step.python_version, &step.venv)?;
+    crate::checkpoint::reach("venv-created");
     if let Some(p) = &step.packages {
         if let Err(e) = session.install(&step.venv, p) {
             if created {

@@ -455,6 +455,7 @@ pub(super) fn run_install(
         let (receipt, notes) =
             super::framework::execute(step, runner, tool, log.clone(), request.profile, &mut show)?;
         receipt.register(&home)?;
+        crate::checkpoint::reach("framework-installed");
         if talk {
             let verb = if step.packages.is_some() {
                 "installed"
@@ -490,6 +491,7 @@ pub(super) fn run_install(
     };
     if active_toolkit.is_some() {
         super::env::write_scripts(&home, active_toolkit.as_deref())?;
+        crate::checkpoint::reach("env-written");
         let source = crate::shell::source_line(crate::shell::Shell::Posix, &home);
         let changed = if args.no_modify_path {
             Vec::new()

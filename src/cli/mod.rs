@@ -8,6 +8,7 @@ mod manifests;
 mod plan;
 mod reporter;
 mod style;
+mod uninstall;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -99,6 +100,9 @@ failure leaves the prefix as it was."
     /// Print the environment script of the active stack (PATH, LD_LIBRARY_PATH, CUDA_HOME) for a
     /// shell: `eval "$(cudaup env)"`, or `cudaup env --shell fish | source`
     Env(env::EnvArgs),
+    /// Remove everything cudaup installed — toolkits, the venvs it created, env scripts, rc-file
+    /// lines (restored byte for byte), and the download cache with --purge — and nothing else
+    Uninstall(uninstall::UninstallArgs),
     /// Offline mirrors of NVIDIA's download layout
     #[command(subcommand)]
     Mirror(install::MirrorCommand),
@@ -129,6 +133,11 @@ pub fn run(
     cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
+    crate::checkpoint::arm(
+        process
+            .var(crate::env_vars::CUDAUP_TEST_CHECKPOINT)
+            .map(str::to_owned),
+    );
     if let Some(home) = &cli.global.home {
         process.set_var(crate::env_vars::CUDAUP_HOME, home.display().to_string());
     }
@@ -164,6 +173,7 @@ pub fn run(
             out,
         ),
         Some(Command::Env(args)) => env::run(&args, process, out),
+        Some(Command::Uninstall(args)) => uninstall::run(&args, process, &style, out),
         Some(Command::Mirror(cmd)) => install::run_mirror(
             &cmd,
             &cli.global,

@@ -405,6 +405,7 @@ pub fn install(
     if fetcher.cancel_flag().load(Ordering::Relaxed) {
         return Err(InstallError::Cancelled);
     }
+    crate::checkpoint::reach("toolkit-unpacked");
     let files = assemble::assemble(tx.staging(), &trees, &spec.arch, fetcher.cancel_flag())?;
     let receipt = Receipt {
         schema_version: 1,
@@ -431,6 +432,8 @@ pub fn install(
     if fetcher.cancel_flag().load(Ordering::Relaxed) {
         return Err(InstallError::Cancelled);
     }
+    crate::checkpoint::reach("toolkit-staged");
     tx.commit()?;
+    crate::checkpoint::reach("toolkit-committed");
     Ok(receipt)
 }

@@ -15,11 +15,11 @@ const H200: &str = concat!(
     "/tests/fixtures/h200-detect.json"
 );
 const TORCH: &str = "2.14.1";
-const ARCH: &[&str] = &["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"];
+pub(crate) const ARCH: &[&str] = &["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"];
 
 /// A PyTorch-style index (`<root>/whl/cu130/torch/…`) with torch 2.14.1+cu130 and its companions
 /// as the catalog pairs them. `cuda: None` makes the torch a CPU build that lies about its tag.
-fn torch_index(cuda: Option<&str>, arch: &[&str]) -> tempfile::TempDir {
+pub(crate) fn torch_index(cuda: Option<&str>, arch: &[&str]) -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
     let build = root.path().join("build");
     fs_err::create_dir_all(&build).unwrap();

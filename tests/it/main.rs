@@ -5,3 +5,4 @@ mod detect;
 mod framework;
 mod install;
 mod plan;
+mod uninstall;
