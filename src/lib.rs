@@ -19,6 +19,7 @@ pub mod process;
 pub mod progress;
 pub mod pyenv;
 pub mod receipts;
+pub mod repair;
 pub mod request;
 pub mod resolve;
 pub mod runner;
@@ -27,6 +28,7 @@ pub mod sources;
 pub mod system;
 pub mod uninstall;
 pub mod unpack;
+pub mod verify;
 pub mod version;
 
 pub use error::{Error, ExitCode, Result};

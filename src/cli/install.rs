@@ -301,6 +301,13 @@ pub(super) fn run_install(
         let (cuda, cudnn, kept) = toolkit_of(&plan, args.no_cudnn)?;
         match (&kept, &args.prefix) {
             (Some(path), None) => {
+                // A toolkit cudaup installed (its receipt is inside) is registered again, in case
+                // the run that installed it was killed before it could be.
+                if let Some(receipt) = install::Receipt::read(Path::new(path)).ok().flatten() {
+                    if !args.dry_run {
+                        install::receipt::register(&home, &receipt)?;
+                    }
+                }
                 if talk || args.dry_run {
                     writeln!(out, "CUDA {cuda} is already installed at {path}: kept (--prefix DIR installs a private copy).")?;
                 }

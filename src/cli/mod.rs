@@ -6,8 +6,10 @@ mod framework;
 mod install;
 mod manifests;
 mod plan;
+mod repair;
 mod reporter;
 mod style;
+mod verify;
 mod uninstall;
 
 use std::io::Write;
@@ -97,9 +99,21 @@ Downloads resume after a broken connection and are cached in $CUDAUP_HOME/cache;
 failure leaves the prefix as it was."
     )]
     Install(install::InstallArgs),
+    /// Prove the installed stack works: nvidia-smi answers, nvcc is the installed release and
+    /// compiles and runs the seed's addKernel on every GPU, cudart/cuBLAS/cuDNN load, and each
+    /// venv's framework computes on every GPU; --bench adds TFLOP/s and copy bandwidth
+    #[command(
+        after_help = "Examples:\n  cudaup verify\n  cudaup verify --json\n  cudaup verify --bench\n  cudaup verify --toolkit /usr/local/cuda-13.0 --venv /opt/torch/.venv\n\n\
+Exit code 4 when any check failed; checks that cannot apply here are skipped, not failed."
+    )]
+    Verify(verify::VerifyArgs),
     /// Print the environment script of the active stack (PATH, LD_LIBRARY_PATH, CUDA_HOME) for a
     /// shell: `eval "$(cudaup env)"`, or `cudaup env --shell fish | source`
     Env(env::EnvArgs),
+    /// Put back what is broken, from the receipts: toolkit files (from the cache first, else
+    /// fetched again), the planned framework over a damaged or CPU-only one, the env scripts and
+    /// rc-file lines. A second repair finds nothing to do
+    Repair(repair::RepairArgs),
     /// Remove everything cudaup installed — toolkits, the venvs it created, env scripts, rc-file
     /// lines (restored byte for byte), and the download cache with --purge — and nothing else
     Uninstall(uninstall::UninstallArgs),
@@ -173,7 +187,11 @@ pub fn run(
             out,
         ),
         Some(Command::Env(args)) => env::run(&args, process, out),
+        Some(Command::Verify(args)) => {
+            verify::run(&args, &cli.global, process, runner, &catalog, &style, out)
+        }
         Some(Command::Uninstall(args)) => uninstall::run(&args, process, &style, out),
+        Some(Command::Repair(args)) => repair::run(&args, process, runner, &style, cancel, out),
         Some(Command::Mirror(cmd)) => install::run_mirror(
             &cmd,
             &cli.global,

@@ -74,7 +74,12 @@ pub fn probe(
     }
     candidates.extend(hints.from_env.iter().cloned());
     if let Some(own) = &hints.cudaup_toolkits {
-        candidates.extend(root.list(own));
+        // Hidden entries are cudaup's staging and set-aside directories, not toolkits.
+        candidates.extend(root.list(own).into_iter().filter(|p| {
+            !p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with('.'))
+        }));
     }
 
     let mut seen: Vec<PathBuf> = Vec::new();

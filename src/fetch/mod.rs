@@ -15,6 +15,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use cache::Cache;
+
+/// The sha256 of a file, lower-case hex.
+pub fn sha256_file(path: &std::path::Path) -> std::io::Result<String> {
+    cache::sha256_file(path, |_| {})
+}
 pub use error::FetchError;
 pub use location::Location;
 

@@ -437,3 +437,60 @@ pub fn install(
     crate::checkpoint::reach("toolkit-committed");
     Ok(receipt)
 }
+
+/// Rebuilds the artifact list of an install from its receipt (repair's input).
+pub fn items_from_receipt(receipt: &Receipt) -> Result<Vec<Item>, InstallError> {
+    receipt
+        .components
+        .iter()
+        .map(|c| {
+            let location = Location::parse(&c.url)?;
+            let shape = if c.url.ends_with(".whl") {
+                Shape::Wheel
+            } else {
+                Shape::RedistArchive
+            };
+            Ok(Item {
+                component: c.name.clone(),
+                version: c.version.clone(),
+                artifact: Artifact {
+                    name: format!("{} {}", c.name, c.version),
+                    location,
+                    sha256: c.sha256.clone(),
+                    size: c.size,
+                },
+                shape,
+            })
+        })
+        .collect()
+}
+
+/// Drops unpacked-cache trees whose files no longer match what was unpacked (the prefix shares
+/// their files through hard links, so an edit in the prefix edits the cache too); the next
+/// install unpacks them again from the verified download. Returns how many were dropped.
+pub fn drop_damaged_cache(fetcher: &Fetcher, items: &[Item]) -> std::io::Result<usize> {
+    let mut dropped = 0;
+    for item in items {
+        let key = format!("{}-l{}", item.artifact.sha256, layout::LAYOUT_VERSION);
+        let dir = fetcher.cache().unpacked(&key);
+        let Some(entries) = assemble::read_entries(&dir.join(assemble::ENTRIES_FILE)) else {
+            continue;
+        };
+        let intact = entries.iter().all(|e| match (&e.kind, &e.sha256) {
+            (crate::unpack::EntryKind::File { .. }, Some(want)) => {
+                let p = dir.join(&e.path);
+                p.metadata().is_ok_and(|m| m.len() == e.size)
+                    && crate::fetch::sha256_file(&p).is_ok_and(|got| &got == want)
+            }
+            (crate::unpack::EntryKind::Symlink { target }, _) => {
+                fs_err::read_link(dir.join(&e.path)).is_ok_and(|t| &t == target)
+            }
+            _ => true,
+        });
+        if !intact {
+            transaction::remove_tree(&dir)?;
+            dropped += 1;
+        }
+    }
+    Ok(dropped)
+}

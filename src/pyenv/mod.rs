@@ -242,6 +242,21 @@ impl<'a> Session<'a> {
 
     /// Installs `packages` into `venv`.
     pub fn install(&mut self, venv: &Venv, packages: &Packages) -> Result<(), PyEnvError> {
+        self.install_with(venv, packages, false)
+    }
+
+    /// Installs `packages` again over whatever is there (repair: a CPU-only torch, a damaged
+    /// package).
+    pub fn reinstall(&mut self, venv: &Venv, packages: &Packages) -> Result<(), PyEnvError> {
+        self.install_with(venv, packages, true)
+    }
+
+    fn install_with(
+        &mut self,
+        venv: &Venv,
+        packages: &Packages,
+        force: bool,
+    ) -> Result<(), PyEnvError> {
         let python = venv.python();
         let python_arg = python.display().to_string();
         let mut args: Vec<String> = Vec::new();
@@ -255,6 +270,10 @@ impl<'a> Session<'a> {
                 python.clone()
             }
         };
+        if force {
+            args.push("--force-reinstall".into());
+            args.push("--no-deps".into());
+        }
         args.push("--index-url".into());
         args.push(packages.index_url.clone());
         for extra in &packages.extra_index_urls {

@@ -5,4 +5,6 @@ mod detect;
 mod framework;
 mod install;
 mod plan;
+mod repair;
 mod uninstall;
+mod verify;

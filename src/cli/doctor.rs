@@ -1,0 +1,209 @@
+//! `cudaup doctor`: detects the machine, reads the receipts, runs every check and renders the
+//! findings (human or JSON); `--explain` prints advice instead.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use crate::catalog::Catalog;
+use crate::detect::{self, Options, Root};
+use crate::doctor::{self, explain::Topic, Facts, Inputs, Report};
+use crate::error::{Error, ExitCode, Result};
+use crate::findings::Severity;
+use crate::process::Process;
+use crate::receipts::Receipts;
+use crate::runner::Runner;
+
+use super::{GlobalArgs, Style};
+
+/// What the exit code means, for `--help`.
+pub const AFTER_HELP: &str = "Examples:\n  cudaup doctor\n  cudaup doctor --json\n  cudaup doctor --system-root ./captured-tree\n  cudaup doctor --explain oom\n\n\
+Every finding has a stable id (usable with `cudaup repair --fix ID`), a severity, the evidence and the fix.\n\
+Exit codes: 0 no error-severity finding (warnings and notes allowed), 1 at least one error, 2 bad usage.";
+
+/// `cudaup doctor` flags.
+#[derive(Debug, Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct DoctorArgs {
+    /// Print {"findings": [{"id","severity","message","evidence","fix"}], "summary": {...}}
+    #[arg(long)]
+    pub json: bool,
+    /// Read the machine's files under DIR instead of / and run no command and no NVML
+    /// (environment, compiler and disk checks are skipped)
+    #[arg(long, value_name = "DIR")]
+    pub system_root: Option<PathBuf>,
+    /// Print practical advice instead of checking: oom (CUDA out of memory) or util (low GPU
+    /// utilisation)
+    #[arg(long, value_enum, value_name = "TOPIC")]
+    pub explain: Option<ExplainTopic>,
+}
+
+/// `--explain` topics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExplainTopic {
+    /// CUDA out of memory: batch size, accumulation, bf16, checkpointing, fragmentation
+    Oom,
+    /// Low GPU utilisation: data loading, preprocessing, synchronisations, profiling
+    Util,
+}
+
+impl From<ExplainTopic> for Topic {
+    fn from(t: ExplainTopic) -> Self {
+        match t {
+            ExplainTopic::Oom => Topic::Oom,
+            ExplainTopic::Util => Topic::Util,
+        }
+    }
+}
+
+pub(super) fn run(
+    args: &DoctorArgs,
+    global: &GlobalArgs,
+    process: &Process,
+    runner: &dyn Runner,
+    catalog: &Catalog,
+    style: &Style,
+    out: &mut dyn Write,
+) -> Result<ExitCode> {
+    if let Some(topic) = args.explain {
+        let topic = Topic::from(topic);
+        if args.json {
+            let j = serde_json::json!({"explain": topic.name(), "text": topic.text()});
+            writeln!(out, "{}", serde_json::to_string_pretty(&j).expect("json"))?;
+        } else {
+            write!(out, "{}", topic.text())?;
+        }
+        return Ok(ExitCode::Ok);
+    }
+    let root = match &args.system_root {
+        Some(dir) if !dir.is_dir() => {
+            return Err(Error::Usage(format!(
+                "--system-root {}: not a directory",
+                dir.display()
+            )))
+        }
+        Some(dir) => Root::at(dir),
+        None => Root::live(),
+    };
+    let report = diagnose(process, runner, catalog, root);
+    if args.json {
+        let text = serde_json::to_string_pretty(&report.to_json()).expect("json");
+        writeln!(out, "{text}")?;
+    } else {
+        write!(out, "{}", render(&report, style, global.quiet))?;
+    }
+    Ok(if report.has_errors() {
+        ExitCode::Failure
+    } else {
+        ExitCode::Ok
+    })
+}
+
+/// Detects `root`, gathers the other inputs and runs every check.
+pub fn diagnose(process: &Process, runner: &dyn Runner, catalog: &Catalog, root: Root) -> Report {
+    let live = root.is_live();
+    let detection = detect::detect(
+        process,
+        runner,
+        catalog,
+        &Options {
+            root: root.clone(),
+            deep: false,
+            nvml_library: nvml_library(process),
+        },
+    );
+    let facts = Facts::gather(&root, process, &detection.system);
+    let receipts = process
+        .cudaup_home()
+        .map(|h| Receipts::load(&h))
+        .unwrap_or_default();
+    let scratch = tempfile::tempdir();
+    let scratch_path = scratch
+        .as_ref()
+        .map(|d| d.path().to_path_buf())
+        .unwrap_or_else(|_| std::env::temp_dir());
+    let inputs = Inputs {
+        system: &detection.system,
+        facts: &facts,
+        receipts: &receipts,
+        process,
+        catalog,
+        live,
+    };
+    doctor::diagnose(&inputs, &detection.findings, runner, &scratch_path)
+}
+
+/// The NVML library to load, or `None` when `CUDAUP_NO_NVML=1` (as `detect`).
+fn nvml_library(process: &Process) -> Option<String> {
+    if process.var(crate::env_vars::CUDAUP_NO_NVML) == Some("1") {
+        return None;
+    }
+    Some(
+        process
+            .var(crate::env_vars::CUDAUP_NVML_LIBRARY)
+            .unwrap_or(detect::gpu::nvml::default_library())
+            .to_owned(),
+    )
+}
+
+/// The human report: one block per finding (severity, id, message, evidence, fix), then the
+/// summary. `quiet` keeps only the errors.
+pub fn render(report: &Report, style: &Style, quiet: bool) -> String {
+    let mut o = String::new();
+    if !quiet {
+        o.push_str(&style.heading("Doctor"));
+        o.push('\n');
+        if report.findings.is_empty() {
+            o.push_str(&format!("  {}\n", style.good("nothing looks wrong")));
+        }
+    }
+    for d in &report.findings {
+        if quiet && d.severity() != Severity::Error {
+            continue;
+        }
+        let tag = match d.severity() {
+            Severity::Error => style.bad("error"),
+            Severity::Warning => style.warn("warning"),
+            Severity::Info => style.dim("note"),
+        };
+        o.push_str(&format!("  {tag} [{}]: {}\n", d.id(), d.finding.message));
+        for e in &d.evidence {
+            o.push_str(&format!("    {} {e}\n", style.dim("evidence:")));
+        }
+        if let Some(fix) = &d.finding.fix {
+            for (i, line) in fix.lines().enumerate() {
+                let label = if i == 0 { "fix:" } else { "    " };
+                o.push_str(&format!("    {label} {line}\n"));
+            }
+        }
+    }
+    if quiet {
+        return o;
+    }
+    let (e, w, n) = (
+        report.count(Severity::Error),
+        report.count(Severity::Warning),
+        report.count(Severity::Info),
+    );
+    let plural = |k: usize, one: &str, many: &str| {
+        format!("{k} {}", if k == 1 { one } else { many })
+    };
+    o.push('\n');
+    let summary = format!(
+        "{}, {}, {}",
+        plural(e, "error", "errors"),
+        plural(w, "warning", "warnings"),
+        plural(n, "note", "notes")
+    );
+    o.push_str(&if e > 0 {
+        style.bad(&summary)
+    } else {
+        style.good(&summary)
+    });
+    o.push('\n');
+    for s in &report.skipped {
+        o.push_str(&format!("{}\n", style.dim(&format!("skipped: {s}"))));
+    }
+    o
+}

@@ -1,0 +1,238 @@
+//! `cudaup repair`.
+
+use std::io::Write;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use clap::Args;
+
+use crate::error::{Error, ExitCode, Result};
+use crate::fetch::Location;
+use crate::install::{self, Source, ToolkitSpec};
+use crate::process::Process;
+use crate::pyenv::check::{self, TfReport, TorchExpectation, TorchReport};
+use crate::pyenv::{Session, Tool, Venv, VenvReceipt};
+use crate::receipts::{Active, ShellReceipt};
+use crate::repair::{self, Step};
+use crate::runner::Runner;
+use crate::version::Version;
+
+use super::Style;
+
+/// `cudaup repair` flags.
+#[derive(Debug, Args)]
+pub struct RepairArgs {
+    /// Only this repair: toolkit-files, venv-packages, env-scripts or rc-hook
+    #[arg(long, value_name = "ID")]
+    pub fix: Option<String>,
+    /// Do not ask for confirmation
+    #[arg(short, long)]
+    pub yes: bool,
+    /// Show the repairs, and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Accept plain-http sources (those recorded in the receipts were accepted at install time)
+    #[arg(long)]
+    pub allow_http: bool,
+}
+
+/// Why a framework venv is broken, if it is: the planned packages do not import, or are not
+/// the planned build.
+fn venv_problem(runner: &dyn Runner, v: &VenvReceipt) -> Option<String> {
+    let venv = Venv {
+        dir: v.venv.clone(),
+    };
+    let python = venv.python().display().to_string();
+    let pinned = |name: &str| {
+        v.packages
+            .requirements
+            .iter()
+            .find_map(|r| r.strip_prefix(&format!("{name}==")).map(str::to_owned))
+    };
+    if let Some(torch) = pinned("torch") {
+        let (version, variant) = torch.split_once('+').unwrap_or((&torch, "cpu"));
+        let cuda = variant
+            .strip_prefix("cu")
+            .filter(|d| d.len() >= 2)
+            .and_then(|d| Version::parse(&format!("{}.{}", &d[..d.len() - 1], &d[d.len() - 1..])));
+        let want = TorchExpectation {
+            version: Version::parse(version)?,
+            variant: variant.to_owned(),
+            cuda,
+            index_url: v.packages.index_url.clone(),
+            gpus: Vec::new(),
+            gpus_here: false,
+        };
+        return match crate::pyenv::report::<TorchReport>(runner, &venv, check::TORCH_SCRIPT) {
+            Ok(r) => check::judge_torch(&r, &want, &python).err(),
+            Err(e) => Some(e.to_string()),
+        };
+    }
+    if let Some(tf) = v
+        .packages
+        .requirements
+        .iter()
+        .find_map(|r| r.strip_prefix("tensorflow[and-cuda]=="))
+    {
+        return match crate::pyenv::report::<TfReport>(runner, &venv, check::TF_SCRIPT) {
+            Ok(r) => check::judge_tf(&r, &Version::parse(tf)?, false).err(),
+            Err(e) => Some(e.to_string()),
+        };
+    }
+    None
+}
+
+pub(super) fn run(
+    args: &RepairArgs,
+    process: &Process,
+    runner: &dyn Runner,
+    style: &Style,
+    cancel: Arc<AtomicBool>,
+    out: &mut dyn Write,
+) -> Result<ExitCode> {
+    let home = process.cudaup_home().ok_or_else(|| {
+        Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
+    })?;
+    let ids = ["toolkit-files", "venv-packages", "env-scripts", "rc-hook"];
+    if let Some(id) = &args.fix {
+        if !ids.contains(&id.as_str()) {
+            return Err(Error::Usage(format!(
+                "--fix {id}: use one of {}",
+                ids.join(", ")
+            )));
+        }
+    }
+    let mut steps = repair::plan(&home, &|v| venv_problem(runner, v));
+    if let Some(id) = &args.fix {
+        steps.retain(|s| s.id() == id);
+    }
+    if steps.is_empty() {
+        writeln!(out, "{} nothing to repair", style.good("ok"))?;
+        return Ok(ExitCode::Ok);
+    }
+    writeln!(out, "{}", style.heading("Repairs"))?;
+    for s in &steps {
+        writeln!(out, "  - {s}")?;
+    }
+    if args.dry_run {
+        return Ok(ExitCode::Ok);
+    }
+    if !args.yes {
+        if !(process.stdin_is_tty && process.stdout_is_tty) {
+            return Err(Error::Usage(
+                "cannot ask for confirmation without a terminal: re-run with --yes (or --dry-run to look first)".into(),
+            ));
+        }
+        write!(out, "Repair? [y/N] ")?;
+        out.flush()?;
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            return Ok(ExitCode::Cancelled);
+        }
+    }
+    let arch = std::env::consts::ARCH.to_owned();
+    for step in &steps {
+        match step {
+            Step::Toolkit { receipt, .. } => {
+                let items = install::items_from_receipt(receipt)?;
+                let http = items
+                    .iter()
+                    .any(|i| !i.artifact.location.is_authenticated());
+                let reporter = Arc::new(super::reporter::Lines::new(Box::new(std::io::stderr())));
+                let fetcher = super::install::fetcher(
+                    process,
+                    args.allow_http || http,
+                    cancel.clone(),
+                    reporter,
+                )?;
+                let dropped = install::drop_damaged_cache(&fetcher, &items)?;
+                if dropped > 0 {
+                    writeln!(
+                        out,
+                        "  {dropped} damaged tree(s) dropped from the unpacked cache"
+                    )?;
+                }
+                let source = match receipt.source.split_once(' ') {
+                    Some(("wheels", l)) => Source::Wheels(Location::parse(l)?),
+                    Some((_, l)) => Source::Redist(Location::parse(l)?),
+                    None => {
+                        return Err(Error::Usage(format!(
+                            "{}: unreadable source in the receipt",
+                            receipt.prefix.display()
+                        )))
+                    }
+                };
+                let spec = ToolkitSpec {
+                    cuda: Version::parse(&receipt.cuda)
+                        .ok_or_else(|| Error::Usage("bad CUDA version in the receipt".into()))?,
+                    cudnn: receipt.cudnn.as_deref().and_then(Version::parse),
+                    prefix: receipt.prefix.clone(),
+                    source,
+                    arch: arch.clone(),
+                    max_unpacked: crate::unpack::Limits::default().max_total_bytes,
+                };
+                let fresh = install::install(&fetcher, &spec, &items)?;
+                install::receipt::register(&home, &fresh)?;
+            }
+            Step::Venv {
+                receipt, recreate, ..
+            } => {
+                let tool = match crate::runner::which("uv", &process.path_entries()) {
+                    Some(uv) if process.var(crate::env_vars::CUDAUP_NO_UV) != Some("1") => {
+                        Tool::Uv(uv)
+                    }
+                    _ => Tool::Pip,
+                };
+                let stamp = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                let mut stderr = std::io::stderr();
+                let mut show = |l: &str| {
+                    let _ = writeln!(stderr, "  {l}");
+                };
+                let mut session = Session::new(
+                    runner,
+                    tool,
+                    home.join("logs").join(format!("repair-{stamp}.log")),
+                    &mut show,
+                )?;
+                let venv = Venv {
+                    dir: receipt.venv.clone(),
+                };
+                if *recreate {
+                    let version = receipt.base_python.clone();
+                    session.create(std::path::Path::new(&receipt.base_python), &version, &venv)?;
+                    session.install(&venv, &receipt.packages)?;
+                } else {
+                    session.reinstall(&venv, &receipt.packages)?;
+                }
+                if let Some(still) = venv_problem(runner, receipt) {
+                    return Err(Error::PyEnv(crate::pyenv::PyEnvError::Check(format!(
+                        "{} is still broken after the repair: {still}",
+                        receipt.venv.display()
+                    ))));
+                }
+            }
+            Step::EnvScripts { .. } => {
+                super::env::write_scripts(&home, Active::read(&home).toolkit.as_deref())?;
+            }
+            Step::RcHook { file, line } => {
+                let hook = crate::shell::Hook {
+                    file: file.clone(),
+                    line: line.clone(),
+                };
+                if let Some(applied) =
+                    crate::shell::apply(&hook).map_err(|e| Error::Usage(e.to_string()))?
+                {
+                    let mut receipt = ShellReceipt::read(&home);
+                    receipt.hooks.retain(|a| &a.file != file);
+                    receipt.hooks.push(applied);
+                    receipt.write(&home)?;
+                }
+            }
+        }
+        writeln!(out, "  {} {}", style.good("repaired"), step)?;
+    }
+    Ok(ExitCode::Ok)
+}

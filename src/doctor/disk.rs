@@ -1,0 +1,176 @@
+//! Free disk space under `$CUDAUP_HOME` and the toolkit prefixes. std has no statvfs without
+//! libc, so doctor runs `df -P DIR` and reads it; when df fails the check is skipped.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::findings::Severity;
+use crate::runner::{which, Runner};
+
+use super::{Diagnosis, Inputs};
+
+/// Below this, a toolkit or a framework install does not fit: error.
+pub const ERROR_BELOW: u64 = 1 << 30;
+/// Below this, the next install (a CUDA toolkit is ~5 GiB unpacked, torch ~6 GiB) will not fit.
+pub const WARN_BELOW: u64 = 5 << 30;
+
+/// One filesystem as `df -P` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DfRow {
+    /// Free bytes for unprivileged users.
+    pub available: u64,
+    /// Total bytes.
+    pub total: u64,
+    /// Where it is mounted.
+    pub mount: String,
+}
+
+/// Parses POSIX `df -P` output (1024-byte blocks):
+///
+/// ```text
+/// Filesystem     1024-blocks      Used Available Capacity Mounted on
+/// /dev/nvme0n1p2   959786032 412345678 498612345      46% /
+/// ```
+pub fn parse_df(text: &str) -> Option<DfRow> {
+    let mut lines = text.lines();
+    let header = lines.next()?;
+    if !header.contains("Available") {
+        return None;
+    }
+    // A long device name may wrap onto its own line: join the rest.
+    let rest: Vec<&str> = lines.flat_map(str::split_whitespace).collect();
+    if rest.len() < 6 {
+        return None;
+    }
+    let total: u64 = rest[1].parse().ok()?;
+    let available: u64 = rest[3].parse().ok()?;
+    Some(DfRow {
+        available: available * 1024,
+        total: total * 1024,
+        mount: rest[5..].join(" "),
+    })
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// The directory itself, or its nearest existing ancestor (a home not created yet).
+fn existing(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors().find(|d| d.is_dir()).map(Path::to_path_buf)
+}
+
+/// `low-disk-space`, one per filesystem.
+pub fn check(inputs: &Inputs<'_>, runner: &dyn Runner) -> Vec<Diagnosis> {
+    let mut out = Vec::new();
+    let mut path = inputs.process.path_entries();
+    path.extend(["/usr/bin", "/bin"].map(PathBuf::from));
+    let Some(df) = which("df", &path) else {
+        return out;
+    };
+    let mut dirs: Vec<(PathBuf, String)> = Vec::new();
+    if let Some(home) = inputs.process.cudaup_home() {
+        dirs.push((home, "$CUDAUP_HOME".into()));
+    }
+    for (_, r) in &inputs.receipts.toolkits {
+        dirs.push((r.prefix.clone(), format!("CUDA {} toolkit", r.cuda)));
+    }
+    if let Some(t) = &inputs.receipts.active.toolkit {
+        dirs.push((t.clone(), "the active toolkit".into()));
+    }
+    let mut seen: Vec<String> = Vec::new();
+    for (dir, what) in dirs {
+        let Some(at) = existing(&dir) else { continue };
+        let arg = at.display().to_string();
+        let Ok(o) = runner.run(&df, &["-P", &arg], Duration::from_secs(10)) else {
+            continue;
+        };
+        let Some(row) = o.success().then(|| parse_df(&o.stdout)).flatten() else {
+            continue;
+        };
+        if seen.contains(&row.mount) {
+            continue;
+        }
+        seen.push(row.mount.clone());
+        let severity = if row.available < ERROR_BELOW {
+            Severity::Error
+        } else if row.available < WARN_BELOW {
+            Severity::Warning
+        } else {
+            continue;
+        };
+        out.push(
+            Diagnosis::new(
+                "low-disk-space",
+                severity,
+                format!(
+                    "only {} free on {} (holding {what}, {}): installs, pip and the download cache need several GiB",
+                    gib(row.available),
+                    row.mount,
+                    dir.display()
+                ),
+            )
+            .evidence(format!(
+                "df -P {arg}: {} available of {}",
+                gib(row.available),
+                gib(row.total)
+            ))
+            .fix("du -sh \"$CUDAUP_HOME\"/cache/*   # cudaup's download cache can go: rm -r \"$CUDAUP_HOME/cache\"\npip cache purge; uv cache clean\nor free space elsewhere on that filesystem"),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+    use super::*;
+    use crate::process::Process;
+    use crate::runner::Output;
+
+    #[test]
+    fn df_output() {
+        let row = parse_df("Filesystem     1024-blocks      Used Available Capacity Mounted on\n/dev/nvme0n1p2   959786032 412345678 498612345      46% /\n").unwrap();
+        assert_eq!(row.available, 498_612_345 * 1024);
+        assert_eq!(row.mount, "/");
+        let wrapped = parse_df("Filesystem 1024-blocks Used Available Capacity Mounted on\nserver.example.com:/export/very/long/name\n 100 90 10 90% /mnt/my data\n").unwrap();
+        assert_eq!(wrapped.available, 10 * 1024);
+        assert_eq!(wrapped.mount, "/mnt/my data");
+        assert_eq!(parse_df("df: /x: No such file or directory\n"), None);
+    }
+
+    struct Df(&'static str);
+
+    impl Runner for Df {
+        fn run(&self, _: &Path, _: &[&str], _: Duration) -> crate::Result<Output> {
+            Ok(Output {
+                status: Some(0),
+                stdout: self.0.into(),
+                stderr: String::new(),
+            })
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn low_space_is_reported_once_per_filesystem() {
+        let home = tempfile::tempdir().unwrap();
+        let mut w = World::new(h200());
+        w.live = true;
+        w.process = Process::with_vars(
+            [
+                ("CUDAUP_HOME", home.path().to_str().unwrap()),
+                ("PATH", "/usr/bin:/bin"),
+            ],
+            "/",
+        );
+        w.receipts.active.toolkit = Some(home.path().join("toolkits/cuda-13.0"));
+        let low = Df("Filesystem 1024-blocks Used Available Capacity Mounted on\n/dev/sda1 100000000 99500000 500000 99% /\n");
+        let d = check(&w.inputs(), &low);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].id(), "low-disk-space");
+        assert_eq!(d[0].severity(), Severity::Error);
+        let fine = Df("Filesystem 1024-blocks Used Available Capacity Mounted on\n/dev/sda1 100000000 50000000 50000000 50% /\n");
+        assert!(check(&w.inputs(), &fine).is_empty());
+    }
+}

@@ -1,0 +1,328 @@
+//! Python frameworks: a CPU-only torch, a torch wheel without kernels for the GPU (from the
+//! catalog's arch lists), and system cuDNN against a wheel's cuDNN.
+
+use std::path::Path;
+
+use crate::catalog::{Kernels, TorchVariant};
+use crate::findings::Severity;
+use crate::version::Version;
+
+use super::{Diagnosis, Inputs, TorchSite};
+
+/// Every Python check.
+pub fn check(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
+    let mut out = Vec::new();
+    let torches = inputs.torches();
+    out.extend(cpu_only(inputs, &torches));
+    out.extend(kernels(inputs, &torches));
+    out.extend(cudnn_copies(inputs));
+    out
+}
+
+/// The requirement the receipt recorded for torch (`torch==2.11.0+cu130`), if any.
+fn planned_torch(site: &TorchSite<'_>) -> Option<String> {
+    site.receipt?
+        .packages
+        .requirements
+        .iter()
+        .find(|r| r.starts_with("torch==") || r.starts_with("torch>") || r == &"torch")
+        .cloned()
+}
+
+/// `torch-cpu-only`: an error where cudaup installed a CUDA build (the receipt's profile), a
+/// warning elsewhere; only when there is an NVIDIA GPU to use.
+fn cpu_only(inputs: &Inputs<'_>, torches: &[TorchSite<'_>]) -> Vec<Diagnosis> {
+    let mut out = Vec::new();
+    if inputs.nvidia_gpus().is_empty() {
+        return out;
+    }
+    for site in torches.iter().filter(|s| s.torch.cuda.is_none()) {
+        let expected_cuda = site
+            .receipt
+            .is_some_and(|r| matches!(r.profile.as_str(), "full" | "pytorch"));
+        let mut d = Diagnosis::new(
+            "torch-cpu-only",
+            if expected_cuda {
+                Severity::Error
+            } else {
+                Severity::Warning
+            },
+            format!(
+                "torch {} in {} is a CPU-only build; it will never use the GPU",
+                site.torch.version, site.python
+            ),
+        )
+        .evidence("torch/version.py: cuda = None");
+        if let Some(r) = site.receipt {
+            d = d.evidence(format!(
+                "cudaup installed this venv ({}) with profile {}{}",
+                r.venv.display(),
+                r.profile,
+                planned_torch(site)
+                    .map(|p| format!(", asking for {p}"))
+                    .unwrap_or_default()
+            ));
+        }
+        let fix = match (site.receipt, planned_torch(site)) {
+            (Some(r), Some(req)) if expected_cuda => format!(
+                "{} -m pip install --force-reinstall {req} --index-url {}\nor: {}",
+                site.python,
+                r.packages.index_url,
+                super::repair("torch-cpu-only")
+            ),
+            _ => format!(
+                "reinstall torch from a CUDA index: cudaup plan --profile pytorch shows the build; e.g. {} -m pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu130",
+                site.python
+            ),
+        };
+        out.push(d.fix(fix));
+    }
+    out
+}
+
+/// The catalog's variant for an installed torch: the release by version, the variant by the
+/// local tag (`+cu130`) or the CUDA version (`13.0` → `cu130`).
+fn variant<'c>(inputs: &Inputs<'c>, site: &TorchSite<'_>) -> Option<&'c TorchVariant> {
+    let cuda = Version::parse(site.torch.cuda.as_deref()?)?;
+    let version = Version::parse(&site.torch.version)?;
+    let release = inputs
+        .catalog
+        .pytorch
+        .release
+        .iter()
+        .find(|r| r.version == version)?;
+    let tag = site
+        .torch
+        .version
+        .split_once('+')
+        .map(|(_, t)| t.to_owned())
+        .filter(|t| t.starts_with("cu"));
+    let by_cuda = format!("cu{}{}", cuda.major(), cuda.minor());
+    release
+        .variant
+        .iter()
+        .find(|v| tag.as_deref() == Some(v.name.as_str()))
+        .or_else(|| release.variant.iter().find(|v| v.name == by_cuda))
+}
+
+fn arch_list(v: &TorchVariant) -> String {
+    let mut s: Vec<String> = v
+        .arch_list
+        .iter()
+        .map(|a| format!("sm_{}{}", a.major(), a.minor()))
+        .collect();
+    if let Some(p) = &v.ptx {
+        s.push(format!("compute_{}{} (PTX)", p.major(), p.minor()));
+    }
+    s.join(" ")
+}
+
+/// `torch-no-kernels-for-gpu` (neither SASS nor PTX: CUDA errors "no kernel image is available")
+/// and `torch-ptx-only` (JIT-compiled at first use).
+fn kernels(inputs: &Inputs<'_>, torches: &[TorchSite<'_>]) -> Vec<Diagnosis> {
+    let mut out = Vec::new();
+    for site in torches {
+        let Some(v) = variant(inputs, site) else {
+            continue;
+        };
+        for g in inputs.nvidia_gpus() {
+            let Some(cc) = g.compute_capability.as_deref().and_then(Version::parse) else {
+                continue;
+            };
+            let source = format!(
+                "arch list from cudaup's catalog (manifests/pytorch.toml, torch {} {}): {} — not read from the wheel: torch keeps it inside torch/_C, readable only by importing torch",
+                site.torch.version.split('+').next().unwrap_or(&site.torch.version),
+                v.name,
+                arch_list(v)
+            );
+            let confirm = format!(
+                "{} -c 'import torch; print(torch.cuda.get_arch_list())'   # confirms",
+                site.python
+            );
+            match v.kernels_for(&cc) {
+                Kernels::Sass(_) => {}
+                Kernels::Ptx(p) => out.push(
+                    Diagnosis::new(
+                        "torch-ptx-only",
+                        Severity::Warning,
+                        format!(
+                            "torch {} in {} has no native code for the {} (compute capability {cc}); the driver JIT-compiles its PTX (compute_{}{}) at first use, which is slow and can fail",
+                            site.torch.version, site.python, g.name, p.major(), p.minor()
+                        ),
+                    )
+                    .evidence(source)
+                    .fix(format!("cudaup plan --profile pytorch   # a build with sm_{}{} SASS\n{confirm}", cc.major(), cc.minor())),
+                ),
+                Kernels::None => out.push(
+                    Diagnosis::new(
+                        "torch-no-kernels-for-gpu",
+                        Severity::Error,
+                        format!(
+                            "torch {} in {} carries no kernels (SASS or PTX) for the {} (compute capability {cc}): CUDA calls fail with \"no kernel image is available for execution on the device\"",
+                            site.torch.version, site.python, g.name
+                        ),
+                    )
+                    .evidence(source)
+                    .fix(format!("cudaup plan --profile pytorch   # picks a torch and CUDA variant that serve compute capability {cc}\n{confirm}")),
+                ),
+            }
+        }
+    }
+    out
+}
+
+fn is_wheel(path: &str) -> bool {
+    path.contains("/site-packages/nvidia/") || path.contains("/dist-packages/nvidia/")
+}
+
+/// `cudnn-mismatch`: a system cuDNN and a wheel's cuDNN of different versions.
+fn cudnn_copies(inputs: &Inputs<'_>) -> Option<Diagnosis> {
+    let all = &inputs.system.cudnn;
+    let (wheels, system): (Vec<_>, Vec<_>) = all.iter().partition(|c| is_wheel(&c.path));
+    let key = |v: &str| Version::parse(v).map(|v| v.prefix(3));
+    let pairs: Vec<_> = system
+        .iter()
+        .flat_map(|s| wheels.iter().map(move |w| (*s, *w)))
+        .filter(|(s, w)| key(&s.version) != key(&w.version))
+        .collect();
+    let (s0, w0) = *pairs.first()?;
+    let major = |v: &str| Version::parse(v).map(|v| v.major());
+    let different_major = pairs
+        .iter()
+        .any(|(s, w)| major(&s.version) != major(&w.version));
+    let mut d = Diagnosis::new(
+        "cudnn-mismatch",
+        Severity::Warning,
+        format!(
+            "two cuDNN versions: the system's {} ({}) and the wheel's {} ({}){}",
+            s0.version,
+            s0.path,
+            w0.version,
+            w0.path,
+            if different_major {
+                ": different majors, so a program that loads one and links the other fails"
+            } else {
+                ""
+            }
+        ),
+    );
+    for (s, w) in &pairs {
+        d = d.evidence(format!(
+            "system cuDNN {} in {}; wheel cuDNN {} in {}",
+            s.version, s.path, w.version, w.path
+        ));
+    }
+    d = d.evidence(
+        "torch loads the wheel's copy (nvidia-cudnn-cu*, found through torch's RPATH into site-packages/nvidia/cudnn/lib); \
+         the system copy serves programs built with the CUDA toolkit, and TensorFlow or torch only when LD_LIBRARY_PATH puts it first",
+    );
+    let ld: Vec<&str> = if inputs.live {
+        inputs
+            .process
+            .var("LD_LIBRARY_PATH")
+            .map(|v| v.split(':').collect())
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    for (s, _) in &pairs {
+        if ld.iter().any(|e| Path::new(e) == Path::new(&s.path)) {
+            d = d.evidence(format!(
+                "LD_LIBRARY_PATH lists {}: torch may load the system's {} instead of its own",
+                s.path, s.version
+            ));
+        }
+    }
+    let w_mm = Version::parse(&w0.version).map(|v| v.prefix(2)).unwrap_or_default();
+    Some(d.fix(format!(
+        "nothing to do while torch imports and torch.backends.cudnn.version() matches the wheel;\n\
+         if it does not: take {} out of LD_LIBRARY_PATH\n\
+         to align the system copy with the wheel: cudaup install --profile cuda-dev --cudnn {w_mm}",
+        s0.path
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::super::testing::*;
+    use super::*;
+    use crate::pyenv::{Packages, VenvReceipt};
+    use crate::system::{Cudnn, Framework};
+
+    #[test]
+    fn cpu_only_torch_from_detect_and_from_a_receipt() {
+        let mut s = h200();
+        s.pythons[0].torch = Some(Framework {
+            version: "2.11.0+cpu".into(),
+            cuda: None,
+            cuda_available: None,
+        });
+        let w = World::new(s.clone());
+        let d = check(&w.inputs());
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].id(), "torch-cpu-only");
+        assert_eq!(d[0].severity(), Severity::Warning);
+
+        let mut w = World::new(s);
+        w.receipts.venvs.push((
+            PathBuf::from("/h/receipts/venv-x.json"),
+            VenvReceipt {
+                schema_version: 1,
+                venv: PathBuf::from("/opt/torch/.venv"),
+                base_python: "/usr/bin/python3".into(),
+                created: true,
+                profile: "pytorch".into(),
+                packages: Packages {
+                    requirements: vec!["torch==2.11.0+cu130".into()],
+                    index_url: "https://download.pytorch.org/whl/cu130".into(),
+                    extra_index_urls: vec![],
+                },
+                installed_at: 0,
+            },
+        ));
+        let d = check(&w.inputs());
+        assert_eq!(d[0].severity(), Severity::Error);
+        assert!(d[0]
+            .finding
+            .fix
+            .as_ref()
+            .unwrap()
+            .contains("torch==2.11.0+cu130 --index-url https://download.pytorch.org/whl/cu130"));
+    }
+
+    #[test]
+    fn no_kernels_for_pascal_in_a_cu130_wheel() {
+        let mut s = h200();
+        s.gpus = vec![gpu("NVIDIA GeForce GTX 1080", "10de:1b80", "6.1", "Pascal")];
+        let w = World::new(s);
+        let d = check(&w.inputs());
+        let k = d
+            .iter()
+            .find(|d| d.id() == "torch-no-kernels-for-gpu")
+            .expect("found");
+        assert!(k.evidence[0].contains("pytorch.toml"), "{:?}", k.evidence);
+        assert!(k.evidence[0].contains("sm_75"));
+    }
+
+    #[test]
+    fn system_and_wheel_cudnn() {
+        let mut s = h200();
+        s.cudnn = vec![
+            Cudnn {
+                version: "9.14.0".into(),
+                path: "/usr/lib/x86_64-linux-gnu".into(),
+            },
+            Cudnn {
+                version: "9.19.0.56".into(),
+                path: "/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn".into(),
+            },
+        ];
+        let w = World::new(s.clone());
+        assert_eq!(w.ids(), vec!["cudnn-mismatch"]);
+        s.cudnn[0].version = "9.19.0".into();
+        let w = World::new(s);
+        assert!(w.ids().is_empty());
+    }
+}
