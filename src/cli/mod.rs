@@ -9,8 +9,8 @@ mod plan;
 mod repair;
 mod reporter;
 mod style;
-mod verify;
 mod uninstall;
+mod verify;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -108,7 +108,12 @@ pub fn render(report: &Report, style: &Style, quiet: bool) -> String {
         .iter()
         .filter(|c| !quiet || c.status == Status::Fail)
         .collect();
-    let width = shown.iter().map(|c| c.id.chars().count()).max().unwrap_or(0) + 2;
+    let width = shown
+        .iter()
+        .map(|c| c.id.chars().count())
+        .max()
+        .unwrap_or(0)
+        + 2;
     let mut o = String::new();
     for c in shown {
         let mark = match c.status {
@@ -164,14 +169,17 @@ mod tests {
                         "[0] NVIDIA H200".into(),
                     ],
                 ),
-                Check::fail("addkernel:0", vec!["nvcc -arch=sm_90 could not build".into()]),
+                Check::fail(
+                    "addkernel:0",
+                    vec!["nvcc -arch=sm_90 could not build".into()],
+                ),
                 Check::skip("cudnn", vec!["not installed".into()]),
             ],
         };
         let text = render(&report, &Style::new(false), false);
         assert_eq!(
             text,
-            "✓ driver       NVIDIA driver 580.159.04, 1 GPU\n                [0] NVIDIA H200\n✗ addkernel:0  nvcc -arch=sm_90 could not build\n- cudnn        not installed\n\n1 failed, 1 passed, 1 skipped\n"
+            "✓ driver       NVIDIA driver 580.159.04, 1 GPU\n               [0] NVIDIA H200\n✗ addkernel:0  nvcc -arch=sm_90 could not build\n- cudnn        not installed\n\n1 failed, 1 passed, 1 skipped\n"
         );
         let quiet = render(&report, &Style::new(false), true);
         assert_eq!(quiet, "✗ addkernel:0  nvcc -arch=sm_90 could not build\n");

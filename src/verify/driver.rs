@@ -207,10 +207,7 @@ mod tests {
 
     #[test]
     fn banner_parse() {
-        assert_eq!(
-            banner_driver_version(BANNER).as_deref(),
-            Some("580.159.04")
-        );
+        assert_eq!(banner_driver_version(BANNER).as_deref(), Some("580.159.04"));
         assert_eq!(banner_driver_version("Driver Version: N/A"), None);
     }
 
@@ -244,7 +241,11 @@ mod tests {
             if args.is_empty() {
                 ok(BANNER)
             } else if args[0].contains("compute_cap") {
-                failed(2, "", "Field \"compute_cap\" is not a valid field to query.")
+                failed(
+                    2,
+                    "",
+                    "Field \"compute_cap\" is not a valid field to query.",
+                )
             } else {
                 ok("0, Tesla K80, 0x102D10DE, 470.256.02, 11441\n")
             }
@@ -268,8 +269,15 @@ mod tests {
         });
         let (c, gpus) = run(&runner, &d.path().display().to_string(), &|| None);
         assert_eq!(c.status, super::super::Status::Fail);
-        assert!(c.evidence[0].contains("failed (exit 9)"), "{:?}", c.evidence);
-        assert!(c.evidence.iter().any(|l| l.contains("couldn't communicate")));
+        assert!(
+            c.evidence[0].contains("failed (exit 9)"),
+            "{:?}",
+            c.evidence
+        );
+        assert!(c
+            .evidence
+            .iter()
+            .any(|l| l.contains("couldn't communicate")));
         assert!(gpus.is_empty());
     }
 

@@ -286,7 +286,9 @@ pub fn judge(
         return fail(vec![format!("`import {name}` failed: {e}")]);
     }
     let Some(fw) = r.framework.as_deref() else {
-        return fail(vec!["neither torch nor tensorflow is installed in this venv".into()]);
+        return fail(vec![
+            "neither torch nor tensorflow is installed in this venv".into(),
+        ]);
     };
     let version = r.version.as_deref().unwrap_or("?");
     let build = match &r.cuda {
@@ -296,8 +298,13 @@ pub fn judge(
     let head = format!("{fw} {version} ({build})");
     if profile == Some("cpu") {
         return (
-            Check::pass(id, vec![format!("{head} imports; a CPU build, as the cpu profile installs")])
-                .data(data.clone()),
+            Check::pass(
+                id,
+                vec![format!(
+                    "{head} imports; a CPU build, as the cpu profile installs"
+                )],
+            )
+            .data(data.clone()),
             false,
         );
     }
@@ -492,7 +499,10 @@ pub fn bench(exec: &Exec<'_>, venv: Option<&VenvTarget>, gpus: &[Gpu]) -> Vec<Ch
         .map_err(|e| vec![e.to_string()])
         .and_then(|out| {
             json_line::<BenchReport>(&out).map_err(|why| {
-                let mut ev = vec![format!("the bench did not finish: {why} ({})", exit_words(&out))];
+                let mut ev = vec![format!(
+                    "the bench did not finish: {why} ({})",
+                    exit_words(&out)
+                )];
                 ev.extend(output_lines(&out).into_iter().rev().take(8).rev());
                 ev
             })
@@ -595,7 +605,13 @@ mod tests {
 
     #[test]
     fn a_working_torch_passes() {
-        let (c, ran) = judge("framework:0", &torch_report(2, 2e-7), &[h200(0), h200(1)], None, None);
+        let (c, ran) = judge(
+            "framework:0",
+            &torch_report(2, 2e-7),
+            &[h200(0), h200(1)],
+            None,
+            None,
+        );
         assert_eq!(c.status, Status::Pass, "{c:?}");
         assert!(ran);
         assert_eq!(
@@ -645,7 +661,10 @@ mod tests {
         let (c, ran) = judge("f", &r, &[], None, None);
         assert_eq!(c.status, Status::Skip);
         assert!(!ran);
-        assert_eq!(c.evidence[0], "torch 2.11.0+cu130 (CUDA 13.0) imports; no GPU here to run on");
+        assert_eq!(
+            c.evidence[0],
+            "torch 2.11.0+cu130 (CUDA 13.0) imports; no GPU here to run on"
+        );
         r.cuda = None;
         let (c, _) = judge("f", &r, &[h200(0)], Some("cpu"), None);
         assert_eq!(c.status, Status::Pass);
@@ -702,7 +721,10 @@ mod tests {
         assert_eq!(t.len(), 2);
         assert_eq!(t[0].kind(), "tensorflow");
         assert_eq!(t[1].kind(), "torch");
-        let t = targets(&receipts, &[PathBuf::from("/v/pt"), PathBuf::from("/elsewhere")]);
+        let t = targets(
+            &receipts,
+            &[PathBuf::from("/v/pt"), PathBuf::from("/elsewhere")],
+        );
         assert_eq!(t[0].profile.as_deref(), Some("pytorch"));
         assert_eq!(t[1].kind(), "auto");
     }

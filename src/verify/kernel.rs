@@ -49,7 +49,9 @@ pub fn check(
         Err(e) => {
             return vec![Check::fail(
                 "addkernel",
-                vec![format!("cannot write the program to a temporary directory: {e}")],
+                vec![format!(
+                    "cannot write the program to a temporary directory: {e}"
+                )],
             )]
         }
     };
@@ -74,16 +76,13 @@ pub fn check(
                 .or_insert_with(|| compile(exec, toolkit, dir.path(), &arch));
             match build {
                 Err(lines) => {
-                    let mut ev = vec![format!(
-                        "nvcc -arch={arch} could not build addKernel.cu:"
-                    )];
+                    let mut ev = vec![format!("nvcc -arch={arch} could not build addKernel.cu:")];
                     ev.extend(lines.iter().cloned());
                     Check::fail(id, ev)
                         .subject(subject)
                         .data(serde_json::json!({"arch": arch, "compiled": false}))
                 }
-                Ok((binary, built)) => run_on(exec, g, binary, &arch, built)
-                    .subject(subject),
+                Ok((binary, built)) => run_on(exec, g, binary, &arch, built).subject(subject),
             }
         })
         .collect()
@@ -112,7 +111,10 @@ fn compile(
     if !out.success() || !binary.is_file() {
         let mut lines = error_lines(&output_lines(&out), 10);
         if lines.is_empty() {
-            lines.push(format!("nvcc ended with {} and wrote no program", exit_words(&out)));
+            lines.push(format!(
+                "nvcc ended with {} and wrote no program",
+                exit_words(&out)
+            ));
         }
         return Err(lines);
     }
@@ -221,9 +223,17 @@ mod tests {
         let process = Process::default();
         let exec = Exec::new(&r, &process, None);
         let tk = toolkit();
-        let checks = check(&exec, Some(&tk), "", &[gpu(0, Some("9.0")), gpu(1, Some("9.0"))]);
+        let checks = check(
+            &exec,
+            Some(&tk),
+            "",
+            &[gpu(0, Some("9.0")), gpu(1, Some("9.0"))],
+        );
         assert_eq!(checks.len(), 2);
-        assert!(checks.iter().all(|c| c.status == Status::Pass), "{checks:?}");
+        assert!(
+            checks.iter().all(|c| c.status == Status::Pass),
+            "{checks:?}"
+        );
         assert_eq!(checks[1].id, "addkernel:1");
         assert_eq!(checks[0].evidence[0], "addKernel OK on GPU 0 (sm_90)");
         let calls = r.calls.lock().unwrap();
@@ -250,7 +260,10 @@ mod tests {
         let tk = toolkit();
         let c = &check(&exec, Some(&tk), "", &[gpu(0, Some("3.5"))])[0];
         assert_eq!(c.status, Status::Fail);
-        assert!(c.evidence[1].contains("Unsupported gpu architecture"), "{c:?}");
+        assert!(
+            c.evidence[1].contains("Unsupported gpu architecture"),
+            "{c:?}"
+        );
 
         let r = runner(failed(1, "device 0: X\n", "wrong result at 2\n"));
         let exec = Exec::new(&r, &process, None);

@@ -82,22 +82,27 @@ pub fn python(process: &Process, venvs: &[VenvTarget]) -> Option<PathBuf> {
 
 /// What to load for `toolkit`, and whether each was installed there.
 pub fn wanted(toolkit: &Toolkit) -> Vec<Wanted> {
-    let major = toolkit.cuda.as_ref().map_or(0, |v| v.major());
+    let (major, minor) = toolkit
+        .cuda
+        .as_ref()
+        .map_or((0, 0), |v| (v.major(), v.minor()));
+    // Sonames: libcudart.so.13 and .12; CUDA 11's is libcudart.so.11.0; older ones M.m.
+    let cudart = match major {
+        12.. => format!("libcudart.so.{major}"),
+        11 => "libcudart.so.11.0".to_owned(),
+        _ => format!("libcudart.so.{major}.{minor}"),
+    };
     let lib64 = toolkit.dir.join("lib64");
     let has = |stem: &str| !versioned(&lib64, stem).is_empty();
     let receipt = toolkit.receipt.as_ref();
-    let in_receipt = |part: &str| {
-        receipt.is_some_and(|r| r.components.iter().any(|c| c.name.contains(part)))
-    };
+    let in_receipt =
+        |part: &str| receipt.is_some_and(|r| r.components.iter().any(|c| c.name.contains(part)));
     let mut out = Vec::new();
     out.push(Wanted {
         key: "cudart",
-        names: vec![
-            format!("libcudart.so.{major}"),
-            format!("libcudart.so.{major}.0"),
-        ],
+        names: vec![cudart],
         installed: true,
-        why: "the CUDA runtime is part of every toolkit".into(),
+        why: "the CUDA runtime belongs to every toolkit".into(),
     });
     let cublas = in_receipt("cublas") || has("libcublas.so");
     out.push(Wanted {
@@ -119,16 +124,18 @@ pub fn wanted(toolkit: &Toolkit) -> Vec<Wanted> {
         .map(|m| vec![m.to_owned()])
         .unwrap_or_default();
     for file in versioned(&lib64, "libcudnn.so") {
-        if let Some(m) = file.strip_prefix("libcudnn.so.").and_then(|r| r.split('.').next()) {
+        if let Some(m) = file
+            .strip_prefix("libcudnn.so.")
+            .and_then(|r| r.split('.').next())
+        {
             if !cudnn_majors.iter().any(|x| x == m) {
                 cudnn_majors.push(m.to_owned());
             }
         }
     }
-    for m in ["9", "8"] {
-        if !cudnn_majors.iter().any(|x| x == m) {
-            cudnn_majors.push(m.to_owned());
-        }
+    // Nothing says which major: the ones in use today, newest first.
+    if cudnn_majors.is_empty() {
+        cudnn_majors = vec!["9".into(), "8".into()];
     }
     let cudnn = cudnn_receipt.is_some() || has("libcudnn.so");
     out.push(Wanted {
@@ -237,7 +244,9 @@ pub fn judge(w: &Wanted, got: &Loaded, toolkit: &Toolkit) -> Check {
     });
     match (&got.soname, &got.path) {
         (Some(soname), path) => {
-            let path = path.clone().unwrap_or_else(|| "(file not found in /proc/self/maps)".into());
+            let path = path
+                .clone()
+                .unwrap_or_else(|| "(file not found in /proc/self/maps)".into());
             let mut ev = vec![format!("{soname} → {path}")];
             let inside = Path::new(&path).starts_with(&toolkit.real)
                 || Path::new(&path).starts_with(&toolkit.dir);
@@ -250,11 +259,7 @@ pub fn judge(w: &Wanted, got: &Loaded, toolkit: &Toolkit) -> Check {
             Check::pass(w.key, ev).data(data)
         }
         (None, _) if w.installed => {
-            let mut ev = vec![format!(
-                "{} does not load, though {}",
-                w.names.join(" / "),
-                w.why
-            )];
+            let mut ev = vec![format!("{} does not load ({})", w.names.join(" / "), w.why)];
             ev.extend(got.errors.iter().cloned());
             ev.push(format!(
                 "searched with {} first on LD_LIBRARY_PATH",
@@ -273,7 +278,8 @@ pub fn judge(w: &Wanted, got: &Loaded, toolkit: &Toolkit) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::install::{Receipt, ReceiptComponent};
+    use crate::install::receipt::ReceiptComponent;
+    use crate::install::Receipt;
     use crate::verify::testing::{ok, Scripted};
     use crate::verify::Status;
     use crate::version::Version;
@@ -313,12 +319,19 @@ mod tests {
     #[test]
     fn names_and_expectations() {
         let d = tempfile::tempdir().unwrap();
-        let w = wanted(&toolkit(d.path(), Some(receipt(Some("9.17.0"), &["cuda_cudart"]))));
-        assert_eq!(w[0].names, ["libcudart.so.13", "libcudart.so.13.0"]);
+        let w = wanted(&toolkit(
+            d.path(),
+            Some(receipt(Some("9.17.0"), &["cuda_cudart"])),
+        ));
+        assert_eq!(w[0].names, ["libcudart.so.13"]);
+        let mut old = toolkit(d.path(), None);
+        old.cuda = Version::parse("11.8");
+        assert_eq!(wanted(&old)[0].names, ["libcudart.so.11.0"]);
+        assert_eq!(wanted(&old)[1].names, ["libcublas.so.11"]);
         assert_eq!(w[1].names, ["libcublas.so.13"]);
         assert!(!w[1].installed, "no cuBLAS component in the receipt");
         assert!(w[1].why.contains("--source wheels"));
-        assert_eq!(w[2].names, ["libcudnn.so.9", "libcudnn.so.8"]);
+        assert_eq!(w[2].names, ["libcudnn.so.9"]);
         assert!(w[2].installed);
 
         let lib64 = d.path().join("lib64");
@@ -328,6 +341,7 @@ mod tests {
         assert!(w[1].installed);
         assert!(!w[2].installed);
         assert_eq!(w[2].why, "not installed");
+        assert_eq!(w[2].names, ["libcudnn.so.9", "libcudnn.so.8"]);
     }
 
     #[test]
@@ -356,11 +370,16 @@ mod tests {
         let missing = Loaded {
             soname: None,
             path: None,
-            errors: vec!["libcudart.so.13: cannot open shared object file: No such file or directory".into()],
+            errors: vec![
+                "libcudart.so.13: cannot open shared object file: No such file or directory".into(),
+            ],
         };
         let c = judge(w, &missing, &tk);
         assert_eq!(c.status, Status::Fail);
-        assert!(c.evidence.iter().any(|l| l.contains("cannot open shared object")));
+        assert!(c
+            .evidence
+            .iter()
+            .any(|l| l.contains("cannot open shared object")));
         let cudnn = &wanted(&tk)[2];
         let c = judge(cudnn, &missing, &tk);
         assert_eq!(c.status, Status::Skip);
@@ -383,9 +402,17 @@ mod tests {
         assert_eq!(st, [Status::Pass, Status::Pass, Status::Skip]);
         let calls = r.calls.lock().unwrap();
         assert_eq!(calls.len(), 1);
-        let ld = calls[0].2.iter().find(|(k, _)| k == "LD_LIBRARY_PATH").unwrap();
-        assert!(ld.1.starts_with(&d.path().join("lib64").display().to_string()));
-        assert!(calls[0].1.contains(&"cudnn=libcudnn.so.9,libcudnn.so.8".to_owned()));
+        let ld = calls[0]
+            .2
+            .iter()
+            .find(|(k, _)| k == "LD_LIBRARY_PATH")
+            .unwrap();
+        assert!(ld
+            .1
+            .starts_with(&d.path().join("lib64").display().to_string()));
+        assert!(calls[0]
+            .1
+            .contains(&"cudnn=libcudnn.so.9,libcudnn.so.8".to_owned()));
     }
 
     #[test]

@@ -241,10 +241,7 @@ impl<'a> Exec<'a> {
     pub fn new(runner: &'a dyn Runner, process: &Process, toolkit: Option<&Path>) -> Self {
         let mut env = vec![("CUDA_DEVICE_ORDER".to_owned(), "PCI_BUS_ID".to_owned())];
         if let Some(t) = toolkit {
-            env.push((
-                "PATH".into(),
-                prepend(process.var("PATH"), &t.join("bin")),
-            ));
+            env.push(("PATH".into(), prepend(process.var("PATH"), &t.join("bin"))));
             env.push((
                 "LD_LIBRARY_PATH".into(),
                 prepend(process.var("LD_LIBRARY_PATH"), &t.join("lib64")),
@@ -355,10 +352,13 @@ pub(crate) mod testing {
 
     type Answer = dyn Fn(&Path, &[&str], &[(&str, &str)]) -> Option<Output> + Send + Sync;
 
+    /// One recorded call: program, arguments, environment.
+    pub type Call = (String, Vec<String>, Vec<(String, String)>);
+
     /// Answers with `f`; `None` means "not found".
     pub struct Scripted {
         f: Box<Answer>,
-        pub calls: Mutex<Vec<(String, Vec<String>, Vec<(String, String)>)>>,
+        pub calls: Mutex<Vec<Call>>,
     }
 
     impl Scripted {
@@ -432,10 +432,7 @@ mod tests {
     #[test]
     fn exec_sets_the_active_environment_and_extra_wins() {
         let runner = testing::Scripted::new(|_, _, _| testing::ok(""));
-        let process = Process::with_vars(
-            [("PATH", "/usr/bin"), ("LD_LIBRARY_PATH", "/x")],
-            "/",
-        );
+        let process = Process::with_vars([("PATH", "/usr/bin"), ("LD_LIBRARY_PATH", "/x")], "/");
         let exec = Exec::new(&runner, &process, Some(Path::new("/cuda")));
         exec.run(
             Path::new("/bin/true"),

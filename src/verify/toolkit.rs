@@ -94,9 +94,7 @@ pub fn receipt_for(receipts: &Receipts, dir: &Path) -> Option<Receipt> {
         .toolkits
         .iter()
         .map(|(_, r)| r)
-        .find(|r| {
-            r.prefix == dir || fs_err::canonicalize(&r.prefix).is_ok_and(|p| p == real)
-        })
+        .find(|r| r.prefix == dir || fs_err::canonicalize(&r.prefix).is_ok_and(|p| p == real))
         .cloned()
         .or_else(|| Receipt::read(dir).ok().flatten())
 }
@@ -136,11 +134,8 @@ pub fn check(
     }
     if !nvcc.is_file() {
         return (
-            Check::fail(
-                "nvcc",
-                vec![format!("{} has no bin/nvcc", dir.display())],
-            )
-            .subject(subject),
+            Check::fail("nvcc", vec![format!("{} has no bin/nvcc", dir.display())])
+                .subject(subject),
             None,
         );
     }
@@ -206,10 +201,7 @@ pub fn check(
     let check = match &installed {
         Some((want, source)) if same_release(want, &release) => Check::pass(
             "nvcc",
-            vec![
-                format!("nvcc {said}: CUDA {want} as {source}"),
-                where_,
-            ],
+            vec![format!("nvcc {said}: CUDA {want} as {source}"), where_],
         ),
         Some((want, source)) => Check::fail(
             "nvcc",
@@ -219,7 +211,8 @@ pub fn check(
                     dir.display()
                 ),
                 where_,
-                "something replaced this nvcc, or the receipt is stale: reinstall the toolkit".into(),
+                "something replaced this nvcc, or the receipt is stale: reinstall the toolkit"
+                    .into(),
             ],
         ),
         None => Check::pass(
@@ -230,7 +223,10 @@ pub fn check(
             ],
         ),
     };
-    (check.subject(subject).data(data), Some(toolkit(Some(release))))
+    (
+        check.subject(subject).data(data),
+        Some(toolkit(Some(release))),
+    )
 }
 
 /// The toolkit's own record of its release (`version.json`, `version.txt`).
@@ -302,7 +298,11 @@ mod tests {
         d
     }
 
-    fn run_check(dir: &Path, receipts: &Receipts, banner: &'static str) -> (Check, Option<Toolkit>) {
+    fn run_check(
+        dir: &Path,
+        receipts: &Receipts,
+        banner: &'static str,
+    ) -> (Check, Option<Toolkit>) {
         let runner = Scripted::new(move |_, _, _| ok(banner));
         let process = Process::with_vars([("PATH", "/usr/bin")], "/");
         let exec = Exec::new(&runner, &process, Some(dir));
@@ -357,11 +357,15 @@ mod tests {
 
     #[test]
     fn without_a_receipt_version_json_decides() {
-        let d = toolkit_dir(Some(r#"{"cuda": {"name": "CUDA SDK", "version": "13.0.2"}}"#));
+        let d = toolkit_dir(Some(
+            r#"{"cuda": {"name": "CUDA SDK", "version": "13.0.2"}}"#,
+        ));
         let (c, _) = run_check(d.path(), &Receipts::default(), BANNER);
         assert_eq!(c.status, Status::Pass);
         assert!(c.evidence[0].contains("its version.json says"));
-        let d = toolkit_dir(Some(r#"{"cuda": {"name": "CUDA SDK", "version": "12.9.1"}}"#));
+        let d = toolkit_dir(Some(
+            r#"{"cuda": {"name": "CUDA SDK", "version": "12.9.1"}}"#,
+        ));
         let (c, _) = run_check(d.path(), &Receipts::default(), BANNER);
         assert_eq!(c.status, Status::Fail);
         let d = toolkit_dir(None);

@@ -1,0 +1,596 @@
+//! `cudaup verify` without a GPU: a toolkit installed from the synthetic mirror (its `nvcc` is a
+//! script that only answers `--version`), a fake `nvidia-smi` on PATH printing what the real one
+//! prints on the H200 machine, and fake venvs whose `python` answers the framework check. For
+//! the all-pass case the toolkit's nvcc is swapped for one that "compiles" a program printing
+//! `addKernel OK`, and its libraries for real (empty) shared objects the loader can map.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::*;
+
+/// What `nvidia-smi` prints on the H200 machine (driver 580.159.04).
+const BANNER: &str = "Tue Oct 21 09:12:44 2025
++-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     CUDA Version: 13.0     |
++-----------------------------------------+------------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |
+|                                         |                        |               MIG M. |
+|=========================================+========================+======================|
+|   0  NVIDIA H200                    On  |   00000000:19:00.0 Off |                    0 |
+| N/A   31C    P0             76W /  700W |       0MiB / 143771MiB |      0%      Default |
+|                                         |                        |             Disabled |
++-----------------------------------------+------------------------+----------------------+
+";
+const H200: &str = "0, NVIDIA H200, 0x233510DE, 580.159.04, 143771, 9.0\n";
+const TWO_GPUS: &str = "0, NVIDIA H200, 0x233510DE, 580.159.04, 143771, 9.0\n1, NVIDIA GeForce RTX 4090, 0x268410DE, 580.159.04, 24564, 8.9\n";
+
+fn write_exe(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+    // Replace, never write through: installed files may be links into cudaup's cache.
+    let _ = fs_err::remove_file(path);
+    fs_err::write(path, text).unwrap();
+    fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A machine: a cudaup home, and a directory of fake tools first on PATH.
+struct Machine {
+    home: tempfile::TempDir,
+    bin: tempfile::TempDir,
+}
+
+impl Machine {
+    fn new() -> Self {
+        Self {
+            home: tempfile::tempdir().unwrap(),
+            bin: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// Puts an `nvidia-smi` on PATH that prints the banner and `query` for `--query-gpu`.
+    fn with_gpus(self, query: &str) -> Self {
+        let script = format!(
+            "#!/bin/sh\ncase \"$1\" in\n  --query-gpu=*) printf '%s' '{query}' ;;\n  '') cat <<'EOF'\n{BANNER}EOF\n  ;;\n  *) echo \"Invalid combination of input arguments.\" >&2; exit 2 ;;\nesac\n"
+        );
+        write_exe(&self.bin.path().join("nvidia-smi"), &script);
+        self
+    }
+
+    /// Installs CUDA 13.0.2 and cuDNN 9.17.0 from the synthetic mirror into the home (the
+    /// toolkit becomes the active one); returns its prefix.
+    fn install_toolkit(&self) -> PathBuf {
+        let mirror = tempfile::tempdir().unwrap();
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/make-synthetic-mirror.py"
+        );
+        let out = Command::new("python3")
+            .arg(script)
+            .arg(mirror.path())
+            .output()
+            .expect("python3 runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let run = self.cudaup(&[
+            "install",
+            "--profile",
+            "cuda-dev",
+            "--cuda",
+            "13.0",
+            "--mirror",
+            &mirror.path().display().to_string(),
+            "--yes",
+            "--no-modify-path",
+        ]);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        let active: serde_json::Value =
+            serde_json::from_slice(&fs_err::read(self.home.path().join("active.json")).unwrap())
+                .unwrap();
+        PathBuf::from(active["toolkit"].as_str().expect("an active toolkit"))
+    }
+
+    fn cudaup(&self, args: &[&str]) -> Run {
+        let home = self.home.path().display().to_string();
+        let mut all = vec!["--home", &home];
+        all.extend_from_slice(args);
+        let path = format!("{}:/usr/bin:/bin", self.bin.path().display());
+        cudaup_env(&all, self.home.path(), &[("PATH", &path)])
+    }
+
+    fn verify(&self, args: &[&str]) -> Run {
+        let mut all = vec!["verify"];
+        all.extend_from_slice(args);
+        self.cudaup(&all)
+    }
+
+    fn verify_json(&self, args: &[&str]) -> (i32, serde_json::Value) {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let run = self.verify(&all);
+        (run.code, run.json())
+    }
+}
+
+/// The check with `id`.
+fn check<'a>(doc: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no check {id} in {doc:#}"))
+}
+
+fn evidence(c: &serde_json::Value) -> String {
+    c["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A venv whose `python` prints `framework` for the framework check and `bench` for --bench.
+fn fake_venv(dir: &Path, framework: &str, bench: &str) {
+    fs_err::create_dir_all(dir.join("bin")).unwrap();
+    fs_err::write(
+        dir.join("pyvenv.cfg"),
+        "home = /usr/bin\nversion = 3.12.3\n",
+    )
+    .unwrap();
+    write_exe(
+        &dir.join("bin/python"),
+        &format!(
+            "#!/bin/sh\ncase \"$2\" in\n  *cudaup-verify-bench*) echo 'bench noise' >&2; printf '%s\\n' '{bench}' ;;\n  *cudaup-verify-framework*) echo 'UserWarning: noise' >&2; printf '%s\\n' '{framework}' ;;\n  *) exit 1 ;;\nesac\n"
+        ),
+    );
+}
+
+#[test]
+fn nvcc_matches_the_receipt_and_a_script_nvcc_cannot_build_the_kernel() {
+    let m = Machine::new().with_gpus(H200);
+    let prefix = m.install_toolkit();
+    let (code, doc) = m.verify_json(&[]);
+    assert_eq!(code, 4, "{doc:#}");
+    assert_eq!(doc["ok"], false);
+    assert_eq!(doc["toolkit"], prefix.display().to_string());
+
+    let driver = check(&doc, "driver");
+    assert_eq!(driver["status"], "pass");
+    assert_eq!(
+        driver["evidence"][0],
+        "NVIDIA driver 580.159.04 (runs CUDA up to 13.0), 1 GPU"
+    );
+    assert_eq!(
+        driver["evidence"][1],
+        "[0] NVIDIA H200, compute capability 9.0, 140 GiB"
+    );
+    assert_eq!(driver["data"]["gpus"][0]["architecture"], "Hopper");
+
+    let nvcc = check(&doc, "nvcc");
+    assert_eq!(nvcc["status"], "pass", "{nvcc:#}");
+    assert_eq!(
+        nvcc["evidence"][0],
+        "nvcc release 13.0, V13.0.88: CUDA 13.0.2 as the receipt says"
+    );
+    assert_eq!(nvcc["data"]["chosen_by"], "active.json");
+
+    // The synthetic nvcc refuses to compile: the failure carries nvcc's own words.
+    let k = check(&doc, "addkernel:0");
+    assert_eq!(k["status"], "fail");
+    assert_eq!(k["subject"], "GPU 0: NVIDIA H200");
+    let ev = evidence(k);
+    assert!(
+        ev.contains("nvcc -arch=sm_90 could not build addKernel.cu"),
+        "{ev}"
+    );
+    assert!(
+        ev.contains("synthetic nvcc: compilation is not available"),
+        "{ev}"
+    );
+
+    // The synthetic libraries are a few bytes, not ELF: the loader says so, and they were
+    // installed, so that is a failure (with the loader's message), not a skip.
+    let cudart = check(&doc, "cudart");
+    assert_eq!(cudart["status"], "fail");
+    let ev = evidence(cudart);
+    assert!(ev.contains("libcudart.so.13"), "{ev}");
+    assert!(ev.contains(&format!("{}/lib64", prefix.display())), "{ev}");
+    assert_eq!(check(&doc, "cudnn")["status"], "fail");
+
+    // No venv: the framework check does not apply.
+    let fw = check(&doc, "framework");
+    assert_eq!(fw["status"], "skip");
+}
+
+#[test]
+fn an_nvcc_that_is_not_the_installed_release_fails() {
+    let m = Machine::new().with_gpus(H200);
+    let prefix = m.install_toolkit();
+    write_exe(
+        &prefix.join("bin/nvcc"),
+        "#!/bin/sh\nprintf '%s\\n' 'nvcc: NVIDIA (R) Cuda compiler driver' 'Cuda compilation tools, release 12.8, V12.8.93'\n",
+    );
+    let (code, doc) = m.verify_json(&[]);
+    assert_eq!(code, 4);
+    let nvcc = check(&doc, "nvcc");
+    assert_eq!(nvcc["status"], "fail");
+    assert_eq!(
+        nvcc["evidence"][0],
+        format!(
+            "nvcc release 12.8, V12.8.93, but the receipt says CUDA 13.0.2 was installed in {}",
+            prefix.display()
+        )
+    );
+    assert_eq!(nvcc["data"]["release"], "12.8");
+    assert_eq!(nvcc["data"]["installed"], "13.0.2");
+
+    // The human report names it too.
+    let run = m.verify(&[]);
+    assert_eq!(run.code, 4);
+    assert!(
+        run.stdout.lines().any(|l| l.starts_with("✗ nvcc")
+            && l.contains("release 12.8, V12.8.93, but the receipt says CUDA 13.0.2")),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn no_gpu_is_a_failure_with_exit_code_4_and_the_gpu_checks_are_skipped() {
+    let m = Machine::new(); // no nvidia-smi on PATH, NVML off
+    let prefix = m.install_toolkit();
+    let run = m.verify(&[]);
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    let out = &run.stdout;
+    assert!(
+        out.contains("✗ driver")
+            && out.contains("no NVIDIA driver/GPU here: nvidia-smi is not on PATH"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("- addkernel") && l.contains("no GPU to run it on")),
+        "{out}"
+    );
+    // The toolkit is still checked: its nvcc is the installed release.
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("✓ nvcc") && l.contains("CUDA 13.0.2 as the receipt says")),
+        "{out}"
+    );
+    assert!(
+        out.trim_end().lines().last().unwrap().contains("failed"),
+        "{out}"
+    );
+
+    // A venv whose torch imports is skipped, not failed, where there is no GPU.
+    let venv = m.home.path().join("venv");
+    fake_venv(
+        &venv,
+        r#"{"framework": "torch", "version": "2.11.0+cu130", "cuda": "13.0", "available": false, "device_count": 0, "arch_list": [], "devices": []}"#,
+        "{}",
+    );
+    let (code, doc) = m.verify_json(&["--venv", &venv.display().to_string(), "--bench"]);
+    assert_eq!(code, 4);
+    let fw = check(&doc, "framework:0");
+    assert_eq!(fw["status"], "skip", "{fw:#}");
+    assert_eq!(
+        fw["evidence"][0],
+        "torch 2.11.0+cu130 (CUDA 13.0) imports; no GPU here to run on"
+    );
+    assert_eq!(check(&doc, "bench")["status"], "skip");
+    let failed: Vec<&str> = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "fail")
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    // Only the driver and the (synthetic, unloadable) libraries fail.
+    assert_eq!(failed, ["driver", "cudart", "cublas", "cudnn"], "{doc:#}");
+    let _ = prefix;
+}
+
+#[test]
+fn the_json_document_has_every_check_with_id_status_and_evidence() {
+    let m = Machine::new();
+    let (code, doc) = m.verify_json(&[]);
+    assert_eq!(code, 4);
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["ok"], false);
+    assert!(doc["toolkit"].is_null());
+    assert_eq!(doc["venvs"], serde_json::json!([]));
+    let checks = doc["checks"].as_array().unwrap();
+    let ids: Vec<&str> = checks.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "driver",
+            "nvcc",
+            "addkernel",
+            "cudart",
+            "cublas",
+            "cudnn",
+            "framework"
+        ]
+    );
+    for c in checks {
+        let keys: Vec<&String> = c.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            ["data", "evidence", "id", "status", "subject"],
+            "{c:#}"
+        );
+        assert!(["pass", "fail", "skip"].contains(&c["status"].as_str().unwrap()));
+        assert!(!c["evidence"].as_array().unwrap().is_empty(), "{c:#}");
+    }
+    let count = |s: &str| checks.iter().filter(|c| c["status"] == s).count();
+    assert_eq!(doc["failed"], count("fail"));
+    assert_eq!(doc["passed"], count("pass"));
+    assert_eq!(doc["skipped"], count("skip"));
+    assert_eq!(doc["failed"], 1, "only the driver fails: {doc:#}");
+}
+
+#[test]
+fn what_is_not_installed_is_skipped_not_failed() {
+    let m = Machine::new().with_gpus(H200);
+    let run = m.verify(&[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let out = &run.stdout;
+    assert!(out.starts_with("✓ driver"), "{out}");
+    for id in [
+        "nvcc",
+        "addkernel",
+        "cudart",
+        "cublas",
+        "cudnn",
+        "framework",
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with(&format!("- {id} "))),
+            "{id} is not skipped:\n{out}"
+        );
+    }
+    assert!(out.contains("no CUDA toolkit"), "{out}");
+    assert!(out.ends_with("1 passed, 6 skipped\n"), "{out}");
+}
+
+/// Real shared objects, so the loader can map them.
+fn real_libraries(prefix: &Path) {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("empty.c");
+    fs_err::write(&src, "int cudaup_verify_test_symbol;\n").unwrap();
+    let so = dir.path().join("empty.so");
+    let out = Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&so)
+        .arg(&src)
+        .output()
+        .expect("a C compiler (cargo's linker) is on PATH");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = fs_err::read(&so).unwrap();
+    let lib64 = fs_err::canonicalize(prefix.join("lib64")).unwrap();
+    let mut replaced = 0;
+    for e in fs_err::read_dir(&lib64).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if e.file_type().unwrap().is_file() && name.contains(".so.") {
+            fs_err::remove_file(e.path()).unwrap();
+            fs_err::write(e.path(), &bytes).unwrap();
+            replaced += 1;
+        }
+    }
+    assert!(
+        replaced >= 3,
+        "only {replaced} libraries in {}",
+        lib64.display()
+    );
+}
+
+/// An nvcc that answers like 13.0.88 and "compiles" a script that prints what addKernel prints,
+/// logging its arguments.
+const COMPILING_NVCC: &str = r#"#!/bin/sh
+if [ "$1" = "--version" ]; then
+  printf '%s\n' 'nvcc: NVIDIA (R) Cuda compiler driver' 'Cuda compilation tools, release 13.0, V13.0.88'
+  exit 0
+fi
+echo "$*" >> "$(dirname "$0")/nvcc.log"
+out=; arch=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -o) out=$2; shift ;;
+    -arch=*) arch=${1#-arch=} ;;
+  esac
+  shift
+done
+cat > "$out" <<EOF
+#!/bin/sh
+echo "device 0: GPU \$CUDA_VISIBLE_DEVICES in \$CUDA_DEVICE_ORDER order, built for $arch"
+echo "{1,2,3,4,5} + {10,20,30,40,50} = {11,22,33,44,55}"
+echo "addKernel OK"
+EOF
+chmod +x "$out"
+"#;
+
+const TORCH_OK: &str = r#"{"framework": "torch", "version": "2.11.0+cu130", "cuda": "13.0", "available": true, "device_count": 2, "arch_list": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"], "devices": [{"index": 0, "name": "NVIDIA H200", "capability": [9, 0], "max_rel_err": 2.1e-07}, {"index": 1, "name": "NVIDIA GeForce RTX 4090", "capability": [8, 9], "max_rel_err": 1.9e-07}]}"#;
+const BENCH_OK: &str = r#"{"version": "2.11.0+cu130", "devices": [{"index": 0, "name": "NVIDIA H200", "tflops": {"bf16": 702.4, "fp16": 698.2, "fp32": 51.3}, "h2d_gbs": 53.1, "d2h_gbs": 52.6, "errors": []}, {"index": 1, "name": "NVIDIA GeForce RTX 4090", "tflops": {"bf16": 160.2, "fp16": 161.0, "fp32": 80.1}, "h2d_gbs": 25.2, "d2h_gbs": 26.3, "errors": []}]}"#;
+
+#[test]
+fn a_working_stack_passes_every_check() {
+    let m = Machine::new().with_gpus(TWO_GPUS);
+    let prefix = m.install_toolkit();
+    write_exe(&prefix.join("bin/nvcc"), COMPILING_NVCC);
+    real_libraries(&prefix);
+    let venv = m.home.path().join("torch-venv");
+    fake_venv(&venv, TORCH_OK, BENCH_OK);
+    let venv_arg = venv.display().to_string();
+
+    let (code, doc) = m.verify_json(&["--venv", &venv_arg, "--bench"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(doc["ok"], true);
+    let ids: Vec<&str> = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "driver",
+            "nvcc",
+            "addkernel:0",
+            "addkernel:1",
+            "cudart",
+            "cublas",
+            "cudnn",
+            "framework:0",
+            "bench:0",
+            "bench:1"
+        ]
+    );
+    assert_eq!(doc["failed"], 0);
+    assert_eq!(doc["skipped"], 0);
+
+    // One build per architecture, each run on its own GPU in nvidia-smi's order.
+    let log = fs_err::read_to_string(prefix.join("bin/nvcc.log")).unwrap();
+    let archs: Vec<&str> = log
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(archs.len(), 2, "{log}");
+    assert!(
+        archs.contains(&"-arch=sm_90") && archs.contains(&"-arch=sm_89"),
+        "{log}"
+    );
+    let k1 = evidence(check(&doc, "addkernel:1"));
+    assert!(
+        k1.contains("device 0: GPU 1 in PCI_BUS_ID order, built for sm_89"),
+        "{k1}"
+    );
+    assert!(k1.starts_with("addKernel OK on GPU 1 (sm_89)"), "{k1}");
+
+    // The libraries come from the toolkit, named by the file the loader mapped.
+    let lib64 = fs_err::canonicalize(prefix.join("lib64")).unwrap();
+    for (id, soname) in [
+        ("cudart", "libcudart.so.13"),
+        ("cublas", "libcublas.so.13"),
+        ("cudnn", "libcudnn.so.9"),
+    ] {
+        let c = check(&doc, id);
+        assert_eq!(c["status"], "pass", "{c:#}");
+        let path = c["data"]["path"].as_str().unwrap();
+        assert!(Path::new(path).starts_with(&lib64), "{path}");
+        assert_eq!(c["data"]["soname"], soname);
+        assert_eq!(c["evidence"].as_array().unwrap().len(), 1, "{c:#}");
+    }
+
+    let fw = check(&doc, "framework:0");
+    assert_eq!(fw["subject"], venv_arg);
+    assert_eq!(
+        fw["evidence"][0],
+        "torch 2.11.0+cu130 (CUDA 13.0) sees all 2 GPU(s) and computes correctly on each"
+    );
+    let b = check(&doc, "bench:0");
+    assert_eq!(
+        b["evidence"][0],
+        "matmul 8192×8192: bf16 702.4 · fp16 698.2 · fp32 51.3 TFLOP/s"
+    );
+    assert_eq!(b["data"]["h2d_gbs"], 53.1);
+
+    // The human report: one aligned row per check, the tally last.
+    let run = m.verify(&["--venv", &venv_arg]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let rows: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with('✓')).collect();
+    assert_eq!(rows.len(), 8, "{}", run.stdout);
+    let col = rows[0].find("NVIDIA driver").unwrap();
+    assert!(rows.iter().all(|r| r.len() > col), "{}", run.stdout);
+    assert!(run.stdout.ends_with("\n8 passed\n"), "{}", run.stdout);
+
+    // A framework that cannot see the GPUs fails the run.
+    fake_venv(
+        &venv,
+        r#"{"framework": "torch", "version": "2.11.0+cu130", "cuda": "13.0", "available": true, "device_count": 1, "arch_list": ["sm_90"], "devices": [{"index": 0, "name": "NVIDIA H200", "capability": [9, 0], "max_rel_err": 2e-07}]}"#,
+        BENCH_OK,
+    );
+    let (code, doc) = m.verify_json(&["--venv", &venv_arg]);
+    assert_eq!(code, 4);
+    let fw = evidence(check(&doc, "framework:0"));
+    assert!(
+        fw.contains("torch sees 1 GPU(s), nvidia-smi lists 2"),
+        "{fw}"
+    );
+    assert!(fw.contains("no kernels for GPU 1"), "{fw}");
+
+    // And one whose import fails names the exception.
+    fake_venv(
+        &venv,
+        r#"{"framework": "torch", "devices": [], "error": "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory"}"#,
+        BENCH_OK,
+    );
+    let (code, doc) = m.verify_json(&["--venv", &venv_arg, "--bench"]);
+    assert_eq!(code, 4);
+    assert_eq!(
+        check(&doc, "framework:0")["evidence"][0],
+        "`import torch` failed: ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory"
+    );
+    assert_eq!(check(&doc, "bench")["status"], "skip");
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    let m = Machine::new();
+    let run = m.verify(&["--toolkit", "/nonexistent/cuda"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("--toolkit /nonexistent/cuda: not a directory"),
+        "{}",
+        run.stderr
+    );
+    let not_venv = tempfile::tempdir().unwrap();
+    let run = m.verify(&["--venv", &not_venv.path().display().to_string()]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("not a Python virtual environment"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_explicit_toolkit_without_a_receipt_is_compared_with_its_version_json() {
+    let m = Machine::new().with_gpus(H200);
+    let tk = tempfile::tempdir().unwrap();
+    write_exe(&tk.path().join("bin/nvcc"), COMPILING_NVCC);
+    fs_err::write(
+        tk.path().join("version.json"),
+        r#"{"cuda": {"name": "CUDA SDK", "version": "13.0.2"}}"#,
+    )
+    .unwrap();
+    let (_, doc) = m.verify_json(&["--toolkit", &tk.path().display().to_string()]);
+    let nvcc = check(&doc, "nvcc");
+    assert_eq!(nvcc["status"], "pass", "{nvcc:#}");
+    assert_eq!(
+        nvcc["evidence"][0],
+        "nvcc release 13.0, V13.0.88: CUDA 13.0.2 as its version.json says"
+    );
+    assert_eq!(nvcc["data"]["chosen_by"], "--toolkit");
+    assert_eq!(check(&doc, "addkernel:0")["status"], "pass");
+    // No cuBLAS or cuDNN in that toolkit: not installed, so skipped; cudart is missing: failed.
+    assert_eq!(check(&doc, "cudart")["status"], "fail");
+    assert_eq!(check(&doc, "cublas")["status"], "skip");
+    assert_eq!(check(&doc, "cudnn")["status"], "skip");
+    assert_eq!(check(&doc, "cudnn")["evidence"][0], "not installed");
+}
