@@ -262,16 +262,7 @@ fn tensorflow_with_and_cuda_from_the_pypi_mirror() {
 
 #[test]
 fn full_profile_installs_toolkit_framework_and_environment() {
-    let mirror = tempfile::tempdir().unwrap();
-    let out = Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/scripts/make-synthetic-mirror.py"
-        ))
-        .arg(mirror.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let mirror = synthetic_mirror(&[]);
     let index = torch_index(Some("13.0"), ARCH);
     let server = Server::start(index.path().to_owned());
     let b = Box_::new();
@@ -334,16 +325,7 @@ fn full_profile_installs_toolkit_framework_and_environment() {
 
 #[test]
 fn no_modify_path_leaves_rc_files_alone_and_ld_library_path_is_warned_about() {
-    let mirror = tempfile::tempdir().unwrap();
-    let out = Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/scripts/make-synthetic-mirror.py"
-        ))
-        .arg(mirror.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let mirror = synthetic_mirror(&[]);
     let index = torch_index(Some("13.0"), ARCH);
     let server = Server::start(index.path().to_owned());
     let b = Box_::new();

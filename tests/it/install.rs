@@ -12,27 +12,6 @@ use crate::common::*;
 const NVCC: &str =
     "/compute/cuda/redist/cuda_nvcc/linux-x86_64/cuda_nvcc-linux-x86_64-13.0.88-archive.tar.xz";
 
-/// A synthetic mirror (CUDA 13.0.2, cuDNN 9.17.0) in a temp dir.
-fn mirror(extra: &[&str]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/scripts/make-synthetic-mirror.py"
-    );
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(dir.path())
-        .args(extra)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    dir
-}
-
 struct Env {
     home: tempfile::TempDir,
     root: tempfile::TempDir,
@@ -107,7 +86,7 @@ fn assert_installed(prefix: &Path) {
 
 #[test]
 fn installs_from_a_directory_mirror_with_a_receipt() {
-    let m = mirror(&[]);
+    let m = synthetic_mirror(&[]);
     let env = Env::new();
     let run = env.install(&m.path().display().to_string(), &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
@@ -192,7 +171,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 
 #[test]
 fn dry_run_and_missing_yes_change_nothing() {
-    let m = mirror(&[]);
+    let m = synthetic_mirror(&[]);
     let env = Env::new();
     let home = env.home.path().display().to_string();
     let prefix = env.prefix().display().to_string();
@@ -244,7 +223,7 @@ fn dry_run_and_missing_yes_change_nothing() {
 
 #[test]
 fn json_output_reports_what_was_installed() {
-    let m = mirror(&[]);
+    let m = synthetic_mirror(&[]);
     let env = Env::new();
     let run = env.install(&m.path().display().to_string(), &["--json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -266,7 +245,7 @@ fn json_output_reports_what_was_installed() {
 
 #[test]
 fn plain_http_needs_allow_http_and_file_urls_work() {
-    let m = mirror(&[]);
+    let m = synthetic_mirror(&[]);
     let server = Server::start(m.path().to_owned());
     let env = Env::new();
     let refused = env.install(&server.url(), &[]);
@@ -289,7 +268,7 @@ fn plain_http_needs_allow_http_and_file_urls_work() {
 /// Each fault on the nvcc archive: the install resumes or retries and succeeds.
 #[test]
 fn transient_faults_are_survived() {
-    let m = mirror(&[]);
+    let m = synthetic_mirror(&[]);
     // (name, faults, requests at least, resumed with Range)
     type Case = (&'static str, Vec<(Fault, usize)>, usize, bool);
     let cases: Vec<Case> = vec![
@@ -376,7 +355,7 @@ fn transient_faults_are_survived() {
 /// Faults that do not go away: a clear error, the right exit code, nothing installed.
 #[test]
 fn lasting_faults_fail_cleanly() {
-    let m = mirror(&[]);
+    let m = synthetic_mirror(&[]);
     for (name, fault, code, needle) in [
         ("404", Fault::Status(404), 3, "HTTP 404"),
         (
@@ -404,7 +383,7 @@ fn lasting_faults_fail_cleanly() {
 
 #[test]
 fn a_wrong_checksum_installs_nothing() {
-    let m = mirror(&[]);
+    let m = synthetic_mirror(&[]);
     let archive = m.path().join(NVCC.trim_start_matches('/'));
     let mut bytes = fs_err::read(&archive).unwrap();
     let last = bytes.len() - 20;
@@ -434,7 +413,7 @@ fn a_wrong_checksum_installs_nothing() {
 
 #[test]
 fn a_broken_manifest_is_a_verification_error() {
-    let m = mirror(&[]);
+    let m = synthetic_mirror(&[]);
     fs_err::write(
         m.path().join("compute/cuda/redist/redistrib_13.0.2.json"),
         "{\"release_label\": ",
@@ -463,7 +442,7 @@ fn hostile_archives_never_write_outside_staging() {
         ("device.tar.gz", "tar.gz"),
         ("dotdot.zip", "zip"),
     ];
-    let m = mirror(&["--evil"]);
+    let m = synthetic_mirror(&["--evil"]);
     let manifest_path = m.path().join("compute/cuda/redist/redistrib_13.0.2.json");
     for (file, ext) in evil_cases {
         let env = Env::new();
@@ -501,7 +480,7 @@ fn hostile_archives_never_write_outside_staging() {
 
 #[test]
 fn a_decompression_bomb_is_stopped() {
-    let m = mirror(&["--evil"]);
+    let m = synthetic_mirror(&["--evil"]);
     let env = Env::new();
     let bomb = fs_err::read(m.path().join("evil/bomb.tar.gz")).unwrap();
     point_nvcc_at(
@@ -521,7 +500,7 @@ fn a_decompression_bomb_is_stopped() {
 
 #[test]
 fn a_prefix_cudaup_did_not_make_is_left_alone() {
-    let m = mirror(&[]);
+    let m = synthetic_mirror(&[]);
     let env = Env::new();
     fs_err::create_dir_all(env.prefix().join("bin")).unwrap();
     fs_err::write(env.prefix().join("bin/nvcc"), "mine").unwrap();
@@ -540,7 +519,7 @@ fn a_prefix_cudaup_did_not_make_is_left_alone() {
 
 #[test]
 fn ctrl_c_halfway_rolls_back() {
-    let m = mirror(&[]);
+    let m = synthetic_mirror(&[]);
     let server = Server::start(m.path().to_owned());
     // A slow nvcc archive: about 10 s to arrive.
     server.fault(
@@ -632,7 +611,7 @@ fn a_full_disk_installs_nothing() {
     }
     let _guard = Unmount(env.root.path());
     // Big enough archives: the synthetic toolkit with a padded nvcc.
-    let m = mirror(&["--pad-mib", "1"]);
+    let m = synthetic_mirror(&["--pad-mib", "1"]);
     let run = env.install(&m.path().display().to_string(), &[]);
     assert_ne!(run.code, 0, "{}", run.stderr);
     assert!(
@@ -645,7 +624,7 @@ fn a_full_disk_installs_nothing() {
 
 #[test]
 fn mirror_create_then_install_offline() {
-    let upstream = mirror(&[]);
+    let upstream = synthetic_mirror(&[]);
     let server = Server::start(upstream.path().to_owned());
     let home = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
@@ -786,7 +765,7 @@ fn real_nvidia_wheels_through_a_loopback_index() {
 
 #[test]
 fn leftovers_of_a_killed_run_are_cleaned_up() {
-    let m = mirror(&[]);
+    let m = synthetic_mirror(&[]);
     let env = Env::new();
     // A staging directory and a set-aside prefix, as a run killed at the wrong moment leaves them.
     fs_err::create_dir_all(env.root.path().join(".cuda.staging-abc123/bin")).unwrap();

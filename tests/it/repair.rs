@@ -15,20 +15,6 @@ const H200: &str = concat!(
     "/tests/fixtures/h200-detect.json"
 );
 
-fn synthetic_mirror() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let out = Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/scripts/make-synthetic-mirror.py"
-        ))
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    dir
-}
-
 fn install_args(home: &Path, mirror: &Path, torch: &str) -> Vec<String> {
     [
         "--home",
@@ -115,7 +101,7 @@ fn python_site(venv: &Path) -> std::path::PathBuf {
 
 #[test]
 fn repair_fixes_each_breakage_and_converges() {
-    let mirror = synthetic_mirror();
+    let mirror = synthetic_mirror(&[]);
     let index = torch_index(Some("13.0"), ARCH);
     let server = Server::start(index.path().to_owned());
     let torch = format!("{}/whl", server.url());
@@ -190,7 +176,7 @@ fn repair_fixes_each_breakage_and_converges() {
 
 #[test]
 fn repair_fix_limits_to_one_kind() {
-    let mirror = synthetic_mirror();
+    let mirror = synthetic_mirror(&[]);
     let index = torch_index(Some("13.0"), ARCH);
     let server = Server::start(index.path().to_owned());
     let torch = format!("{}/whl", server.url());
@@ -213,7 +199,7 @@ fn repair_fix_limits_to_one_kind() {
 /// to do.
 #[test]
 fn killed_at_any_checkpoint_a_rerun_converges() {
-    let mirror = synthetic_mirror();
+    let mirror = synthetic_mirror(&[]);
     let index = torch_index(Some("13.0"), ARCH);
     let server = Server::start(index.path().to_owned());
     let torch = format!("{}/whl", server.url());

@@ -13,20 +13,6 @@ const H200: &str = concat!(
     "/tests/fixtures/h200-detect.json"
 );
 
-fn synthetic_mirror() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let out = Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/scripts/make-synthetic-mirror.py"
-        ))
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    dir
-}
-
 /// A home where the user already had a CRLF .bashrc without a final newline and a .zshenv.
 fn user_home() -> tempfile::TempDir {
     let home = tempfile::tempdir().unwrap();
@@ -68,7 +54,7 @@ fn full_install(home: &Path, mirror: &Path, torch: &str, extra: &[&str]) -> Run 
 
 #[test]
 fn uninstall_removes_everything_cudaup_put_there_and_nothing_else() {
-    let mirror = synthetic_mirror();
+    let mirror = synthetic_mirror(&[]);
     let index = torch_index(Some("13.0"), ARCH);
     let server = Server::start(index.path().to_owned());
     let home = user_home();
@@ -144,7 +130,7 @@ fn uninstall_removes_everything_cudaup_put_there_and_nothing_else() {
 
 #[test]
 fn a_venv_cudaup_did_not_create_is_left_alone() {
-    let mirror = synthetic_mirror();
+    let mirror = synthetic_mirror(&[]);
     let index = torch_index(Some("13.0"), ARCH);
     let server = Server::start(index.path().to_owned());
     let home = tempfile::tempdir().unwrap();

@@ -61,21 +61,7 @@ impl Machine {
     /// Installs CUDA 13.0.2 and cuDNN 9.17.0 from the synthetic mirror into the home (the
     /// toolkit becomes the active one); returns its prefix.
     fn install_toolkit(&self) -> PathBuf {
-        let mirror = tempfile::tempdir().unwrap();
-        let script = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/scripts/make-synthetic-mirror.py"
-        );
-        let out = Command::new("python3")
-            .arg(script)
-            .arg(mirror.path())
-            .output()
-            .expect("python3 runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let mirror = crate::common::synthetic_mirror(&[]);
         let run = self.cudaup(&[
             "install",
             "--profile",
