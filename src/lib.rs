@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod checkpoint;
 pub mod cli;
 pub mod detect;
+pub mod doctor;
 pub mod env_vars;
 pub mod error;
 pub mod fetch;

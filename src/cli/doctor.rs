@@ -88,7 +88,7 @@ pub(super) fn run(
     };
     let report = diagnose(process, runner, catalog, root);
     if args.json {
-        let text = serde_json::to_string_pretty(&report.to_json()).expect("json");
+        let text = serde_json::to_string_pretty(&report.document()).expect("json");
         writeln!(out, "{text}")?;
     } else {
         write!(out, "{}", render(&report, style, global.quiet))?;
@@ -168,14 +168,15 @@ pub fn render(report: &Report, style: &Style, quiet: bool) -> String {
             Severity::Info => style.dim("note"),
         };
         o.push_str(&format!("  {tag} [{}]: {}\n", d.id(), d.finding.message));
-        for e in &d.evidence {
-            o.push_str(&format!("    {} {e}\n", style.dim("evidence:")));
-        }
-        if let Some(fix) = &d.finding.fix {
-            for (i, line) in fix.lines().enumerate() {
-                let label = if i == 0 { "fix:" } else { "    " };
-                o.push_str(&format!("    {label} {line}\n"));
+        let mut block = |label: &str, lines: &mut dyn Iterator<Item = &str>| {
+            for (i, line) in lines.enumerate() {
+                let l = if i == 0 { label } else { "" };
+                o.push_str(&format!("    {} {line}\n", style.dim(&format!("{l:<9}"))));
             }
+        };
+        block("evidence:", &mut d.evidence.iter().map(String::as_str));
+        if let Some(fix) = &d.finding.fix {
+            block("fix:", &mut fix.lines());
         }
     }
     if quiet {
@@ -186,9 +187,8 @@ pub fn render(report: &Report, style: &Style, quiet: bool) -> String {
         report.count(Severity::Warning),
         report.count(Severity::Info),
     );
-    let plural = |k: usize, one: &str, many: &str| {
-        format!("{k} {}", if k == 1 { one } else { many })
-    };
+    let plural =
+        |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
     o.push('\n');
     let summary = format!(
         "{}, {}, {}",

@@ -1,6 +1,7 @@
 //! The command line: clap definitions, and the glue from parsed arguments to library calls.
 
 mod detect;
+mod doctor;
 mod env;
 mod framework;
 mod install;
@@ -110,6 +111,10 @@ Exit code 4 when any check failed; checks that cannot apply here are skipped, no
     /// Print the environment script of the active stack (PATH, LD_LIBRARY_PATH, CUDA_HOME) for a
     /// shell: `eval "$(cudaup env)"`, or `cudaup env --shell fish | source`
     Env(env::EnvArgs),
+    /// Check the whole stack for what is broken or about to break (driver, GPU support,
+    /// toolkits, CUDA_HOME, LD_LIBRARY_PATH, torch builds, cuDNN, host compiler, disk space,
+    /// cudaup's installed files), each with its evidence and fix
+    Doctor(doctor::DoctorArgs),
     /// Put back what is broken, from the receipts: toolkit files (from the cache first, else
     /// fetched again), the planned framework over a damaged or CPU-only one, the env scripts and
     /// rc-file lines. A second repair finds nothing to do
@@ -187,6 +192,9 @@ pub fn run(
             out,
         ),
         Some(Command::Env(args)) => env::run(&args, process, out),
+        Some(Command::Doctor(args)) => {
+            doctor::run(&args, &cli.global, process, runner, &catalog, &style, out)
+        }
         Some(Command::Verify(args)) => {
             verify::run(&args, &cli.global, process, runner, &catalog, &style, out)
         }

@@ -94,16 +94,26 @@ pub(super) fn run(
         Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
     })?;
     let ids = ["toolkit-files", "venv-packages", "env-scripts", "rc-hook"];
-    if let Some(id) = &args.fix {
-        if !ids.contains(&id.as_str()) {
+    // Doctor's finding ids name the same repairs.
+    let fix = args.fix.as_deref().map(|id| match id {
+        "toolkit-prefix-missing" | "toolkit-files-missing" | "toolkit-files-changed" => {
+            "toolkit-files"
+        }
+        "venv-missing" | "venv-python-missing" | "torch-cpu-only" => "venv-packages",
+        "env-script-missing" | "active-toolkit-missing" => "env-scripts",
+        "shell-hook-missing" => "rc-hook",
+        other => other,
+    });
+    if let Some(id) = fix {
+        if !ids.contains(&id) {
             return Err(Error::Usage(format!(
-                "--fix {id}: use one of {}",
+                "--fix {id}: use one of {} (or the id of a doctor finding they repair)",
                 ids.join(", ")
             )));
         }
     }
     let mut steps = repair::plan(&home, &|v| venv_problem(runner, v));
-    if let Some(id) = &args.fix {
+    if let Some(id) = fix {
         steps.retain(|s| s.id() == id);
     }
     if steps.is_empty() {

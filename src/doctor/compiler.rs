@@ -64,7 +64,11 @@ pub fn check(inputs: &Inputs<'_>, runner: &dyn Runner, scratch: &Path) -> Vec<Di
         return out;
     }
     let gcc_version = runner
-        .run(&gcc, &["-dumpfullversion", "-dumpversion"], Duration::from_secs(10))
+        .run(
+            &gcc,
+            &["-dumpfullversion", "-dumpversion"],
+            Duration::from_secs(10),
+        )
         .ok()
         .filter(|o| o.success())
         .map(|o| o.stdout.trim().to_owned())
@@ -151,7 +155,10 @@ mod tests {
         w.live = true;
         let path = tmp.path().join("gccbin").display().to_string();
         w.process = Process::with_vars(
-            [("PATH", path.as_str()), ("CUDA_HOME", cuda.to_str().unwrap())],
+            [
+                ("PATH", path.as_str()),
+                ("CUDA_HOME", cuda.to_str().unwrap()),
+            ],
             "/",
         );
         let d = check(&w.inputs(), &Refuses, tmp.path());
@@ -161,7 +168,10 @@ mod tests {
         assert!(d[0].finding.fix.as_ref().unwrap().contains("gcc-13"));
 
         // No gcc on PATH.
-        w.process = Process::with_vars([("PATH", "/nowhere"), ("CUDA_HOME", cuda.to_str().unwrap())], "/");
+        w.process = Process::with_vars(
+            [("PATH", "/nowhere"), ("CUDA_HOME", cuda.to_str().unwrap())],
+            "/",
+        );
         let d = check(&w.inputs(), &Refuses, tmp.path());
         assert_eq!(d[0].id(), "host-compiler-missing");
 
@@ -173,7 +183,9 @@ mod tests {
     #[test]
     fn limit_from_the_message() {
         assert_eq!(
-            newest_accepted("#error -- unsupported GNU version! gcc versions later than 12 are not supported!"),
+            newest_accepted(
+                "#error -- unsupported GNU version! gcc versions later than 12 are not supported!"
+            ),
             Some(12)
         );
         assert_eq!(newest_accepted("nothing"), None);

@@ -68,6 +68,12 @@ fn no_driver(inputs: &Inputs<'_>) -> Option<Diagnosis> {
             }
         }
     }
+    if let Some(c) = &inputs.facts.container {
+        return Some(
+            d.evidence(format!("cudaup runs in a {c} container: the driver belongs to the host"))
+                .fix("start the container with the GPUs exposed: docker run --gpus all … (needs the NVIDIA Container Toolkit on the host), or podman --device nvidia.com/gpu=all\nif the host has no driver either: install it there (cudaup plan on the host)"),
+        );
+    }
     let fix = if inputs.facts.installed_modules.is_empty() {
         "cudaup plan   # shows the driver branch these GPUs need, and the commands to install it\n\
          (if a driver was installed for another kernel: sudo dkms autoinstall, then reboot)"
@@ -89,9 +95,16 @@ fn secure_boot(inputs: &Inputs<'_>) -> Option<Diagnosis> {
     {
         return None;
     }
+    // A module on disk that did not load is most likely refused; with none yet, Secure Boot is
+    // what the coming driver install must deal with.
+    let refused = !inputs.facts.installed_modules.is_empty();
     let mut d = Diagnosis::new(
         "secure-boot-module-refused",
-        Severity::Error,
+        if refused {
+            Severity::Error
+        } else {
+            Severity::Warning
+        },
         "Secure Boot is on and no NVIDIA kernel module is loaded: the kernel refuses modules that are not signed with an enrolled key",
     )
     .evidence("the SecureBoot EFI variable is 1 (/sys/firmware/efi/efivars/SecureBoot-8be4df61-…)");
@@ -186,8 +199,11 @@ fn library_mismatch(inputs: &Inputs<'_>) -> Option<Diagnosis> {
         );
         d.evidence = evidence;
         d.evidence.push(match changed_since_boot {
-            Some(_) => "the library file was written after boot: an upgrade since the last reboot".to_owned(),
-            None => "the library is newer than the module (boot time or file time unknown)".to_owned(),
+            Some(_) => "the library file was written after boot: an upgrade since the last reboot"
+                .to_owned(),
+            None => {
+                "the library is newer than the module (boot time or file time unknown)".to_owned()
+            }
         });
         d.fix("sudo reboot\n(to avoid rebooting, when nothing uses the GPU: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia)")
     } else {
@@ -507,20 +523,47 @@ mod tests {
     }
 
     #[test]
+    fn the_soname_link_decides_which_library_counts() {
+        let mut w = World::new(h200());
+        w.facts.kernel_module_version = Some("580.95.05".into());
+        w.facts.driver_libraries = vec![
+            lib("/usr/lib/libnvidia-ml.so.535.129.03", "535.129.03", 0),
+            lib("/usr/lib/libnvidia-ml.so.580.95.05", "580.95.05", 0),
+        ];
+        assert!(w.ids().contains(&"driver-library-mismatch"));
+        w.facts.nvml_soname_target = Some(PathBuf::from("/usr/lib/libnvidia-ml.so.580.95.05"));
+        assert!(w.ids().is_empty(), "{:?}", w.ids());
+    }
+
+    #[test]
+    fn in_a_container_the_driver_is_the_hosts() {
+        let mut s = h200();
+        s.driver = None;
+        let mut w = World::new(s);
+        w.facts.container = Some("docker".into());
+        let d = check(&w.inputs());
+        assert_eq!(d[0].id(), "no-driver");
+        assert!(d[0].finding.fix.as_ref().unwrap().contains("--gpus all"));
+    }
+
+    #[test]
     fn reboot_pending_against_really_broken() {
         let mut w = World::new(h200());
         w.facts.kernel_module_version = Some("570.124.06".into());
         w.facts.boot_time = Some(SystemTime::UNIX_EPOCH + Duration::from_secs(1000));
         // Upgraded after boot: reboot pending.
-        w.facts.driver_libraries = vec![lib("/usr/lib/libnvidia-ml.so.580.95.05", "580.95.05", 2000)];
+        w.facts.driver_libraries =
+            vec![lib("/usr/lib/libnvidia-ml.so.580.95.05", "580.95.05", 2000)];
         assert!(w.ids().contains(&"driver-reboot-pending"));
         assert!(!w.ids().contains(&"driver-library-mismatch"));
         // Newer library from before boot: the old module came back; a reboot did not help.
-        w.facts.driver_libraries = vec![lib("/usr/lib/libnvidia-ml.so.580.95.05", "580.95.05", 500)];
+        w.facts.driver_libraries =
+            vec![lib("/usr/lib/libnvidia-ml.so.580.95.05", "580.95.05", 500)];
         assert!(w.ids().contains(&"driver-library-mismatch"));
         // Module newer than the library: broken either way.
         w.facts.kernel_module_version = Some("590.44.01".into());
-        w.facts.driver_libraries = vec![lib("/usr/lib/libnvidia-ml.so.580.95.05", "580.95.05", 2000)];
+        w.facts.driver_libraries =
+            vec![lib("/usr/lib/libnvidia-ml.so.580.95.05", "580.95.05", 2000)];
         let ids = w.ids();
         assert!(ids.contains(&"driver-library-mismatch"), "{ids:?}");
         assert!(!ids.contains(&"driver-reboot-pending"));
@@ -532,7 +575,12 @@ mod tests {
     #[test]
     fn branch_windows_from_the_catalog() {
         let mut s = h200();
-        s.gpus = vec![gpu("NVIDIA GeForce RTX 5090", "10de:2b85", "12.0", "Blackwell")];
+        s.gpus = vec![gpu(
+            "NVIDIA GeForce RTX 5090",
+            "10de:2b85",
+            "12.0",
+            "Blackwell",
+        )];
         s.driver = Some(Driver {
             version: "560.35.03".into(),
             cuda_version: Some("12.6".into()),
@@ -590,9 +638,11 @@ mod tests {
             ..Facts::default()
         };
         assert!(!w.ids().contains(&"wsl-linux-driver"));
-        w.facts
-            .driver_libraries
-            .push(lib("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.95.05", "580.95.05", 0));
+        w.facts.driver_libraries.push(lib(
+            "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.95.05",
+            "580.95.05",
+            0,
+        ));
         assert!(w.ids().contains(&"wsl-linux-driver"));
     }
 }

@@ -68,7 +68,9 @@ fn cuda_home(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
         };
         let fix = match candidate(inputs) {
             Some(c) => format!("export {var}={}", c.display()),
-            None => format!("unset {var}   # or point it at a CUDA toolkit (the directory holding bin/nvcc)"),
+            None => format!(
+                "unset {var}   # or point it at a CUDA toolkit (the directory holding bin/nvcc)"
+            ),
         };
         if !dir.exists() {
             out.push(
@@ -127,7 +129,14 @@ fn nvcc_path_order(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
     let listing: Vec<String> = found
         .iter()
         .enumerate()
-        .map(|(i, (nvcc, top))| format!("PATH nvcc #{}: {} → {}", i + 1, nvcc.display(), describe(top)))
+        .map(|(i, (nvcc, top))| {
+            format!(
+                "PATH nvcc #{}: {} → {}",
+                i + 1,
+                nvcc.display(),
+                describe(top)
+            )
+        })
         .collect();
     match (&intended, found.first()) {
         (Some((want, from)), Some((nvcc, first))) if real(want) != *first => {
@@ -291,9 +300,16 @@ mod tests {
         exe(&new.join("bin/nvcc"));
         let mut w = World::new(h200());
         w.live = true;
-        let path = format!("{}:{}:/usr/bin", old.join("bin").display(), new.join("bin").display());
+        let path = format!(
+            "{}:{}:/usr/bin",
+            old.join("bin").display(),
+            new.join("bin").display()
+        );
         w.process = Process::with_vars(
-            [("PATH", path.as_str()), ("CUDA_HOME", new.to_str().unwrap())],
+            [
+                ("PATH", path.as_str()),
+                ("CUDA_HOME", new.to_str().unwrap()),
+            ],
             "/",
         );
         let d = nvcc_path_order(&w.inputs());
@@ -302,9 +318,16 @@ mod tests {
         assert_eq!(d[0].severity(), Severity::Warning);
         assert_eq!(d[0].evidence.len(), 3, "{:?}", d[0].evidence);
         // The right order: nothing but the note that two are reachable.
-        let path = format!("{}:{}", new.join("bin").display(), old.join("bin").display());
+        let path = format!(
+            "{}:{}",
+            new.join("bin").display(),
+            old.join("bin").display()
+        );
         w.process = Process::with_vars(
-            [("PATH", path.as_str()), ("CUDA_HOME", new.to_str().unwrap())],
+            [
+                ("PATH", path.as_str()),
+                ("CUDA_HOME", new.to_str().unwrap()),
+            ],
             "/",
         );
         assert!(nvcc_path_order(&w.inputs()).is_empty());
@@ -324,12 +347,18 @@ mod tests {
         w.live = true;
         w.receipts.active.toolkit = Some(PathBuf::from("/h/toolkits/cuda-13.0"));
         w.process = Process::with_vars(
-            [("LD_LIBRARY_PATH", "/h/toolkits/cuda-13.0/lib64:/opt/old/lib64:/usr/lib")],
+            [(
+                "LD_LIBRARY_PATH",
+                "/h/toolkits/cuda-13.0/lib64:/opt/old/lib64:/usr/lib",
+            )],
             "/",
         );
         let d = shadowing(&w.inputs(), &fake).unwrap();
         assert_eq!(d.severity(), Severity::Warning);
-        assert_eq!(d.evidence[0], "/opt/old/lib64: libcublas.so.12, libcudart.so.12");
+        assert_eq!(
+            d.evidence[0],
+            "/opt/old/lib64: libcublas.so.12, libcudart.so.12"
+        );
         assert!(d
             .finding
             .fix

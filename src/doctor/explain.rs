@@ -50,7 +50,13 @@ mod tests {
         ] {
             assert!(OOM.contains(needle), "{needle}");
         }
-        for needle in ["num_workers", "pin_memory", "nvidia-smi dmon", "profiler", ".item()"] {
+        for needle in [
+            "num_workers",
+            "pin_memory",
+            "nvidia-smi dmon",
+            "profiler",
+            ".item()",
+        ] {
             assert!(UTIL.contains(needle), "{needle}");
         }
     }

@@ -3,10 +3,7 @@
 //! venvs and their interpreters exist; hooked rc files still hold the inserted text; the active
 //! toolkit and the env script are there.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-
-use sha2::{Digest, Sha256};
 
 use crate::findings::Severity;
 use crate::install::receipt::{Receipt, ReceiptFile};
@@ -57,20 +54,6 @@ enum Problem {
     Changed(String),
 }
 
-fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let mut f = fs_err::File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex::encode(h.finalize()))
-}
-
 fn inspect(prefix: &Path, f: &ReceiptFile) -> Option<Problem> {
     let p = prefix.join(&f.path);
     let Ok(meta) = fs_err::symlink_metadata(&p) else {
@@ -101,7 +84,7 @@ fn inspect(prefix: &Path, f: &ReceiptFile) -> Option<Problem> {
             )));
         }
         if let Some(want) = f.sha256.as_deref().filter(|_| hashed(&f.path)) {
-            match sha256_file(&p) {
+            match crate::fetch::sha256_file(&p) {
                 Ok(got) if got.eq_ignore_ascii_case(want) => {}
                 Ok(got) => {
                     return Some(Problem::Changed(format!(
@@ -171,7 +154,8 @@ fn toolkit(file: &Path, receipt: &Receipt) -> Vec<Diagnosis> {
         )
         .evidence(format!("receipt {} names it", file.display()))
         .fix(format!(
-            "{}\nor, if you removed it on purpose: rm {}",
+            "{}   # rebuilds it from the receipt\nor: {}\nor, if you removed it on purpose: rm {}",
+            repair("toolkit-files"),
             reinstall(receipt),
             file.display()
         ))];
@@ -200,9 +184,7 @@ fn toolkit(file: &Path, receipt: &Receipt) -> Vec<Diagnosis> {
             Problem::Missing => None,
         })
         .collect();
-    let more = |n: usize| {
-        (n > SHOWN).then(|| format!("… and {} more", n - SHOWN))
-    };
+    let more = |n: usize| (n > SHOWN).then(|| format!("… and {} more", n - SHOWN));
     if !missing.is_empty() {
         let mut d = Diagnosis::new(
             "toolkit-files-missing",
@@ -223,7 +205,7 @@ fn toolkit(file: &Path, receipt: &Receipt) -> Vec<Diagnosis> {
         }
         out.push(d.fix(format!(
             "{}   # puts them back from the download cache\nor: {}",
-            repair("toolkit-files-missing"),
+            repair("toolkit-files"),
             reinstall(receipt)
         )));
     }
@@ -247,7 +229,7 @@ fn toolkit(file: &Path, receipt: &Receipt) -> Vec<Diagnosis> {
         }
         out.push(d.fix(format!(
             "{}   # restores them from the download cache\nor: {}",
-            repair("toolkit-files-changed"),
+            repair("toolkit-files"),
             reinstall(receipt)
         )));
     }
@@ -258,7 +240,9 @@ fn toolkit(file: &Path, receipt: &Receipt) -> Vec<Diagnosis> {
 fn venvs(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
     let mut out = Vec::new();
     for (file, r) in &inputs.receipts.venvs {
-        let venv = crate::pyenv::Venv { dir: r.venv.clone() };
+        let venv = crate::pyenv::Venv {
+            dir: r.venv.clone(),
+        };
         let again = format!(
             "cudaup install --profile {} --venv {} --yes",
             r.profile,
@@ -277,7 +261,8 @@ fn venvs(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
                 )
                 .evidence(format!("receipt {} names it", file.display()))
                 .fix(format!(
-                    "{again}\nor, if you removed it on purpose: rm {}",
+                    "{}   # recreates it from the receipt\nor: {again}\nor, if you removed it on purpose: rm {}",
+                    repair("venv-packages"),
                     file.display()
                 )),
             );
@@ -294,7 +279,11 @@ fn venvs(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
                     python.display()
                 ),
             )
-            .evidence(format!("receipt {}: made from {}", file.display(), r.base_python));
+            .evidence(format!(
+                "receipt {}: made from {}",
+                file.display(),
+                r.base_python
+            ));
             if let Ok(target) = fs_err::read_link(&python) {
                 d = d.evidence(format!(
                     "{} is a symlink to {}, which is gone (the base Python was removed or upgraded)",
@@ -304,7 +293,7 @@ fn venvs(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
             }
             out.push(d.fix(format!(
                 "{}   # recreates the venv with the same packages\nor: rm -r {} && {again}",
-                repair("venv-python-missing"),
+                repair("venv-packages"),
                 r.venv.display()
             )));
         }
@@ -320,10 +309,7 @@ fn shell(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
     let hooks = &inputs.receipts.shell.hooks;
     for h in hooks {
         let content = fs_err::read_to_string(&h.file).ok();
-        if content
-            .as_deref()
-            .is_some_and(|c| c.contains(&h.inserted))
-        {
+        if content.as_deref().is_some_and(|c| c.contains(&h.inserted)) {
             continue;
         }
         let line = h
@@ -356,7 +342,7 @@ fn shell(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
                 ))
                 .fix(format!(
                     "{}\nor add this line to {} yourself: {line}",
-                    repair("shell-hook-missing"),
+                    repair("rc-hook"),
                     h.file.display()
                 )),
         );
@@ -384,7 +370,7 @@ fn shell(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
                 ))
                 .fix(format!(
                     "{}   # rewrites the env scripts for the active stack",
-                    repair("env-script-missing")
+                    repair("env-scripts")
                 )),
             );
         }
@@ -409,8 +395,8 @@ fn active(inputs: &Inputs<'_>) -> Option<Diagnosis> {
         )
         .evidence("$CUDAUP_HOME/active.json names it")
         .fix(format!(
-            "{}\nor install a toolkit again: cudaup install --profile cuda-dev",
-            repair("active-toolkit-missing")
+            "{}   # when cudaup installed it (a receipt names it)\nor install a toolkit again: cudaup install --profile cuda-dev",
+            repair("toolkit-files")
         )),
     )
 }
@@ -418,6 +404,7 @@ fn active(inputs: &Inputs<'_>) -> Option<Diagnosis> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sha2::{Digest, Sha256};
 
     fn receipt(prefix: &Path, files: Vec<ReceiptFile>) -> Receipt {
         Receipt {
@@ -472,7 +459,11 @@ mod tests {
         let d = toolkit(Path::new("/h/receipts/x.json"), &r);
         let ids: Vec<_> = d.iter().map(Diagnosis::id).collect();
         assert_eq!(ids, vec!["toolkit-files-missing", "toolkit-files-changed"]);
-        assert!(d[0].evidence[1].ends_with("bin/ptxas"), "{:?}", d[0].evidence);
+        assert!(
+            d[0].evidence[1].ends_with("bin/ptxas"),
+            "{:?}",
+            d[0].evidence
+        );
         let changed = &d[1].evidence;
         assert_eq!(changed.len(), 3, "{changed:?}");
         assert!(changed[1].contains("libcudart.so points to libcudart.so.12"));

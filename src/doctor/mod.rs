@@ -134,6 +134,10 @@ pub struct Facts {
     /// NVIDIA kernel module files installed for the running kernel (searched only when no driver
     /// is loaded).
     pub installed_modules: Vec<PathBuf>,
+    /// Where the first `libnvidia-ml.so.1` soname link points: the library the loader takes.
+    pub nvml_soname_target: Option<PathBuf>,
+    /// The container runtime, when cudaup runs in one (the driver is then the host's).
+    pub container: Option<String>,
 }
 
 impl Facts {
@@ -149,7 +153,13 @@ impl Facts {
             Vec::new()
         };
         let mut driver_libraries = Vec::new();
+        let mut nvml_soname_target = None;
         for dir in crate::detect::driver::driver_library_dirs(&ld_path) {
+            if nvml_soname_target.is_none() {
+                nvml_soname_target = root
+                    .read_link(dir.join("libnvidia-ml.so.1"))
+                    .map(|t| dir.join(t));
+            }
             for path in root.list(&dir) {
                 let Some((name, version)) = driver_library_version(&path) else {
                     continue;
@@ -185,14 +195,24 @@ impl Facts {
             driver_libraries,
             boot_time,
             installed_modules,
+            nvml_soname_target,
+            container: crate::detect::os::detect_container(root),
         }
     }
 
-    /// The user-space NVML library the driver would load: the first versioned one found.
+    /// The user-space NVML library the driver would load: the one the `libnvidia-ml.so.1` link
+    /// names (a stale file of an old driver beside it does not count), else the first versioned
+    /// one found.
     pub fn nvml_library(&self) -> Option<&DriverLibrary> {
-        self.driver_libraries
-            .iter()
-            .find(|l| l.name == "libnvidia-ml")
+        let nvml = || {
+            self.driver_libraries
+                .iter()
+                .filter(|l| l.name == "libnvidia-ml")
+        };
+        self.nvml_soname_target
+            .as_ref()
+            .and_then(|t| nvml().find(|l| &l.path == t))
+            .or_else(|| nvml().next())
     }
 }
 
@@ -201,10 +221,7 @@ impl Facts {
 pub fn driver_library_version(path: &Path) -> Option<(&'static str, String)> {
     let file = path.file_name()?.to_str()?;
     for name in ["libnvidia-ml", "libcuda"] {
-        if let Some(v) = file
-            .strip_prefix(name)
-            .and_then(|r| r.strip_prefix(".so."))
-        {
+        if let Some(v) = file.strip_prefix(name).and_then(|r| r.strip_prefix(".so.")) {
             if v.contains('.') && v.chars().all(|c| c.is_ascii_digit() || c == '.') {
                 return Some((name, v.to_owned()));
             }
@@ -306,7 +323,9 @@ impl Inputs<'_> {
             let layout = crate::detect::python::venv_layout(&live, &r.venv);
             let (torch, _) = crate::detect::python::frameworks(&live, &layout.site_dirs);
             if let Some(torch) = torch {
-                let venv = crate::pyenv::Venv { dir: r.venv.clone() };
+                let venv = crate::pyenv::Venv {
+                    dir: r.venv.clone(),
+                };
                 out.push(TorchSite {
                     python: venv.python().display().to_string(),
                     torch,
@@ -383,18 +402,42 @@ impl Report {
     }
 
     /// The JSON document: `{"findings": [...], "summary": {...}}`.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "findings": self.findings,
-            "summary": {
-                "errors": self.count(Severity::Error),
-                "warnings": self.count(Severity::Warning),
-                "info": self.count(Severity::Info),
-                "ok": !self.has_errors(),
-                "skipped": self.skipped,
-            }
-        })
+    pub fn document(&self) -> Document<'_> {
+        Document {
+            findings: &self.findings,
+            summary: Summary {
+                errors: self.count(Severity::Error),
+                warnings: self.count(Severity::Warning),
+                info: self.count(Severity::Info),
+                ok: !self.has_errors(),
+                skipped: &self.skipped,
+            },
+        }
     }
+}
+
+/// What `doctor --json` prints.
+#[derive(Debug, Serialize)]
+pub struct Document<'a> {
+    /// Most severe first.
+    pub findings: &'a [Diagnosis],
+    /// Counts.
+    pub summary: Summary<'a>,
+}
+
+/// The counts of a report.
+#[derive(Debug, Serialize)]
+pub struct Summary<'a> {
+    /// Error-severity findings (the exit code is 1 when there are any).
+    pub errors: usize,
+    /// Warnings.
+    pub warnings: usize,
+    /// Notes.
+    pub info: usize,
+    /// No errors.
+    pub ok: bool,
+    /// Groups of checks that did not run, and why.
+    pub skipped: &'a [String],
 }
 
 /// The checks that need nothing but the inputs.
@@ -443,7 +486,9 @@ pub fn diagnose(
     report
 }
 
-/// `cudaup repair --fix ID`, the fix line for findings repair can put right.
+/// `cudaup repair --fix ID`, the fix line for findings repair can put right. Repair names its
+/// repairs by what it rebuilds (`toolkit-files`, `venv-packages`, `env-scripts`, `rc-hook`);
+/// several doctor findings map onto one of them.
 pub(crate) fn repair(id: &str) -> String {
     format!("cudaup repair --fix {id}")
 }

@@ -68,7 +68,7 @@ fn cpu_only(inputs: &Inputs<'_>, torches: &[TorchSite<'_>]) -> Vec<Diagnosis> {
                 "{} -m pip install --force-reinstall {req} --index-url {}\nor: {}",
                 site.python,
                 r.packages.index_url,
-                super::repair("torch-cpu-only")
+                super::repair("venv-packages")
             ),
             _ => format!(
                 "reinstall torch from a CUDA index: cudaup plan --profile pytorch shows the build; e.g. {} -m pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu130",
@@ -233,11 +233,24 @@ fn cudnn_copies(inputs: &Inputs<'_>) -> Option<Diagnosis> {
             ));
         }
     }
-    let w_mm = Version::parse(&w0.version).map(|v| v.prefix(2)).unwrap_or_default();
+    let w_mm = Version::parse(&w0.version)
+        .map(|v| v.prefix(2))
+        .unwrap_or_default();
+    let in_catalog = inputs
+        .catalog
+        .cudnn
+        .release
+        .iter()
+        .any(|r| r.version.prefix(2) == w_mm);
+    let align = if in_catalog {
+        format!("cudaup install --profile cuda-dev --cudnn {w_mm}")
+    } else {
+        format!("install cuDNN {w_mm} for the system from NVIDIA's packages (cudaup's catalog has no {w_mm} build yet)")
+    };
     Some(d.fix(format!(
         "nothing to do while torch imports and torch.backends.cudnn.version() matches the wheel;\n\
          if it does not: take {} out of LD_LIBRARY_PATH\n\
-         to align the system copy with the wheel: cudaup install --profile cuda-dev --cudnn {w_mm}",
+         to align the system copy with the wheel: {align}",
         s0.path
     )))
 }

@@ -2,6 +2,7 @@
 
 mod common;
 mod detect;
+mod doctor;
 mod framework;
 mod install;
 mod plan;

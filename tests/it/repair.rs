@@ -184,7 +184,8 @@ fn repair_fix_limits_to_one_kind() {
     assert_eq!(run_install(home.path(), mirror.path(), &torch).code, 0);
     fs_err::remove_file(home.path().join("env")).unwrap();
     fs_err::remove_file(home.path().join("toolkits/cuda-13.0.2/bin/nvcc")).unwrap();
-    let run = repair(home.path(), &["--fix", "env-scripts", "--yes"]);
+    // A doctor finding id names the same repair.
+    let run = repair(home.path(), &["--fix", "env-script-missing", "--yes"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(home.path().join("env").is_file());
     assert!(
