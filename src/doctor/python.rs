@@ -33,10 +33,14 @@ fn planned_torch(site: &TorchSite<'_>) -> Option<String> {
 /// warning elsewhere; only when there is an NVIDIA GPU to use.
 fn cpu_only(inputs: &Inputs<'_>, torches: &[TorchSite<'_>]) -> Vec<Diagnosis> {
     let mut out = Vec::new();
-    if inputs.nvidia_gpus().is_empty() {
-        return out;
-    }
-    for site in torches.iter().filter(|s| s.torch.cuda.is_none()) {
+    let gpu_here = !inputs.nvidia_gpus().is_empty();
+    // Without a GPU here, a CPU-only torch is a problem only where cudaup installed a CUDA build
+    // (a plan made for another machine's GPU with `install --system`).
+    let asked_for_cuda = |s: &TorchSite<'_>| planned_torch(s).is_some_and(|p| p.contains("+cu"));
+    for site in torches
+        .iter()
+        .filter(|s| s.torch.cuda.is_none() && (gpu_here || asked_for_cuda(s)))
+    {
         let expected_cuda = site
             .receipt
             .is_some_and(|r| matches!(r.profile.as_str(), "full" | "pytorch"));

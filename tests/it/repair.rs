@@ -136,6 +136,26 @@ fn repair_fixes_each_breakage_and_converges() {
     )
     .unwrap();
 
+    // Doctor names each breakage.
+    let h = home.path().display().to_string();
+    let doctor = cudaup_env(&["--home", &h, "doctor", "--json"], home.path(), &[]);
+    assert_eq!(doctor.code, 1, "{}", doctor.stderr);
+    let ids: Vec<String> = doctor.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap().to_owned())
+        .collect();
+    for id in [
+        "toolkit-files-missing",
+        "toolkit-files-changed",
+        "env-script-missing",
+        "shell-hook-missing",
+        "torch-cpu-only",
+    ] {
+        assert!(ids.iter().any(|i| i == id), "doctor names {id}: {ids:?}");
+    }
+
     let dry = repair(home.path(), &["--dry-run"]);
     assert_eq!(dry.code, 0, "{}", dry.stderr);
     for id in [
@@ -172,6 +192,9 @@ fn repair_fixes_each_breakage_and_converges() {
         "repair converges:\n{}",
         again.stdout
     );
+    // And doctor is clean again.
+    let doctor = cudaup_env(&["--home", &h, "doctor", "--json"], home.path(), &[]);
+    assert_eq!(doctor.code, 0, "{}\n{}", doctor.stdout, doctor.stderr);
 }
 
 #[test]
