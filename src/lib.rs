@@ -7,6 +7,7 @@
 
 pub mod catalog;
 pub mod checkpoint;
+pub mod config;
 pub mod cli;
 pub mod detect;
 pub mod doctor;

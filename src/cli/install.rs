@@ -33,11 +33,12 @@ pub enum SourceKind {
 }
 
 /// Where bytes come from (shared by install and mirror create).
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct SourceArgs {
     /// Fetch from NVIDIA's redistributable archives, or from NVIDIA's wheels on a package index
-    #[arg(long, value_enum, default_value_t = SourceKind::Redist)]
-    pub source: SourceKind,
+    /// [default: redist]
+    #[arg(long, value_enum)]
+    pub source: Option<SourceKind>,
     /// A copy of NVIDIA's download layout (https://…, http://…, file://… or a directory), e.g.
     /// one made by `cudaup mirror create` [default: https://developer.download.nvidia.com]
     #[arg(long, value_name = "URL|DIR", env = "CUDAUP_MIRROR")]
@@ -54,7 +55,7 @@ pub struct SourceArgs {
 
 impl SourceArgs {
     fn source(&self) -> Result<Source> {
-        Ok(match self.source {
+        Ok(match self.source.unwrap_or(SourceKind::Redist) {
             SourceKind::Redist => Source::Redist(
                 Location::parse(self.mirror.as_deref().unwrap_or(redist::NVIDIA_BASE))
                     .map_err(fetch_usage)?,
@@ -77,10 +78,17 @@ fn fetch_usage(e: crate::fetch::FetchError) -> Error {
 }
 
 /// `cudaup install` flags.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct InstallArgs {
     #[command(flatten)]
     pub stack: StackArgs,
+    /// Take every answer from an unattended config file (see the README); flags override it,
+    /// CUDAUP_* variables sit between
+    #[arg(long, value_name = "FILE", env = "CUDAUP_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Run `cudaup verify` after installing
+    #[arg(long)]
+    pub verify: bool,
     #[command(flatten)]
     pub source: SourceArgs,
     /// Plan for the machine described in FILE (its `detect --json`) but install here, e.g. to
@@ -108,6 +116,10 @@ pub struct InstallArgs {
     /// Write the env scripts but leave shell rc files alone
     #[arg(long)]
     pub no_modify_path: bool,
+    /// Hook only this shell's rc files (sh, bash, zsh, fish, powershell; repeatable)
+    /// [default: every shell found here]
+    #[arg(long = "shell", value_name = "SHELL")]
+    pub shells: Vec<String>,
     /// Do not ask for confirmation
     #[arg(short, long)]
     pub yes: bool,
@@ -244,6 +256,14 @@ pub(super) fn run_install(
     cancel: Arc<AtomicBool>,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
+    let merged;
+    let args = match &args.config {
+        Some(path) => {
+            merged = super::settings::merge_install(args, &super::settings::load(path)?)?;
+            &merged
+        }
+        None => args,
+    };
     let request = args.stack.request()?;
     let home = process.cudaup_home().ok_or_else(|| {
         Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
@@ -503,7 +523,20 @@ pub(super) fn run_install(
         let changed = if args.no_modify_path {
             Vec::new()
         } else {
-            super::env::hook(process, &home, &super::env::shells_here(process))?
+            let shells = if args.shells.is_empty() {
+                super::env::shells_here(process)
+            } else {
+                let mut chosen = Vec::new();
+                for name in &args.shells {
+                    let shell = crate::shell::Shell::parse(name)
+                        .ok_or_else(|| Error::Usage(format!("--shell {name}: use sh, bash, zsh, fish or powershell")))?;
+                    if !chosen.contains(&shell) {
+                        chosen.push(shell);
+                    }
+                }
+                chosen
+            };
+            super::env::hook(process, &home, &shells)?
         };
         if talk {
             for f in &changed {
@@ -527,14 +560,27 @@ pub(super) fn run_install(
             }
         }
     }
-    if args.json {
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&report).expect("json")
-        )?;
+    // Prove it works, when asked (`--verify`, or `verify = true` in the config).
+    let mut code = ExitCode::Ok;
+    if args.verify {
+        let vargs = super::verify::VerifyArgs {
+            json: args.json,
+            bench: false,
+            venvs: framework.iter().map(|f| f.venv.dir.clone()).collect(),
+            toolkit: active_toolkit.clone(),
+        };
+        let mut buf: Vec<u8> = Vec::new();
+        let sink: &mut dyn Write = if args.json { &mut buf } else { &mut *out };
+        code = super::verify::run(&vargs, global, process, runner, catalog, style, sink)?;
+        if args.json {
+            report["verify"] = serde_json::from_slice(&buf).unwrap_or(serde_json::Value::Null);
+        }
     }
-    Ok(ExitCode::Ok)
+    if args.json {
+        report["status"] = if code == ExitCode::Ok { "installed".into() } else { "installed, verification failed".into() };
+        writeln!(out, "{}", serde_json::to_string_pretty(&report).expect("json"))?;
+    }
+    Ok(code)
 }
 
 /// The Python of an existing venv, as detect sees it.

@@ -8,6 +8,7 @@ mod install;
 mod manifests;
 mod plan;
 mod repair;
+mod settings;
 mod reporter;
 mod style;
 mod uninstall;

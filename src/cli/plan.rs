@@ -24,17 +24,22 @@ pub struct PlanArgs {
     pub system: Option<PathBuf>,
     #[command(flatten)]
     pub stack: StackArgs,
+    /// Read the answers (profile, pins, driver policy) from an unattended config file; flags
+    /// override it, CUDAUP_* variables sit between
+    #[arg(long, value_name = "FILE", env = "CUDAUP_CONFIG")]
+    pub config: Option<PathBuf>,
     /// Print the Plan document as JSON
     #[arg(long)]
     pub json: bool,
 }
 
 /// What to set up: the profile, pins and driver policy (shared by plan, install and mirror).
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct StackArgs {
     /// What to set up: full (driver + CUDA + cuDNN + PyTorch), pytorch, tensorflow, cuda-dev, cpu
-    #[arg(long, value_enum, default_value_t = Profile::Full)]
-    pub profile: Profile,
+    /// [default: full]
+    #[arg(long, value_enum)]
+    pub profile: Option<Profile>,
     /// Pin the CUDA version (toolkit and wheel), e.g. 12.8 or 12.8.1
     #[arg(long, value_name = "VERSION")]
     pub cuda: Option<String>,
@@ -80,7 +85,7 @@ impl StackArgs {
             }
         }
         Ok(Request {
-            profile: self.profile,
+            profile: self.profile.unwrap_or(Profile::Full),
             pins: Pins {
                 cuda: self.cuda.clone(),
                 cudnn: self.cudnn.clone(),
@@ -114,7 +119,11 @@ pub(super) fn run(
     style: &Style,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
-    let request = args.stack.request()?;
+    let stack = match &args.config {
+        Some(path) => super::settings::merge_stack(&args.stack, &super::settings::load(path)?)?,
+        None => args.stack.clone(),
+    };
+    let request = stack.request()?;
     let system = match &args.system {
         Some(path) => load_system(path)?,
         None => super::detect::detect_live(process, runner, catalog, false).system,

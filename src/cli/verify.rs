@@ -15,7 +15,7 @@ use crate::verify::{self, Check, Context, Options, Report, Status};
 use super::{GlobalArgs, Style};
 
 /// `cudaup verify` flags.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct VerifyArgs {
     /// Print every check as one JSON document
     #[arg(long)]

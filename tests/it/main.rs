@@ -1,6 +1,7 @@
 //! The integration suite: one binary, one module per area (code-anchors §6.3/21).
 
 mod common;
+mod config;
 mod detect;
 mod doctor;
 mod framework;
