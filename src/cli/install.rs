@@ -528,8 +528,11 @@ pub(super) fn run_install(
             } else {
                 let mut chosen = Vec::new();
                 for name in &args.shells {
-                    let shell = crate::shell::Shell::parse(name)
-                        .ok_or_else(|| Error::Usage(format!("--shell {name}: use sh, bash, zsh, fish or powershell")))?;
+                    let shell = crate::shell::Shell::parse(name).ok_or_else(|| {
+                        Error::Usage(format!(
+                            "--shell {name}: use sh, bash, zsh, fish or powershell"
+                        ))
+                    })?;
                     if !chosen.contains(&shell) {
                         chosen.push(shell);
                     }
@@ -577,8 +580,16 @@ pub(super) fn run_install(
         }
     }
     if args.json {
-        report["status"] = if code == ExitCode::Ok { "installed".into() } else { "installed, verification failed".into() };
-        writeln!(out, "{}", serde_json::to_string_pretty(&report).expect("json"))?;
+        report["status"] = if code == ExitCode::Ok {
+            "installed".into()
+        } else {
+            "installed, verification failed".into()
+        };
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&report).expect("json")
+        )?;
     }
     Ok(code)
 }

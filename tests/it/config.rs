@@ -25,14 +25,26 @@ fn install_takes_every_answer_from_the_file() {
         ),
     );
     let h = home.path().display().to_string();
-    let run = cudaup(&["--home", &h, "install", "--config", &config, "--yes", "--json"], home.path());
+    let run = cudaup(
+        &[
+            "--home", &h, "install", "--config", &config, "--yes", "--json",
+        ],
+        home.path(),
+    );
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let j = run.json();
     assert_eq!(j["profile"], "cuda-dev");
     assert_eq!(j["toolkit"]["cuda"], "13.0.2");
-    assert_eq!(j["toolkit"]["cudnn"], serde_json::Value::Null, "no_cudnn from the file");
+    assert_eq!(
+        j["toolkit"]["cudnn"],
+        serde_json::Value::Null,
+        "no_cudnn from the file"
+    );
     assert!(prefix.join("bin/nvcc").is_file(), "prefix from the file");
-    assert!(!home.path().join(".profile").exists(), "modify_path = false from the file");
+    assert!(
+        !home.path().join(".profile").exists(),
+        "modify_path = false from the file"
+    );
 }
 
 #[test]
@@ -52,17 +64,46 @@ fn flags_override_variables_which_override_the_file() {
         &[("CUDAUP_MIRROR", &m)],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains(&format!("from redist {m}")), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("from redist {m}")),
+        "{}",
+        run.stdout
+    );
     // A flag beats the variable.
     let run = cudaup_env(
-        &["--home", &h, "install", "--config", &config, "--dry-run", "--mirror", "/nonexistent/from-the-flag"],
+        &[
+            "--home",
+            &h,
+            "install",
+            "--config",
+            &config,
+            "--dry-run",
+            "--mirror",
+            "/nonexistent/from-the-flag",
+        ],
         home.path(),
         &[("CUDAUP_MIRROR", &m)],
     );
     assert_eq!(run.code, 5, "{}", run.stdout);
-    assert!(run.stderr.contains("/nonexistent/from-the-flag"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("/nonexistent/from-the-flag"),
+        "{}",
+        run.stderr
+    );
     // A flag's profile must still fit the file's other answers.
-    let run = cudaup(&["--home", &h, "install", "--config", &config, "--profile", "cpu", "--dry-run"], home.path());
+    let run = cudaup(
+        &[
+            "--home",
+            &h,
+            "install",
+            "--config",
+            &config,
+            "--profile",
+            "cpu",
+            "--dry-run",
+        ],
+        home.path(),
+    );
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("cudaup.toml:"), "{}", run.stderr);
 }
@@ -74,31 +115,71 @@ fn broken_configs_name_file_line_and_column() {
         ("version = 1\nprofle = \"full\"\n", ":2:1:"),
         ("version = 1\n[pins]\ncuda = 12.8\n", ":3:8:"),
         ("version = 2\n", "this cudaup reads config version 1"),
-        ("version = 1\nprofile = \"cpu\"\n[pins]\ncuda = \"12.8\"\n", ":4:"),
-        ("version = 1\n[install]\nprefix = \"relative/path\"\n", "absolute path"),
+        (
+            "version = 1\nprofile = \"cpu\"\n[pins]\ncuda = \"12.8\"\n",
+            ":4:",
+        ),
+        (
+            "version = 1\n[install]\nprefix = \"relative/path\"\n",
+            "absolute path",
+        ),
     ] {
         let config = write(dir.path(), text);
         let h = dir.path().display().to_string();
-        let run = cudaup(&["--home", &h, "install", "--config", &config, "--dry-run"], dir.path());
+        let run = cudaup(
+            &["--home", &h, "install", "--config", &config, "--dry-run"],
+            dir.path(),
+        );
         assert_eq!(run.code, 2, "{text}: {}", run.stderr);
-        assert!(run.stderr.contains("cudaup.toml") && run.stderr.contains(needle), "{text}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("cudaup.toml") && run.stderr.contains(needle),
+            "{text}: {}",
+            run.stderr
+        );
         let plan = cudaup(&["plan", "--config", &config], dir.path());
         assert_eq!(plan.code, 2, "{text}: plan reads the same file");
     }
-    let missing = cudaup(&["install", "--config", "/nonexistent/cudaup.toml", "--dry-run"], dir.path());
+    let missing = cudaup(
+        &[
+            "install",
+            "--config",
+            "/nonexistent/cudaup.toml",
+            "--dry-run",
+        ],
+        dir.path(),
+    );
     assert_eq!(missing.code, 2);
-    assert!(missing.stderr.contains("/nonexistent/cudaup.toml"), "{}", missing.stderr);
+    assert!(
+        missing.stderr.contains("/nonexistent/cudaup.toml"),
+        "{}",
+        missing.stderr
+    );
 }
 
 #[test]
 fn plan_reads_the_profile_from_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let config = write(dir.path(), "version = 1\nprofile = \"pytorch\"\n\n[pins]\ntorch = \"2.8\"\n");
-    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/h200-detect.json");
-    let run = cudaup(&["plan", "--system", fixture, "--config", &config, "--json"], dir.path());
+    let config = write(
+        dir.path(),
+        "version = 1\nprofile = \"pytorch\"\n\n[pins]\ntorch = \"2.8\"\n",
+    );
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/h200-detect.json"
+    );
+    let run = cudaup(
+        &["plan", "--system", fixture, "--config", &config, "--json"],
+        dir.path(),
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let j = run.json();
     assert_eq!(j["profile"], "pytorch");
-    let torch = j["components"].as_array().unwrap().iter().find(|c| c["name"] == "torch").unwrap().clone();
+    let torch = j["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "torch")
+        .unwrap()
+        .clone();
     assert_eq!(torch["version"], "2.8.0");
 }
