@@ -7,8 +7,8 @@
 
 pub mod catalog;
 pub mod checkpoint;
-pub mod config;
 pub mod cli;
+pub mod config;
 pub mod detect;
 pub mod doctor;
 pub mod env_vars;
