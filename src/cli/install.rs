@@ -391,6 +391,17 @@ pub(super) fn run_install(
         if talk {
             writeln!(out, "Nothing to install.")?;
         }
+        if args.json {
+            let report = serde_json::json!({
+                "status": "nothing to do", "profile": plan.profile.name(), "plan": plan,
+                "changed": false, "reboot_required": false,
+            });
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&report).expect("json")
+            )?;
+        }
         return Ok(ExitCode::Ok);
     }
     if args.dry_run {
@@ -420,6 +431,12 @@ pub(super) fn run_install(
 
     let mut report =
         serde_json::json!({"status": "installed", "profile": plan.profile.name(), "plan": plan});
+    // Whether this run changed the machine (a fleet tool reports `changed` from it).
+    let mut changed = false;
+    let driver_change = plan
+        .component("driver")
+        .is_some_and(|d| matches!(d.action, Action::Install | Action::Upgrade));
+    report["reboot_required"] = driver_change.into();
     if let Some((spec, items)) = &toolkit {
         let total: u64 = items.iter().filter_map(|i| i.artifact.size).sum();
         let reporter = reporter_for(args.json, process.stdout_is_tty && !global.quiet, total);
@@ -461,6 +478,7 @@ pub(super) fn run_install(
             }
         }
         report["toolkit"] = toolkit_report(spec, items, &receipt, banner.as_deref());
+        changed = true;
     }
     if let Some(step) = &framework {
         let tool = match crate::runner::which("uv", &process.path_entries()) {
@@ -507,6 +525,7 @@ pub(super) fn run_install(
             )?;
         }
         report["venv"] = serde_json::json!({"path": receipt.venv, "packages": receipt.packages, "notes": notes, "log": log});
+        changed |= step.packages.is_some();
     }
     // The environment: the toolkit installed now, or the one the plan keeps.
     let active_toolkit: Option<PathBuf> = match &toolkit {
@@ -520,7 +539,7 @@ pub(super) fn run_install(
         super::env::write_scripts(&home, active_toolkit.as_deref())?;
         crate::checkpoint::reach("env-written");
         let source = crate::shell::source_line(crate::shell::Shell::Posix, &home);
-        let changed = if args.no_modify_path {
+        let rc_changed = if args.no_modify_path {
             Vec::new()
         } else {
             let shells = if args.shells.is_empty() {
@@ -542,12 +561,13 @@ pub(super) fn run_install(
             super::env::hook(process, &home, &shells)?
         };
         if talk {
-            for f in &changed {
+            for f in &rc_changed {
                 writeln!(out, "  added to {}: {source}", f.display())?;
             }
             writeln!(out, "  in this shell:  {source}")?;
         }
-        report["env"] = serde_json::json!({"source": source, "rc_files_changed": changed});
+        changed |= !rc_changed.is_empty();
+        report["env"] = serde_json::json!({"source": source, "rc_files_changed": rc_changed});
     }
     if framework.is_some() {
         if let Some(ld) = process.var("LD_LIBRARY_PATH") {
@@ -580,6 +600,7 @@ pub(super) fn run_install(
         }
     }
     if args.json {
+        report["changed"] = changed.into();
         report["status"] = if code == ExitCode::Ok {
             "installed".into()
         } else {

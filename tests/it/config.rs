@@ -183,3 +183,31 @@ fn plan_reads_the_profile_from_the_file() {
         .clone();
     assert_eq!(torch["version"], "2.8.0");
 }
+
+#[test]
+fn a_second_run_reports_nothing_changed() {
+    let mirror = synthetic_mirror(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().display().to_string();
+    let m = mirror.path().display().to_string();
+    let args = [
+        "--home",
+        &h,
+        "install",
+        "--profile",
+        "cuda-dev",
+        "--cuda",
+        "13.0",
+        "--mirror",
+        &m,
+        "--yes",
+        "--json",
+    ];
+    let first = cudaup(&args, home.path());
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(first.json()["changed"], true);
+    assert_eq!(first.json()["reboot_required"], false);
+    let second = cudaup(&args, home.path());
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert_eq!(second.json()["changed"], false, "{}", second.stdout);
+}
