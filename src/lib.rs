@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config;
 pub mod detect;
 pub mod doctor;
+pub mod driver_step;
 pub mod env_vars;
 pub mod error;
 pub mod fetch;

@@ -268,6 +268,25 @@ pub(super) fn run_install(
     let home = process.cudaup_home().ok_or_else(|| {
         Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
     })?;
+    let live_root = crate::detect::Root::live();
+    // A driver installed by an earlier run waits for a reboot; once it has happened, continue.
+    if crate::driver_step::clear_if_rebooted(&home, &live_root)
+        .map_err(|e| Error::Usage(e.to_string()))?
+    {
+        if !args.json && !global.quiet {
+            writeln!(
+                out,
+                "The reboot after the driver install happened: continuing."
+            )?;
+        }
+    } else if let Some(m) = crate::driver_step::reboot_pending(&home, &live_root) {
+        if args.system.is_none() {
+            return Err(Error::Usage(format!(
+                "driver {} was installed and needs a reboot first ({}): reboot, then run cudaup again",
+                m.driver, m.reason
+            )));
+        }
+    }
     let live = super::detect::detect_live(process, runner, catalog, false).system;
     let mut system = match &args.system {
         // Another machine's GPUs and driver, but the framework goes into a Python here.
@@ -294,27 +313,62 @@ pub(super) fn run_install(
         return render_unsupported(&plan, out);
     }
     let talk = !args.json && !global.quiet;
-    let driver_pending = plan.component("driver").filter(|d| {
+    // The driver step: only for this machine, never under WSL2 (prepare refuses), shown in full
+    // before anything runs.
+    let driver_change = plan.component("driver").filter(|d| {
         matches!(d.action, Action::Install | Action::Upgrade | Action::Manual)
             && args.system.is_none()
     });
-    if let (Some(d), true) = (driver_pending, talk || args.dry_run) {
-        writeln!(
-            out,
-            "{}",
-            style.warn(&format!(
-                "The driver must change first ({} {}): {}",
-                d.name,
-                d.version.as_deref().unwrap_or(""),
-                d.reason
-            ))
-        )?;
-        for c in &d.commands {
-            writeln!(out, "  $ {c}")?;
+    let mut driver_step: Option<crate::driver_step::DriverStep> = None;
+    let mut driver_blocked: Option<String> = None;
+    if let Some(d) = driver_change {
+        match crate::driver_step::prepare(&system, d, catalog, &live_root) {
+            Ok(step) => {
+                if talk || args.dry_run {
+                    writeln!(
+                        out,
+                        "{}",
+                        style.heading(&format!(
+                            "The driver: {} {}",
+                            d.version.as_deref().unwrap_or(""),
+                            d.reason
+                        ))
+                    )?;
+                    for n in &step.notices {
+                        writeln!(out, "  {n}")?;
+                    }
+                    for c in step.shell_lines() {
+                        writeln!(out, "  $ {c}")?;
+                    }
+                    if let Some(m) = &step.mok_import {
+                        writeln!(
+                            out,
+                            "  then, at a terminal: $ {}",
+                            crate::driver_step::shell_line(m)
+                        )?;
+                    }
+                }
+                driver_step = Some(step);
+            }
+            Err(e) => {
+                if talk || args.dry_run {
+                    writeln!(
+                        out,
+                        "{}",
+                        style.warn(&format!(
+                            "The driver cannot be installed automatically: {e}"
+                        ))
+                    )?;
+                    writeln!(
+                        out,
+                        "  (the rest is installed now, and checked once the driver is in)"
+                    )?;
+                }
+                driver_blocked = Some(e.to_string());
+            }
         }
-        writeln!(out, "  (cudaup does not run driver commands yet; the rest is installed now, and checked once the driver is in.)")?;
     }
-
+    let driver_pending = driver_change;
     // The toolkit, for the profiles that have one.
     let mut toolkit: Option<(ToolkitSpec, Vec<Item>)> = None;
     if request.profile.has_toolkit() {
@@ -433,10 +487,36 @@ pub(super) fn run_install(
         serde_json::json!({"status": "installed", "profile": plan.profile.name(), "plan": plan});
     // Whether this run changed the machine (a fleet tool reports `changed` from it).
     let mut changed = false;
-    let driver_change = plan
-        .component("driver")
-        .is_some_and(|d| matches!(d.action, Action::Install | Action::Upgrade));
-    report["reboot_required"] = driver_change.into();
+    let mut reboot_required = false;
+    if let Some(step) = driver_step
+        .as_ref()
+        .filter(|s| s.runnable && !s.commands.is_empty())
+    {
+        let mut stderr = std::io::stderr();
+        let mut echo = |l: &str| {
+            if !global.quiet {
+                let _ = writeln!(stderr, "{l}");
+            }
+        };
+        let done = crate::driver_step::execute(step, runner, &mut echo)
+            .map_err(|e| Error::Usage(e.to_string()))?;
+        changed = true;
+        if done.reboot_required {
+            let version = step.driver_version.clone().unwrap_or_default();
+            crate::driver_step::write_reboot_marker(
+                &home,
+                &live_root,
+                &version,
+                "a new NVIDIA driver was installed",
+            )
+            .map_err(|e| Error::Usage(e.to_string()))?;
+            reboot_required = true;
+        }
+        report["driver"] = serde_json::json!({"commands": step.shell_lines(), "mok_enrolment_needed": done.mok_enrolment_needed});
+    } else if let Some(why) = &driver_blocked {
+        report["driver"] = serde_json::json!({"manual": why});
+    }
+    report["reboot_required"] = reboot_required.into();
     if let Some((spec, items)) = &toolkit {
         let total: u64 = items.iter().filter_map(|i| i.artifact.size).sum();
         let reporter = reporter_for(args.json, process.stdout_is_tty && !global.quiet, total);
@@ -583,9 +663,13 @@ pub(super) fn run_install(
             }
         }
     }
-    // Prove it works, when asked (`--verify`, or `verify = true` in the config).
+    if reboot_required && talk {
+        writeln!(out, "{}", style.warn("Reboot now to load the new driver; then run the same cudaup command again: it continues where it stopped."))?;
+    }
+    // Prove it works, when asked (`--verify`, or `verify = true` in the config) — not before
+    // the reboot a new driver needs.
     let mut code = ExitCode::Ok;
-    if args.verify {
+    if args.verify && !reboot_required {
         let vargs = super::verify::VerifyArgs {
             json: args.json,
             bench: false,
