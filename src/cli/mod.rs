@@ -13,6 +13,7 @@ mod settings;
 mod style;
 mod uninstall;
 mod verify;
+mod wizard;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -34,7 +35,9 @@ pub use style::Style;
     about = "From a bare OS to a working GPU deep-learning stack (driver, CUDA, cuDNN, PyTorch)",
     long_about = "cudaup detects your GPUs and what is installed, picks a driver, CUDA toolkit, cuDNN \
 and framework that fit together and fit the hardware, installs them, and proves they work.\n\n\
-Start with `cudaup detect` to see what this machine has.",
+Run `cudaup` alone at a terminal (or `cudaup wizard`) to be asked a few questions and set \
+up; `cudaup detect` shows what this machine has; `cudaup install --config FILE --yes` \
+sets up a machine unattended.",
     after_help = "Exit codes: 0 ok, 1 failure, 2 bad usage/config/manifest, 3 network, \
 4 verification failed, 5 no compatible stack, 130 cancelled."
 )]
@@ -129,6 +132,8 @@ Exit code 4 when any check failed; checks that cannot apply here are skipped, no
     /// Work with the compatibility catalog
     #[command(subcommand)]
     Manifests(manifests::ManifestsCommand),
+    /// Set up the stack by answering a few questions
+    Wizard(wizard::WizardArgs),
 }
 
 /// `cudaup detect` flags.
@@ -159,6 +164,9 @@ pub fn run(
             .map(str::to_owned),
     );
     if let Some(home) = &cli.global.home {
+        // Receipts and env scripts record this path; a relative one would mean a
+        // different place from another directory, and a second run would not find them.
+        let home = process.cwd().join(home);
         process.set_var(crate::env_vars::CUDAUP_HOME, home.display().to_string());
     }
     let style = Style::new(match cli.global.color {
@@ -211,7 +219,29 @@ pub fn run(
             cancel,
             out,
         ),
+        Some(Command::Wizard(args)) => wizard::run(
+            &args,
+            &cli.global,
+            process,
+            runner,
+            &catalog,
+            &style,
+            cancel,
+            out,
+        ),
         Some(Command::Manifests(_)) => unreachable!("handled before the catalog loads"),
+        // A person at a terminal who types just `cudaup` wants their machine set up;
+        // a script that does gets the help, never a question it cannot answer.
+        None if process.stdin_is_tty && process.stdout_is_tty => wizard::run(
+            &wizard::WizardArgs::default(),
+            &cli.global,
+            process,
+            runner,
+            &catalog,
+            &style,
+            cancel,
+            out,
+        ),
         None => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             write!(out, "{}", cmd.render_help())?;

@@ -10,3 +10,4 @@ mod plan;
 mod repair;
 mod uninstall;
 mod verify;
+mod wizard;

@@ -1,0 +1,108 @@
+//! English.
+
+use super::Strings;
+
+pub(super) static STRINGS: Strings = Strings {
+    detecting: "Looking at this machine…",
+    found_heading: "This is what cudaup found on this machine:",
+    profile_prompt: "What should cudaup set up?",
+    profile_lines: [
+        "NVIDIA driver, CUDA toolkit, cuDNN and PyTorch; the toolkit matches PyTorch's CUDA, so CUDA extensions build",
+        "NVIDIA driver and PyTorch; the PyTorch wheels bring their own CUDA libraries",
+        "NVIDIA driver and TensorFlow with its CUDA wheels",
+        "NVIDIA driver, CUDA toolkit and cuDNN, for writing and compiling CUDA code yourself",
+        "PyTorch without a GPU (on a Mac: with Apple's MPS)",
+    ],
+    preselect_gpu: "An NVIDIA GPU is here, so `full` is the suggestion.",
+    preselect_no_gpu: "No NVIDIA GPU is here, so `cpu` is the suggestion (`cuda-dev` still installs a CUDA toolkit to build code for another machine).",
+
+    changes_heading: "What will change on disk",
+    label_toolkit: "CUDA toolkit",
+    label_venv: "Python venv",
+    label_env: "Environment",
+    label_rc: "Shell startup",
+    label_cache: "Downloads",
+    label_driver: "Driver",
+    toolkit_new: |p| format!("{p} (a new folder)"),
+    toolkit_kept: |p| format!("kept as it is: {p}"),
+    venv_new: |p| format!("{p} (created)"),
+    venv_reused: |p| format!("{p} (already there: reused)"),
+    venv_problem: |why| format!("cannot be set up: {why}"),
+    env_scripts: |p| {
+        format!("{p} (and env.fish, env.ps1): puts the toolkit on PATH and LD_LIBRARY_PATH, sets CUDA_HOME")
+    },
+    rc_add: |file, line| format!("{file}: one line added: {line}"),
+    rc_already: |file| format!("{file}: already set up, unchanged"),
+    rc_none: "no startup file is changed",
+    cache: |p| format!("{p} (archives are kept there for next time)"),
+    driver_unchanged: "not changed",
+    driver_change: |v| format!("NVIDIA driver {v} is installed (its commands are shown before they run), then a reboot"),
+    driver_manual: |v| format!("install NVIDIA driver {v} or newer on Windows (cudaup does not touch it)"),
+    changes_footer: "Nothing else is changed; `cudaup uninstall` takes all of it out again.",
+
+    action_prompt: "Go ahead?",
+    action_install: "Install",
+    action_dry_run: "Finish (dry run: install nothing)",
+    action_customise: "Customise (versions, folders, mirrors, shells)",
+    action_cancel: "Cancel",
+    unsupported_note: "Nothing fits these choices (the plan above says why): customise them, or cancel.",
+
+    customise_heading: "Customise: press Enter to keep a value; clear a version to let cudaup choose.",
+    pin_cuda: "CUDA version (e.g. 12.8; empty: cudaup chooses)",
+    pin_torch: "PyTorch version (e.g. 2.8; empty: cudaup chooses)",
+    pin_tensorflow: "TensorFlow version (e.g. 2.20; empty: cudaup chooses)",
+    pin_python: "Python version (e.g. 3.12; empty: cudaup chooses)",
+    bad_version: |v| format!("`{v}` is not a version: use numbers like 12.8"),
+    prefix_prompt: "Install the CUDA toolkit into",
+    venv_prompt: "Folder of the Python virtual environment (venv)",
+    bad_path: "give a full path (starting with / or ~)",
+    source_prompt: "Where should the CUDA toolkit come from?",
+    source_nvidia: "NVIDIA's download server (developer.download.nvidia.com)",
+    source_mirror: "A mirror of NVIDIA's download layout (a URL, or a folder made by `cudaup mirror create`)",
+    source_wheels: "NVIDIA's CUDA wheels from a Python package index (CUDA 13 and newer; leaves cuBLAS out)",
+    mirror_prompt: "Mirror URL or folder",
+    wheels_index_prompt: "Package index for NVIDIA's CUDA wheels",
+    pypi_prompt: "Python package index (PyPI) for the framework and its dependencies",
+    pypi_default: "pypi.org (no mirror)",
+    pypi_tuna: "Tsinghua University TUNA mirror: https://pypi.tuna.tsinghua.edu.cn/simple",
+    pypi_aliyun: "Alibaba Cloud mirror: https://mirrors.aliyun.com/pypi/simple",
+    torch_prompt: "PyTorch wheel index",
+    torch_default: "download.pytorch.org (no mirror)",
+    other_location: "Another one (type its URL or folder)",
+    location_prompt: "URL or folder",
+    bad_location: |why| format!("cannot use it: {why}"),
+    http_prompt: |url| format!("{url} is plain http: nothing proves its checksums are genuine. Use it anyway?"),
+    http_dropped: "Plain-http sources left out: the defaults are used instead.",
+    shell_prompt: |shell, files| format!("Load cudaup's environment in new {shell} shells (one line in {files})?"),
+    verify_prompt: "Check the stack with `cudaup verify` after installing?",
+
+    saved: |p| {
+        format!("Saved your answers to {p}. To set up a machine the same way without questions:\n  cudaup install --config {p} --yes")
+    },
+    installing: "Installing…",
+    dry_run_done: "Dry run: nothing was installed or changed.",
+    verifying: "Checking that it works (cudaup verify)…",
+    verify_skipped: "Not checked: run `cudaup verify` whenever you like.",
+    verify_after_reboot: "Not checked yet: the new driver works only after a reboot.",
+    verify_failed: "Some checks failed: `cudaup doctor` explains what is wrong and how to fix it.",
+    summary_heading: "Done. Next steps:",
+    step_env_hooked: |line| format!("Load the CUDA environment in this shell (new shells do it by themselves):\n       {line}"),
+    step_env_manual: |line| {
+        format!("Load the CUDA environment (add this line to your shell's startup file to keep it):\n       {line}")
+    },
+    step_venv: |cmd| format!("Activate the Python environment:\n       {cmd}"),
+    step_driver: |v| format!("Install NVIDIA driver {v} with the commands printed above (as root), then reboot."),
+    step_reboot: |v| format!("Reboot now to load NVIDIA driver {v}; then `cudaup verify` checks the stack (and `cudaup wizard` finishes anything left)."),
+    step_driver_manual: |v| format!("Install NVIDIA driver {v} or newer on Windows, then restart WSL (`wsl --shutdown`)."),
+    step_later: "Later: `cudaup verify` checks the stack, `cudaup doctor` explains what broke.",
+    cancelled: "Cancelled: nothing was installed or changed.",
+    no_terminal: "the wizard asks questions, and there is no terminal to ask them on.\n\
+To install without questions, from a config file:\n  cudaup install --config cudaup.toml --yes\n\
+Write such a file on a machine with a terminal:\n  cudaup wizard --save cudaup.toml --dry-run\n\
+Or accept every suggestion: cudaup wizard --yes",
+    need_yes: "cannot ask for confirmation without a terminal: add --yes to install what the config file describes (cudaup install --config FILE --yes)",
+    yes: "yes",
+    no: "no",
+    colon: ": ",
+    error_prefix: "error",
+};

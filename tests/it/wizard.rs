@@ -1,0 +1,453 @@
+//! `cudaup wizard` end to end, in a real pseudo-terminal (expectrl): answered like a person, with
+//! arrow keys, Enter and typed text, in English and Chinese, installing the CUDA toolkit from a
+//! synthetic mirror in NVIDIA's layout. This machine has no GPU, so the tests pick `cuda-dev` and
+//! pin CUDA 13.0 (the synthetic mirror's release). Every wait is bounded.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use expectrl::process::unix::WaitStatus;
+use expectrl::{Eof, Expect, Session};
+
+use crate::common::*;
+
+const UP: &str = "\x1b[A";
+const DOWN: &str = "\x1b[B";
+const ENTER: &str = "\r";
+const BACKSPACE: &str = "\x7f";
+
+/// A wizard running in a pseudo-terminal, and everything it printed so far.
+struct Pty {
+    session: expectrl::session::OsSession,
+    seen: Vec<u8>,
+    code: Option<i32>,
+}
+
+impl Pty {
+    fn spawn(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Pty {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudaup"));
+        cmd.args(args)
+            .current_dir(home)
+            .env_clear()
+            .env("HOME", home)
+            .env("PATH", "/usr/bin:/bin")
+            .env("NO_COLOR", "1")
+            .env("CUDAUP_NO_NVML", "1")
+            .env("CUDAUP_TEST_NO_RETRY_DELAY", "1")
+            .env("TERM", "xterm");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut session = Session::spawn(cmd).expect("the wizard starts in a pty");
+        session
+            .get_process_mut()
+            .set_window_size(160, 50)
+            .expect("pty size");
+        session.set_expect_timeout(Some(Duration::from_secs(10)));
+        Pty {
+            session,
+            seen: Vec::new(),
+            code: None,
+        }
+    }
+
+    /// Waits (at most 10 s) until `text` is on the screen.
+    fn expect(&mut self, text: &str) {
+        match self.session.expect(text) {
+            Ok(found) => self.seen.extend_from_slice(found.as_bytes()),
+            Err(e) => panic!(
+                "waiting for {text:?}: {e}\n--- the wizard printed ---\n{}",
+                self.text()
+            ),
+        }
+    }
+
+    /// Types `keys` once `prompt` is shown (and has had a moment to put the terminal in raw
+    /// mode, so that the keys are read as keys).
+    fn answer(&mut self, prompt: &str, keys: &str) {
+        self.expect(prompt);
+        std::thread::sleep(Duration::from_millis(50));
+        self.session.send(keys).expect("typing into the pty");
+    }
+
+    /// The exit code, once the wizard has exited (the status is read once: waiting reaps it).
+    fn exited(&mut self) -> Option<i32> {
+        if self.code.is_none() {
+            match self.session.get_process().status() {
+                Ok(WaitStatus::Exited(_, code)) => self.code = Some(code),
+                Ok(WaitStatus::Signaled(_, sig, _)) => {
+                    panic!("killed by {sig:?}\n{}", self.text())
+                }
+                _ => {}
+            }
+        }
+        self.code
+    }
+
+    /// Reads to the end and returns the exit code.
+    fn finish(&mut self) -> i32 {
+        if let Ok(rest) = self.session.expect(Eof) {
+            self.seen.extend_from_slice(rest.as_bytes());
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(code) = self.exited() {
+                return code;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the wizard did not exit\n{}",
+                self.text()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// What the wizard printed, without terminal control sequences.
+    fn text(&self) -> String {
+        strip_ansi(&String::from_utf8_lossy(&self.seen))
+    }
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() || c == '~' {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        if c != '\r' {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn on_path(program: &str) -> bool {
+    ["/usr/bin", "/bin"]
+        .iter()
+        .any(|d| Path::new(d).join(program).is_file())
+}
+
+/// Answers the shell questions: the POSIX one with `posix`, the others (fish and PowerShell,
+/// asked only where they are installed) with no.
+fn answer_shells(w: &mut Pty, posix_prompt: &str, other_prompt: &str, posix: &str) {
+    w.answer(posix_prompt, posix);
+    if on_path("fish") {
+        w.answer(&format!("{other_prompt} fish"), "n");
+    }
+    if on_path("pwsh") {
+        w.answer(&format!("{other_prompt} PowerShell"), "n");
+    }
+}
+
+fn nvcc_version(prefix: &Path) -> String {
+    let out = Command::new(prefix.join("bin/nvcc"))
+        .arg("--version")
+        .output()
+        .expect("the installed nvcc runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn cudaup_home(home: &Path) -> PathBuf {
+    home.join(".local/share/cudaup")
+}
+
+#[test]
+fn english_run_customises_installs_from_a_mirror_verifies_and_says_what_next() {
+    let mirror = synthetic_mirror(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let mut w = Pty::spawn(home.path(), &["wizard"], &[("LANG", "en_US.UTF-8")]);
+
+    w.expect("This is what cudaup found on this machine:");
+    w.expect("No NVIDIA GPU is here, so `cpu` is the suggestion");
+    // cpu is highlighted (the last item): one up is cuda-dev.
+    w.expect("cpu         PyTorch without a GPU");
+    w.answer("", &format!("{UP}{ENTER}"));
+    w.expect("Plan (cuda-dev profile) for this machine");
+    w.expect("What will change on disk");
+    w.answer("Go ahead?", &format!("{DOWN}{ENTER}"));
+    w.expect("Customise: press Enter to keep a value");
+    w.answer("CUDA version (e.g. 12.8; empty: cudaup chooses)", "13.0\r");
+    w.answer("Install the CUDA toolkit into", ENTER);
+    w.expect("Where should the CUDA toolkit come from?");
+    w.answer(
+        "A mirror of NVIDIA's download layout",
+        &format!("{DOWN}{ENTER}"),
+    );
+    w.answer(
+        "Mirror URL or folder",
+        &format!("{}\r", mirror.path().display()),
+    );
+    answer_shells(
+        &mut w,
+        "Load cudaup's environment in new sh/bash/zsh shells",
+        "Load cudaup's environment in new",
+        "y",
+    );
+    w.answer(
+        "Check the stack with `cudaup verify` after installing?",
+        "y",
+    );
+    // The plan again, with the pin, then install.
+    w.expect("Plan (cuda-dev profile) for this machine");
+    w.expect("cuda-13.0.2 (a new folder)");
+    w.answer("Go ahead?", ENTER);
+    w.expect("installed CUDA 13.0.2 in");
+    w.expect("Checking that it works (cudaup verify)");
+    w.expect("Done. Next steps:");
+    let code = w.finish();
+    let text = w.text();
+
+    let cudaup_home = cudaup_home(home.path());
+    let prefix = cudaup_home.join("toolkits/cuda-13.0.2");
+    assert!(prefix.join("bin/nvcc").is_file(), "{text}");
+    assert!(nvcc_version(&prefix).contains("release 13.0, V13.0.88"));
+    // verify ran: nvcc is the release the receipt records. The synthetic libraries are not
+    // real ELF files and there is no GPU, so some checks fail: exit code 4, as `cudaup verify`.
+    assert!(text.contains("✓ nvcc"), "{text}");
+    assert!(
+        text.contains("Some checks failed: `cudaup doctor`"),
+        "{text}"
+    );
+    assert_eq!(code, 4, "{text}");
+    // The summary, with the real paths.
+    let env_line = format!(". \"{}/env\"", cudaup_home.display());
+    assert!(
+        text.contains(&format!(
+            "1. Load the CUDA environment in this shell (new shells do it by themselves):\n       {env_line}"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("`cudaup verify` checks the stack"));
+    // The rc file the wizard said it would touch got the line.
+    let profile = fs_err::read_to_string(home.path().join(".profile")).unwrap();
+    assert!(profile.contains(&env_line));
+    assert!(text.contains("~/.profile: one line added"));
+}
+
+#[test]
+fn chinese_run_edits_the_prefix_saves_the_answers_and_skips_verify() {
+    let mirror = synthetic_mirror(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let prefix = root.path().join("cuda");
+    let saved = root.path().join("cudaup.toml");
+    let mirror_dir = mirror.path().display().to_string();
+    let mut w = Pty::spawn(
+        home.path(),
+        &["wizard", "--save", &saved.display().to_string()],
+        &[("LANG", "zh_CN.UTF-8"), ("CUDAUP_MIRROR", &mirror_dir)],
+    );
+    w.expect("cudaup 在这台机器上找到了这些：");
+    w.expect("没有检测到 NVIDIA 显卡");
+    w.expect("不用显卡的 PyTorch");
+    w.answer("", &format!("{UP}{ENTER}"));
+    w.expect("磁盘上会有这些改动");
+    w.answer("开始安装吗？", &format!("{DOWN}{ENTER}"));
+    w.answer("CUDA 版本（例如 12.8；留空自动选择）", "13.0\r");
+    // The prefix is prefilled with the default: erase it and type another.
+    let default_prefix = cudaup_home(home.path()).join("toolkits/cuda-13.0.2");
+    w.expect("CUDA 工具包安装到");
+    w.answer(
+        &default_prefix.display().to_string(),
+        &format!(
+            "{}{}\r",
+            BACKSPACE.repeat(default_prefix.display().to_string().chars().count()),
+            prefix.display()
+        ),
+    );
+    // CUDAUP_MIRROR makes the mirror the current answer: Enter keeps it, twice.
+    w.expect("CUDA 工具包从哪里下载？");
+    w.answer("NVIDIA 官方下载服务器", ENTER);
+    w.answer("镜像网址或目录", ENTER);
+    answer_shells(
+        &mut w,
+        "在新开的 sh/bash/zsh 终端里自动加载",
+        "在新开的",
+        "n",
+    );
+    w.answer("安装完成后用 `cudaup verify` 检查一遍吗？", "n");
+    w.expect("不修改任何启动文件");
+    w.answer("开始安装吗？", ENTER);
+    w.expect("已把你的选择保存到");
+    w.expect("installed CUDA 13.0.2 in");
+    w.expect("完成。接下来：");
+    let code = w.finish();
+    let text = w.text();
+    assert_eq!(code, 0, "{text}");
+    assert!(prefix.join("bin/nvcc").is_file(), "{text}");
+    assert!(nvcc_version(&prefix).contains("release 13.0"));
+    assert!(
+        text.contains("没有检查：随时可以运行 `cudaup verify`。"),
+        "{text}"
+    );
+    let env_line = format!(". \"{}/env\"", cudaup_home(home.path()).display());
+    assert!(
+        text.contains(&format!(
+            "1. 加载 CUDA 环境（想长期生效，把这一行加到 Shell 启动文件里）：\n       {env_line}"
+        )),
+        "{text}"
+    );
+    assert!(
+        !home.path().join(".profile").exists(),
+        "no rc file was chosen"
+    );
+    // The saved answers, in the config format `cudaup install --config` reads.
+    let config = fs_err::read_to_string(&saved).unwrap();
+    for needle in [
+        "version = 1".to_owned(),
+        "profile = \"cuda-dev\"".to_owned(),
+        "lang = \"zh\"".to_owned(),
+        "cuda = \"13.0\"".to_owned(),
+        format!("prefix = \"{}\"", prefix.display()),
+        "verify = false".to_owned(),
+        "modify_path = false".to_owned(),
+        format!("nvidia_mirror = \"{mirror_dir}\""),
+    ] {
+        assert!(config.contains(&needle), "{needle:?} not in\n{config}");
+    }
+    assert!(text.contains(&format!(
+        "cudaup install --config {} --yes",
+        saved.display()
+    )));
+}
+
+#[test]
+fn dry_run_asks_and_shows_but_installs_nothing() {
+    let mirror = synthetic_mirror(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let saved = home.path().join("answers.toml");
+    let mirror_dir = mirror.path().display().to_string();
+    let mut w = Pty::spawn(
+        home.path(),
+        &["wizard", "--dry-run", "--save", "answers.toml"],
+        &[("LANG", "C"), ("CUDAUP_MIRROR", &mirror_dir)],
+    );
+    w.expect("cpu         PyTorch without a GPU");
+    w.answer("", &format!("{UP}{ENTER}"));
+    w.expect("What will change on disk");
+    w.answer("Finish (dry run: install nothing)", ENTER);
+    w.expect("Dry run: nothing was installed or changed.");
+    let code = w.finish();
+    let text = w.text();
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        !cudaup_home(home.path()).join("toolkits").exists(),
+        "{text}"
+    );
+    assert!(!home.path().join(".profile").exists());
+    assert!(!text.contains("installed CUDA"));
+    // --save with --dry-run just writes (relative to the working directory).
+    let config = fs_err::read_to_string(&saved).unwrap();
+    assert!(config.contains("profile = \"cuda-dev\""), "{config}");
+}
+
+#[test]
+fn cancel_at_the_confirm_step_exits_130_and_installs_nothing() {
+    let mirror = synthetic_mirror(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let mirror_dir = mirror.path().display().to_string();
+    let mut w = Pty::spawn(home.path(), &["wizard"], &[("CUDAUP_MIRROR", &mirror_dir)]);
+    w.expect("cpu         PyTorch without a GPU");
+    w.answer("", &format!("{UP}{ENTER}"));
+    w.expect("What will change on disk");
+    w.answer("Go ahead?", &format!("{DOWN}{DOWN}{ENTER}"));
+    w.expect("Cancelled: nothing was installed or changed.");
+    let code = w.finish();
+    assert_eq!(code, 130, "{}", w.text());
+    assert!(!cudaup_home(home.path()).join("toolkits").exists());
+    assert!(!home.path().join(".profile").exists());
+}
+
+#[test]
+fn ctrl_c_at_a_prompt_is_a_cancel_never_a_yes() {
+    let home = tempfile::tempdir().unwrap();
+    let mut w = Pty::spawn(home.path(), &["wizard"], &[]);
+    w.expect("cpu         PyTorch without a GPU");
+    std::thread::sleep(Duration::from_millis(100));
+    w.session.send("\x03").unwrap();
+    // A Ctrl-C that reaches the process as SIGINT before the prompt reads keys only sets the
+    // cancel flag; a second one exits at once. Either way: 130.
+    std::thread::sleep(Duration::from_millis(500));
+    if w.exited().is_none() {
+        let _ = w.session.send("\x03");
+    }
+    let code = w.finish();
+    assert_eq!(code, 130, "{}", w.text());
+    assert!(!cudaup_home(home.path()).join("toolkits").exists());
+}
+
+#[test]
+fn bare_cudaup_at_a_terminal_is_the_wizard_and_without_one_is_the_help() {
+    let mirror = synthetic_mirror(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let mirror_dir = mirror.path().display().to_string();
+    let mut w = Pty::spawn(home.path(), &[], &[("CUDAUP_MIRROR", &mirror_dir)]);
+    w.expect("cpu         PyTorch without a GPU");
+    w.answer("", &format!("{UP}{ENTER}"));
+    w.expect("What will change on disk");
+    w.answer("Go ahead?", &format!("{DOWN}{DOWN}{ENTER}"));
+    w.expect("Cancelled: nothing was installed or changed.");
+    assert_eq!(w.finish(), 130, "{}", w.text());
+    assert!(!cudaup_home(home.path()).join("toolkits").exists());
+
+    let piped = cudaup(&[], home.path());
+    assert_eq!(piped.code, 0, "{}", piped.stderr);
+    assert!(piped.stdout.contains("Usage: cudaup"), "{}", piped.stdout);
+}
+
+#[test]
+fn without_a_terminal_it_fails_at_once_and_says_how_to_run_unattended() {
+    let home = tempfile::tempdir().unwrap();
+    let run = cudaup(&["wizard"], home.path());
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stdout.is_empty(),
+        "nothing detected or asked: {}",
+        run.stdout
+    );
+    assert!(run
+        .stderr
+        .contains("cudaup install --config cudaup.toml --yes"));
+    assert!(run.stderr.contains("cudaup wizard --save cudaup.toml"));
+    let zh = cudaup_env(&["wizard"], home.path(), &[("LANG", "zh_CN.UTF-8")]);
+    assert_eq!(zh.code, 2);
+    assert!(zh.stderr.contains("没有终端"), "{}", zh.stderr);
+}
+
+#[test]
+fn without_a_terminal_a_config_with_yes_installs_and_without_yes_stops() {
+    let mirror = synthetic_mirror(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let prefix = home.path().join("cuda");
+    let config = home.path().join("cudaup.toml");
+    fs_err::write(
+        &config,
+        format!(
+            "version = 1\nprofile = \"cuda-dev\"\n[pins]\ncuda = \"13.0\"\n[install]\nprefix = \"{}\"\nverify = false\n[shell]\nmodify_path = false\n[sources]\nnvidia_mirror = \"{}\"\n",
+            prefix.display(),
+            mirror.path().display()
+        ),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let stop = cudaup(&["wizard", "--config", &config], home.path());
+    assert_eq!(stop.code, 2, "{}\n{}", stop.stdout, stop.stderr);
+    assert!(stop.stderr.contains("add --yes"), "{}", stop.stderr);
+    assert!(!prefix.exists());
+
+    let run = cudaup(&["wizard", "--config", &config, "--yes"], home.path());
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(prefix.join("bin/nvcc").is_file());
+    assert!(run.stdout.contains("Done. Next steps:"), "{}", run.stdout);
+}
