@@ -16,6 +16,7 @@ pub mod env_vars;
 pub mod error;
 pub mod fetch;
 pub mod findings;
+pub mod fleet;
 pub mod i18n;
 pub mod install;
 pub mod plan;

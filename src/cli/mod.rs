@@ -3,6 +3,7 @@
 mod detect;
 mod doctor;
 mod env;
+mod fleet;
 mod framework;
 mod install;
 mod manifests;
@@ -134,6 +135,9 @@ Exit code 4 when any check failed; checks that cannot apply here are skipped, no
     Manifests(manifests::ManifestsCommand),
     /// Set up the stack by answering a few questions
     Wizard(wizard::WizardArgs),
+    /// Fleets: `fleet report DIR` reads the reports scripts/ansible/ collects from every host
+    #[command(subcommand)]
+    Fleet(fleet::FleetCommand),
 }
 
 /// `cudaup detect` flags.
@@ -229,6 +233,7 @@ pub fn run(
             cancel,
             out,
         ),
+        Some(Command::Fleet(cmd)) => fleet::run(&cmd, &style, out),
         Some(Command::Manifests(_)) => unreachable!("handled before the catalog loads"),
         // A person at a terminal who types just `cudaup` wants their machine set up;
         // a script that does gets the help, never a question it cannot answer.

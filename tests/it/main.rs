@@ -4,6 +4,7 @@ mod common;
 mod config;
 mod detect;
 mod doctor;
+mod fleet;
 mod framework;
 mod install;
 mod plan;

@@ -32,7 +32,9 @@ pub fn cudaup(args: &[&str], home: &Path) -> Run {
 /// Like [`cudaup`], with extra environment variables.
 pub fn cudaup_env(args: &[&str], home: &Path, env: &[(&str, &str)]) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudaup"));
+    // Run in HOME so a relative path a test passes can never land in the checkout.
     cmd.args(args)
+        .current_dir(home)
         .env_clear()
         .env("HOME", home)
         .env("PATH", "/usr/bin:/bin")
