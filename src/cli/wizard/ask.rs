@@ -1,0 +1,247 @@
+//! Customise: the questions after the profile (pins, folders, sources, mirrors, shells,
+//! verify), each answer checked as it is typed.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::cli::install::SourceKind;
+use crate::i18n::Strings;
+use crate::prompt::Prompter;
+use crate::request::Profile;
+use crate::shell::Shell;
+use crate::version::Version;
+
+use super::show::tilde;
+use super::{Answers, Ctx, Preview, Stop, PYPI_ALIYUN, PYPI_TUNA};
+
+/// Customise: pins, folders, sources, shells, verify.
+pub(super) fn customise(
+    ctx: &Ctx<'_>,
+    p: &mut dyn Prompter,
+    out: &mut dyn Write,
+    a: &mut Answers,
+    preview: &Preview,
+) -> std::result::Result<(), Stop> {
+    let s = ctx.s;
+    writeln!(out, "\n{}", ctx.style.heading(s.customise_heading))?;
+    out.flush()?;
+    let version = |text: &str| -> std::result::Result<(), String> {
+        let plain = text
+            .split('.')
+            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if text.is_empty() || (plain && Version::parse(text).is_some()) {
+            Ok(())
+        } else {
+            Err((s.bad_version)(text))
+        }
+    };
+    let pin = |p: &mut dyn Prompter, prompt: &str, current: &Option<String>| {
+        p.input(prompt, current.as_deref().unwrap_or(""), &version)
+            .map(|t| (!t.is_empty()).then_some(t))
+    };
+    if a.profile != Profile::Cpu {
+        a.cuda = pin(p, s.pin_cuda, &a.cuda)?;
+    }
+    if a.profile.has_torch() {
+        a.torch = pin(p, s.pin_torch, &a.torch)?;
+    }
+    if a.profile == Profile::Tensorflow {
+        a.tensorflow = pin(p, s.pin_tensorflow, &a.tensorflow)?;
+    }
+    if a.profile != Profile::CudaDev {
+        a.python = pin(p, s.pin_python, &a.python)?;
+    }
+
+    let home = ctx.process.home();
+    let path_ok = |text: &str| -> std::result::Result<(), String> {
+        if expand(text, home.as_deref()).is_absolute() {
+            Ok(())
+        } else {
+            Err(s.bad_path.to_owned())
+        }
+    };
+    if a.profile.has_toolkit() {
+        // The default prefix names the CUDA release, which the pins just given may change.
+        let fresh = super::preview(ctx, a).ok();
+        let default = fresh
+            .as_ref()
+            .and_then(|f| f.default_prefix.clone())
+            .or_else(|| preview.default_prefix.clone())
+            .unwrap_or_else(|| ctx.home.join("toolkits").join("cuda"));
+        let current = a.prefix.clone().unwrap_or_else(|| default.clone());
+        let text = p.input(s.prefix_prompt, &current.display().to_string(), &path_ok)?;
+        let chosen = expand(&text, home.as_deref());
+        // The default stays implicit, so it follows the CUDA version.
+        a.prefix = (chosen != default).then_some(chosen);
+
+        let items = vec![
+            s.source_nvidia.to_owned(),
+            s.source_mirror.to_owned(),
+            s.source_wheels.to_owned(),
+        ];
+        let current = match (a.source, &a.nvidia_mirror) {
+            (SourceKind::Wheels, _) => 2,
+            (SourceKind::Redist, Some(_)) => 1,
+            (SourceKind::Redist, None) => 0,
+        };
+        out.flush()?;
+        match p.select(s.source_prompt, &items, current)? {
+            0 => {
+                a.source = SourceKind::Redist;
+                a.nvidia_mirror = None;
+            }
+            1 => {
+                a.source = SourceKind::Redist;
+                let text = p.input(
+                    s.mirror_prompt,
+                    a.nvidia_mirror.as_deref().unwrap_or(""),
+                    &|t| location_ok(s, t),
+                )?;
+                a.nvidia_mirror = Some(text);
+            }
+            _ => {
+                a.source = SourceKind::Wheels;
+                a.index_url = ask_index(ctx, p, s.wheels_index_prompt, a.index_url.as_deref())?;
+            }
+        }
+    }
+    if a.profile != Profile::CudaDev {
+        let default = ctx.home.join("venvs").join(a.profile.name());
+        let current = a.venv.clone().unwrap_or_else(|| default.clone());
+        let text = p.input(s.venv_prompt, &current.display().to_string(), &path_ok)?;
+        let chosen = expand(&text, home.as_deref());
+        a.venv = (chosen != default).then_some(chosen);
+        a.pypi_index = ask_index(ctx, p, s.pypi_prompt, a.pypi_index.as_deref())?;
+        if a.profile.has_torch() {
+            let items = vec![s.torch_default.to_owned(), s.other_location.to_owned()];
+            out.flush()?;
+            a.torch_index =
+                match p.select(s.torch_prompt, &items, a.torch_index.is_some() as usize)? {
+                    0 => None,
+                    _ => Some(p.input(
+                        s.location_prompt,
+                        a.torch_index.as_deref().unwrap_or(""),
+                        &|t| location_ok(s, t),
+                    )?),
+                };
+        }
+    }
+
+    if a.profile.has_toolkit() || preview.env {
+        let mut chosen = Vec::new();
+        for shell in crate::cli::env::shells_here(ctx.process) {
+            let files: Vec<String> = crate::shell::hooks(ctx.process, &ctx.home, &[shell])
+                .iter()
+                .map(|h| tilde(ctx.process, &h.file))
+                .collect();
+            if files.is_empty() {
+                continue;
+            }
+            let name = match shell {
+                Shell::Posix => "sh/bash/zsh",
+                Shell::Fish => "fish",
+                Shell::PowerShell => "PowerShell",
+            };
+            let was = a.modify_path && a.shells.contains(&shell);
+            out.flush()?;
+            if p.confirm(&(s.shell_prompt)(name, &files.join(", ")), was)? {
+                chosen.push(shell);
+            }
+        }
+        a.modify_path = !chosen.is_empty();
+        a.shells = chosen;
+    }
+    out.flush()?;
+    a.verify = p.confirm(s.verify_prompt, a.verify)?;
+
+    let plain_http = |a: &Answers| -> Vec<String> {
+        [
+            &a.nvidia_mirror,
+            &a.index_url,
+            &a.pypi_index,
+            &a.torch_index,
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|u| u.starts_with("http://"))
+        .cloned()
+        .collect()
+    };
+    a.allow_http = false;
+    for url in plain_http(a) {
+        out.flush()?;
+        if !p.confirm(&(s.http_prompt)(&url), false)? {
+            for slot in [
+                &mut a.nvidia_mirror,
+                &mut a.index_url,
+                &mut a.pypi_index,
+                &mut a.torch_index,
+            ] {
+                if slot.as_deref().is_some_and(|u| u.starts_with("http://")) {
+                    *slot = None;
+                }
+            }
+            writeln!(out, "{}", ctx.style.warn(s.http_dropped))?;
+            return Ok(());
+        }
+    }
+    a.allow_http = !plain_http(a).is_empty();
+    Ok(())
+}
+
+/// PyPI, one of the well-known mirrors, or a URL/folder typed in.
+fn ask_index(
+    ctx: &Ctx<'_>,
+    p: &mut dyn Prompter,
+    prompt: &str,
+    current: Option<&str>,
+) -> std::result::Result<Option<String>, Stop> {
+    let s = ctx.s;
+    let items = vec![
+        s.pypi_default.to_owned(),
+        s.pypi_tuna.to_owned(),
+        s.pypi_aliyun.to_owned(),
+        s.other_location.to_owned(),
+    ];
+    let norm = |u: &str| u.trim_end_matches('/').to_owned();
+    let default = match current.map(norm) {
+        None => 0,
+        Some(u) if u == PYPI_TUNA => 1,
+        Some(u) if u == PYPI_ALIYUN => 2,
+        Some(_) => 3,
+    };
+    Ok(match p.select(prompt, &items, default)? {
+        0 => None,
+        1 => Some(PYPI_TUNA.to_owned()),
+        2 => Some(PYPI_ALIYUN.to_owned()),
+        _ => {
+            let start = if default == 3 {
+                current.unwrap_or("")
+            } else {
+                ""
+            };
+            Some(p.input(s.location_prompt, start, &|t| location_ok(s, t))?)
+        }
+    })
+}
+
+fn location_ok(s: &Strings, text: &str) -> std::result::Result<(), String> {
+    match crate::fetch::Location::parse(text) {
+        _ if text.is_empty() => Err((s.bad_location)("empty")),
+        Err(e) => Err((s.bad_location)(&e.to_string())),
+        Ok(crate::fetch::Location::File(dir)) if !dir.is_dir() => Err((s.bad_location)(&format!(
+            "{}: no such folder",
+            dir.display()
+        ))),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// `~` and `~/x` under the home directory; other text as a path.
+pub(super) fn expand(text: &str, home: Option<&Path>) -> PathBuf {
+    match (text.strip_prefix('~'), home) {
+        (Some(""), Some(h)) => h.to_owned(),
+        (Some(rest), Some(h)) if rest.starts_with('/') => h.join(rest.trim_start_matches('/')),
+        _ => PathBuf::from(text),
+    }
+}

@@ -1,0 +1,396 @@
+//! Unit tests of the wizard's flow: the questions are scripted with
+//! [`crate::prompt::ScriptedPrompter`], so every branch runs without a terminal.
+
+use super::ask::expand;
+use super::show::width;
+use super::*;
+use crate::config;
+use crate::prompt::{Answer, ScriptedPrompter};
+use crate::runner::Output;
+
+/// Runs nothing: the tests never need a command.
+struct NoCommands;
+
+impl Runner for NoCommands {
+    fn run(&self, program: &Path, _: &[&str], _: Duration) -> Result<Output> {
+        Err(Error::Command {
+            program: program.display().to_string(),
+            message: "no commands in unit tests".into(),
+        })
+    }
+}
+
+fn h200() -> System {
+    serde_json::from_str(include_str!("../../../tests/fixtures/h200-detect.json")).unwrap()
+}
+
+fn no_gpu() -> System {
+    let mut s = h200();
+    s.gpus.clear();
+    s.driver = None;
+    s.toolkits.clear();
+    s
+}
+
+struct World {
+    home: tempfile::TempDir,
+    process: Process,
+    catalog: Catalog,
+    style: Style,
+}
+
+impl World {
+    fn new() -> Self {
+        let home = tempfile::tempdir().unwrap();
+        let process =
+            Process::with_vars([("HOME", home.path().display().to_string())], home.path());
+        Self {
+            home,
+            process,
+            catalog: Catalog::load(&crate::catalog::Source::Embedded).unwrap(),
+            style: Style::new(false),
+        }
+    }
+
+    fn ctx<'a>(&'a self, system: &'a System, lang: Lang) -> Ctx<'a> {
+        Ctx {
+            s: lang.strings(),
+            style: &self.style,
+            catalog: &self.catalog,
+            system,
+            process: &self.process,
+            runner: &NoCommands,
+            home: self.home.path().join(".local/share/cudaup"),
+            verbose: false,
+            dry_run: false,
+            unattended: false,
+            cannot_confirm: false,
+        }
+    }
+}
+
+fn go(d: Decision) -> (Answers, Preview) {
+    match d {
+        Decision::Go(a, p) => (*a, *p),
+        other => panic!("expected Go, got {other:?}"),
+    }
+}
+
+fn drive_with(
+    ctx: &Ctx<'_>,
+    answers: Vec<Answer>,
+) -> (
+    std::result::Result<Decision, Stop>,
+    ScriptedPrompter,
+    String,
+) {
+    let mut p = ScriptedPrompter::new(answers);
+    let mut out = Vec::new();
+    let initial = Answers::initial(ctx.process, ctx.system, None);
+    let r = drive(ctx, &mut p, &mut out, initial);
+    (r, p, String::from_utf8(out).unwrap())
+}
+
+#[test]
+fn full_is_suggested_with_a_gpu_and_cpu_without() {
+    let w = World::new();
+    let gpu = h200();
+    let (r, p, out) = drive_with(
+        &w.ctx(&gpu, Lang::En),
+        vec![Answer::Default, Answer::Default],
+    );
+    let (a, _) = go(r.unwrap());
+    assert_eq!(a.profile, Profile::Full);
+    assert!(p.asked[0].contains("What should cudaup set up? -> full"));
+    assert!(out.contains("An NVIDIA GPU is here"));
+    assert!(out.contains("Plan (full profile) for NVIDIA H200"));
+    assert!(out.contains("What will change on disk"));
+
+    let none = no_gpu();
+    let (r, p, out) = drive_with(
+        &w.ctx(&none, Lang::En),
+        vec![Answer::Default, Answer::Default],
+    );
+    let (a, _) = go(r.unwrap());
+    assert_eq!(a.profile, Profile::Cpu);
+    assert!(p.asked[0].contains("-> cpu"));
+    assert!(out.contains("No NVIDIA GPU is here"));
+}
+
+#[test]
+fn customise_pins_cuda_and_asks_only_what_the_profile_needs() {
+    let w = World::new();
+    let system = no_gpu();
+    let ctx = w.ctx(&system, Lang::En);
+    let (r, p, out) = drive_with(
+        &ctx,
+        vec![
+            Answer::Select(3), // cuda-dev
+            Answer::Select(1), // Customise
+            Answer::Input("thirteen".into()),
+            Answer::Input("13.0".into()),
+            Answer::Default,        // prefix
+            Answer::Default,        // NVIDIA's server
+            Answer::Confirm(false), // no rc file
+            Answer::Confirm(false), // no verify
+            Answer::Select(0),      // Install
+        ],
+    );
+    let (a, preview) = go(r.unwrap());
+    assert_eq!(a.profile, Profile::CudaDev);
+    assert_eq!(a.cuda.as_deref(), Some("13.0"));
+    assert_eq!(a.prefix, None, "the default prefix stays implicit");
+    assert!(!a.verify);
+    assert!(!a.modify_path && a.shells.is_empty());
+    assert!(p.was_asked("refused \"thirteen\": `thirteen` is not a version"));
+    // cuda-dev has no framework: no PyTorch, Python or venv questions.
+    assert!(!p.was_asked("PyTorch version"));
+    assert!(!p.was_asked("Python version"));
+    assert!(!p.was_asked("virtual environment"));
+    assert_eq!(
+        preview.toolkit,
+        Some(ToolkitChange::New(
+            ctx.home.join("toolkits").join("cuda-13.0.2")
+        ))
+    );
+    assert!(out.contains("Plan (cuda-dev profile)"));
+    assert!(out.contains("cuda-13.0.2 (a new folder)"));
+    assert!(out.contains("no startup file is changed"), "{out}");
+    // The plan is shown twice: before and after customising.
+    assert_eq!(out.matches("Plan (cuda-dev profile)").count(), 2);
+}
+
+#[test]
+fn the_changes_name_the_rc_files_and_the_env_script() {
+    let w = World::new();
+    fs_err::write(w.home.path().join(".bashrc"), "# mine\n").unwrap();
+    let system = no_gpu();
+    let ctx = w.ctx(&system, Lang::En);
+    let (r, _, out) = drive_with(&ctx, vec![Answer::Select(3), Answer::Select(0)]);
+    let (_, preview) = go(r.unwrap());
+    assert!(preview.env);
+    let files: Vec<&PathBuf> = preview.hooks.iter().map(|h| &h.0).collect();
+    assert_eq!(
+        files,
+        vec![
+            &w.home.path().join(".profile"),
+            &w.home.path().join(".bashrc")
+        ]
+    );
+    assert!(out.contains("~/.profile: one line added: . \""), "{out}");
+    assert!(out.contains("~/.bashrc: one line added"));
+    assert!(out.contains(&format!("{}/env (and env.fish", ctx.home.display())));
+}
+
+#[test]
+fn cancel_at_the_confirm_step_and_eof_are_cancels() {
+    let w = World::new();
+    let system = no_gpu();
+    let ctx = w.ctx(&system, Lang::En);
+    let (r, _, _) = drive_with(&ctx, vec![Answer::Select(3), Answer::Select(2)]);
+    assert!(matches!(r, Ok(Decision::Cancel)));
+    // Input ends at the confirm step: never a yes.
+    let (r, p, _) = drive_with(&ctx, vec![Answer::Select(3)]);
+    assert!(matches!(r, Err(Stop::Cancel)));
+    assert!(p.was_asked("Go ahead? -> cancelled"));
+    let (r, _, _) = drive_with(&ctx, vec![Answer::Cancel]);
+    assert!(matches!(r, Err(Stop::Cancel)));
+}
+
+#[test]
+fn a_plan_that_does_not_fit_offers_only_customise_and_cancel() {
+    let w = World::new();
+    let system = no_gpu();
+    let ctx = w.ctx(&system, Lang::En);
+    let (r, p, out) = drive_with(
+        &ctx,
+        vec![
+            Answer::Select(3),
+            Answer::Select(1), // Customise
+            Answer::Input("99.9".into()),
+            Answer::Default,
+            Answer::Default,
+            Answer::Confirm(false),
+            Answer::Confirm(false),
+            // Now nothing fits: the first choice is Customise, the second Cancel.
+            Answer::Select(1),
+        ],
+    );
+    assert!(matches!(r, Ok(Decision::Cancel)));
+    assert!(out.contains("No cuda-dev stack"), "{out}");
+    assert!(out.contains("Nothing fits these choices"));
+    assert!(p.was_asked("Go ahead? -> Cancel"));
+}
+
+#[test]
+fn mirrors_from_the_list_and_plain_http_needs_a_yes() {
+    let w = World::new();
+    let system = h200();
+    let ctx = w.ctx(&system, Lang::En);
+    let script = |trust: bool| {
+        vec![
+            Answer::Select(1), // pytorch
+            Answer::Select(1), // Customise
+            Answer::Default,   // CUDA
+            Answer::Default,   // torch
+            Answer::Default,   // Python
+            Answer::Default,   // venv
+            Answer::Select(1), // PyPI: TUNA
+            Answer::Select(1), // PyTorch index: another one
+            Answer::Input("ftp://mirror.lan/whl".into()),
+            Answer::Input("http://mirror.lan/whl".into()),
+            Answer::Default,        // verify
+            Answer::Confirm(trust), // plain http?
+            Answer::Select(0),      // Install
+        ]
+    };
+    let (r, p, out) = drive_with(&ctx, script(true));
+    let (a, _) = go(r.unwrap());
+    assert_eq!(a.pypi_index.as_deref(), Some(PYPI_TUNA));
+    assert_eq!(a.torch_index.as_deref(), Some("http://mirror.lan/whl"));
+    assert!(a.allow_http);
+    assert!(p.was_asked("refused \"ftp://mirror.lan/whl\""));
+    assert!(p.was_asked("http://mirror.lan/whl is plain http"));
+    // pytorch keeps no toolkit of its own here: no toolkit, source or shell questions.
+    assert!(!p.was_asked("CUDA toolkit come from"));
+    assert!(!p.was_asked("Load cudaup's environment"));
+    assert!(out.contains("Python venv"), "{out}");
+
+    // Not trusted: the http index is dropped, the rest is kept.
+    let (r, _, out) = drive_with(&ctx, script(false));
+    let (a, _) = go(r.unwrap());
+    assert_eq!(a.torch_index, None);
+    assert_eq!(a.pypi_index.as_deref(), Some(PYPI_TUNA));
+    assert!(!a.allow_http);
+    assert!(out.contains("Plain-http sources left out"));
+}
+
+#[test]
+fn the_saved_config_has_the_agreed_keys_and_reads_back() {
+    let w = World::new();
+    let system = no_gpu();
+    let mut a = Answers::initial(&w.process, &system, None);
+    a.profile = Profile::CudaDev;
+    a.cuda = Some("13.0".into());
+    a.torch = Some("2.8".into()); // no use to cuda-dev: not saved
+    a.driver = Some("keep".into());
+    a.prefix = Some("/opt/cuda".into());
+    a.nvidia_mirror = Some("/srv/mirror".into());
+    a.shells = vec![Shell::Posix];
+    let path = w.home.path().join("cudaup.toml");
+    let text = a
+        .to_config(path.clone(), Lang::Zh, Some("/bin/bash"))
+        .to_toml();
+    for needle in [
+        "version = 1",
+        "profile = \"cuda-dev\"",
+        "lang = \"zh\"",
+        "[pins]",
+        "cuda = \"13.0\"",
+        "# torch = ",
+        "[driver]",
+        "policy = \"keep\"",
+        "[install]",
+        "prefix = \"/opt/cuda\"",
+        "no_cudnn = false",
+        "verify = true",
+        "[shell]",
+        "modify_path = true",
+        "shells = [\"bash\"]",
+        "[sources]",
+        "source = \"redist\"",
+        "nvidia_mirror = \"/srv/mirror\"",
+        "allow_http = false",
+    ] {
+        assert!(text.contains(needle), "{needle:?} not in\n{text}");
+    }
+    // The config module reads it back (install --config uses the same reader) to the
+    // same answers, minus what the profile has no use for.
+    let back = Config::parse(&text, &path).unwrap();
+    let again = Answers::initial(&w.process, &system, Some(&back));
+    let mut fitted = a.clone();
+    fitted.fit_profile();
+    assert_eq!(again, fitted);
+    assert_eq!(back.lang, Some(config::Lang::Zh));
+}
+
+#[test]
+fn unattended_takes_the_suggestions_or_stops_without_yes() {
+    let w = World::new();
+    let system = no_gpu();
+    let mut ctx = w.ctx(&system, Lang::En);
+    ctx.unattended = true;
+    let mut out = Vec::new();
+    let mut initial = Answers::initial(&w.process, &system, None);
+    initial.profile = Profile::CudaDev;
+    let d = drive(&ctx, &mut DefaultsPrompter, &mut out, initial.clone()).unwrap();
+    assert_eq!(go(d).0.profile, Profile::CudaDev);
+    // --config without --yes and without a terminal: show the plan, then refuse.
+    ctx.cannot_confirm = true;
+    let r = drive(&ctx, &mut DefaultsPrompter, &mut out, initial.clone());
+    assert!(
+        matches!(r, Err(Stop::Fail(Error::Usage(ref m))) if m.contains("add --yes")),
+        "{r:?}"
+    );
+    // Unattended and nothing fits: exit code 5, not an endless loop.
+    ctx.cannot_confirm = false;
+    initial.cuda = Some("99.9".into());
+    let d = drive(&ctx, &mut DefaultsPrompter, &mut out, initial).unwrap();
+    assert!(matches!(d, Decision::Unsupported));
+}
+
+#[test]
+fn chinese_strings_reach_the_screen() {
+    let w = World::new();
+    let system = no_gpu();
+    let ctx = w.ctx(&system, Lang::Zh);
+    let (r, p, out) = drive_with(&ctx, vec![Answer::Select(3), Answer::Select(0)]);
+    go(r.unwrap());
+    assert!(out.contains("没有检测到 NVIDIA 显卡"));
+    assert!(out.contains("磁盘上会有这些改动"));
+    assert!(p.was_asked("要安装哪一套环境？ -> cuda-dev"));
+    assert!(p.was_asked("开始安装吗？ -> 安装"));
+}
+
+#[test]
+fn summary_lists_the_next_steps() {
+    let w = World::new();
+    let gpu = h200();
+    let ctx = w.ctx(&gpu, Lang::En);
+    let (r, _, _) = drive_with(&ctx, vec![Answer::Select(3), Answer::Select(0)]);
+    let (_, mut preview) = go(r.unwrap());
+    preview.venv = Some((PathBuf::from("/v"), false));
+    preview.driver = DriverChange::Change("580.95.05".into());
+    let text = summary(ctx.s, ctx.style, &preview, ". \"/h/env\"", true, None);
+    assert!(
+        text.contains("1. Load the CUDA environment in this shell"),
+        "{text}"
+    );
+    assert!(text.contains(". \"/h/env\""));
+    assert!(text.contains("2. Activate the Python environment:\n       . \"/v/bin/activate\""));
+    assert!(text.contains("3. Install NVIDIA driver 580.95.05"));
+    assert!(text.contains("then reboot"));
+    // install ran the driver step and left a reboot marker: reboot first.
+    let text = summary(
+        ctx.s,
+        ctx.style,
+        &preview,
+        ". \"/h/env\"",
+        true,
+        Some("580.95.05"),
+    );
+    assert!(
+        text.contains("3. Reboot now to load NVIDIA driver 580.95.05"),
+        "{text}"
+    );
+}
+
+#[test]
+fn paths_expand_and_widths_count_cjk_twice() {
+    let home = Path::new("/home/u");
+    assert_eq!(expand("~/cuda", Some(home)), PathBuf::from("/home/u/cuda"));
+    assert_eq!(expand("~", Some(home)), PathBuf::from("/home/u"));
+    assert_eq!(expand("/opt/x", Some(home)), PathBuf::from("/opt/x"));
+    assert_eq!(expand("rel", Some(home)), PathBuf::from("rel"));
+    assert_eq!(width("CUDA 工具包"), 5 + 6);
+}
