@@ -375,13 +375,19 @@ impl<R: BufRead> XzReader<R> {
     }
 
     fn decoder(threads: u32, memlimit: u64) -> io::Result<Stream> {
-        MtStreamBuilder::new()
-            .threads(threads.max(1))
-            .memlimit_threading(memlimit)
-            // The largest LZMA2 dictionary is 1.5 GiB; never refuse a valid archive.
-            .memlimit_stop(u64::MAX)
-            .decoder()
-            .map_err(|e| io::Error::other(format!("cannot start the xz decoder: {e}")))
+        // With one thread the threaded decoder still buffers a whole block (24 MiB in NVIDIA's
+        // archives) plus its input; the plain decoder needs only the dictionary, like `xz -dc`.
+        // The largest LZMA2 dictionary is 1.5 GiB: never refuse a valid archive.
+        let stream = if threads <= 1 {
+            Stream::new_stream_decoder(u64::MAX, 0)
+        } else {
+            MtStreamBuilder::new()
+                .threads(threads)
+                .memlimit_threading(memlimit)
+                .memlimit_stop(u64::MAX)
+                .decoder()
+        };
+        stream.map_err(|e| io::Error::other(format!("cannot start the xz decoder: {e}")))
     }
 
     /// After a stream ends: skip stream padding (zero bytes, a multiple of four), then either the
