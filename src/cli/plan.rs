@@ -251,10 +251,13 @@ pub fn render(plan: &Plan, system: &System, style: &Style, verbose: bool) -> Str
             o.push_str(&format!("  - {r}\n"));
         }
     } else if !plan.rejected.is_empty() {
-        o.push_str(&style.dim(&format!(
-            "\n{} alternatives were rejected; -v lists them\n",
-            plan.rejected.len()
-        )));
+        let n = plan.rejected.len();
+        let what = if n == 1 {
+            "alternative was"
+        } else {
+            "alternatives were"
+        };
+        o.push_str(&style.dim(&format!("\n{n} {what} rejected; -v lists them\n")));
     }
     o
 }
