@@ -24,6 +24,7 @@ pub mod process;
 pub mod progress;
 pub mod prompt;
 pub mod pyenv;
+mod receipt_file;
 pub mod receipts;
 pub mod repair;
 pub mod request;

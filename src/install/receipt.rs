@@ -86,28 +86,5 @@ impl Receipt {
 /// Records `receipt` in `$CUDAUP_HOME/receipts/`, so doctor and uninstall find every prefix
 /// cudaup installed, wherever it is.
 pub fn register(home: &Path, receipt: &Receipt) -> std::io::Result<PathBuf> {
-    let dir = home.join("receipts");
-    fs_err::create_dir_all(&dir)?;
-    let name: String = receipt
-        .prefix
-        .display()
-        .to_string()
-        .trim_start_matches('/')
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let path = dir.join(format!("{name}.json"));
-    let tmp = dir.join(format!(".{name}.json.tmp"));
-    fs_err::write(
-        &tmp,
-        serde_json::to_vec_pretty(receipt).expect("receipts serialise"),
-    )?;
-    fs_err::rename(&tmp, &path)?;
-    Ok(path)
+    crate::receipt_file::register(home, "", &receipt.prefix, receipt)
 }

@@ -347,29 +347,6 @@ pub struct VenvReceipt {
 impl VenvReceipt {
     /// Writes it to `$CUDAUP_HOME/receipts/venv-<name>.json`.
     pub fn register(&self, home: &Path) -> std::io::Result<PathBuf> {
-        let dir = home.join("receipts");
-        fs_err::create_dir_all(&dir)?;
-        let name: String = self
-            .venv
-            .display()
-            .to_string()
-            .trim_start_matches('/')
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let path = dir.join(format!("venv-{name}.json"));
-        let tmp = dir.join(format!(".venv-{name}.json.tmp"));
-        fs_err::write(
-            &tmp,
-            serde_json::to_vec_pretty(self).expect("receipts serialise"),
-        )?;
-        fs_err::rename(&tmp, &path)?;
-        Ok(path)
+        crate::receipt_file::register(home, "venv-", &self.venv, self)
     }
 }
