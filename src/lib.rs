@@ -5,6 +5,7 @@
 //! Everything that touches the world sits behind a small trait ([`runner::Runner`] for commands)
 //! and reads the environment only through [`process::Process`].
 
+pub mod bench;
 pub mod catalog;
 pub mod checkpoint;
 pub mod cli;

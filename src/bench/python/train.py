@@ -11,7 +11,7 @@ import common as c
 
 def main():
     a = c.args()
-    r = {"index": a["index"], "configs": {}, "sweep": {}, "errors": []}
+    r = {"index": a["index"], "configs": [], "sweep": [], "errors": []}
     try:
         import torch
     except Exception as e:
@@ -21,6 +21,9 @@ def main():
     index = a["index"]
     quick = a.get("quick", False)
     batch = int(a.get("batch", 256))
+    # The batch of each precision's reference figure, so the two are measured alike.
+    train_batch = a.get("train_batch", {})
+    infer_batch = a.get("infer_batch", {})
     cap = int(a.get("max_batch", 8192))
     seconds = 3.0 if quick else 10.0
     sweep_seconds = 1.5 if quick else 4.0
@@ -43,42 +46,48 @@ def main():
     configs = c.configs(torch, index)
     with c.Sampler(nvml, h) as sampler:
         for cfg in configs:
-            c.progress("GPU %d: training %s at batch %d" % (index, cfg.name, batch), phase="train", config=cfg.name)
-            entry = {"channels_last": cfg.channels_last,
+            klass = "amp" if cfg.amp_dtype is not None else cfg.name
+            tb = int(train_batch.get(klass, batch))
+            ib = int(infer_batch.get(klass, batch))
+            c.progress("GPU %d: training %s at batch %d" % (index, cfg.name, tb), phase="train", config=cfg.name)
+            entry = {"name": cfg.name, "channels_last": cfg.channels_last,
                      "dtype": "fp32" if cfg.amp_dtype is None else str(cfg.amp_dtype).replace("torch.", ""),
                      "grad_scaler": cfg.amp_dtype is torch.float16}
             trainer = None
             try:
                 trainer = c.Trainer(torch, dev, cfg)
-                x, y = trainer.batch(batch)
+                x, y = trainer.batch(tb)
                 torch.cuda.reset_peak_memory_stats(dev)
                 n, wall, cpu, t0, t1 = c.timed(torch, lambda: trainer.step(x, y), 5 if quick else 10, seconds)
                 entry["train"] = {
-                    "batch": batch, "iterations": n, "seconds": wall,
-                    "images_per_s": n * batch / wall, "cpu_fraction": cpu / wall,
+                    "batch": tb, "iterations": n, "seconds": wall,
+                    "images_per_s": n * tb / wall, "cpu_fraction": cpu / wall,
                     "peak_mib": torch.cuda.max_memory_allocated(dev) / 2**20,
                     "nvml": sampler.window(t0, t1),
                 }
                 if cfg.name != configs[1].name:
-                    c.progress("GPU %d: inference %s at batch %d" % (index, cfg.name, batch), phase="infer", config=cfg.name)
+                    c.progress("GPU %d: inference %s at batch %d" % (index, cfg.name, ib), phase="infer", config=cfg.name)
+                    xi = x if ib == tb else trainer.batch(ib)[0]
                     trainer.model.eval()
-                    n, wall, cpu, t0, t1 = c.timed(torch, lambda: trainer.infer(x), 5, seconds / 2)
+                    n, wall, cpu, t0, t1 = c.timed(torch, lambda: trainer.infer(xi), 5, seconds / 2)
                     trainer.model.train()
+                    del xi
                     entry["infer"] = {
-                        "batch": batch, "iterations": n, "seconds": wall,
-                        "images_per_s": n * batch / wall, "cpu_fraction": cpu / wall,
+                        "batch": ib, "iterations": n, "seconds": wall,
+                        "images_per_s": n * ib / wall, "cpu_fraction": cpu / wall,
                         "nvml": sampler.window(t0, t1),
                     }
                 del x, y
             except Exception as e:
                 if c.is_oom(e):
-                    entry["error"] = "out of memory at batch %d" % batch
+                    entry["error"] = "out of memory at batch %d" % tb
                 else:
                     entry["error"] = c.describe(e)
-            r["configs"][cfg.name] = entry
+            r["configs"].append(entry)
             if cfg is not configs[1] and a.get("sweep", True) and trainer is not None:
-                r["sweep"][cfg.name] = sweep(torch, dev, index, trainer, entry, batch, cap,
-                                              sweep_seconds, bisect_steps, sampler)
+                s = sweep(torch, dev, index, trainer, entry, tb, cap, sweep_seconds, bisect_steps)
+                s["config"] = cfg.name
+                r["sweep"].append(s)
             trainer = None
             gc.collect()
             torch.cuda.empty_cache()
@@ -103,7 +112,7 @@ def try_batch(torch, dev, trainer, b, seconds):
     return fitted
 
 
-def sweep(torch, dev, index, trainer, entry, batch, cap, seconds, bisect_steps, sampler):
+def sweep(torch, dev, index, trainer, entry, batch, cap, seconds, bisect_steps):
     """Doubles the batch from 32 until it does not fit (or reaches `cap`), then bisects between
     the last batch that fitted and the first that did not."""
     points, largest, smallest_oom = [], None, None
