@@ -42,7 +42,7 @@ pub fn accumulation(sweep: &Sweep, wanted: u32) -> Option<Accumulation> {
     // (every step then sees the same number of images).
     let fewest = wanted.div_ceil(largest);
     let exact = (fewest..=fewest.saturating_mul(2).min(wanted))
-        .find(|k| wanted % k == 0 && wanted / k <= largest);
+        .find(|k| wanted.is_multiple_of(*k) && wanted / k <= largest);
     let (steps, micro) = match exact {
         Some(k) => (k, wanted / k),
         None => (fewest, wanted.div_ceil(fewest)),
@@ -83,7 +83,11 @@ mod tests {
         assert_eq!((a.micro_batch, a.steps), (256, 1));
         assert!(a.advice.contains("largest that fits is 1536"));
         let a = accumulation(&sweep(Some(8192), None), 4096).unwrap();
-        assert!(a.advice.contains("no batch up to 8192 ran out of memory"), "{}", a.advice);
+        assert!(
+            a.advice.contains("no batch up to 8192 ran out of memory"),
+            "{}",
+            a.advice
+        );
     }
 
     #[test]
@@ -99,7 +103,11 @@ mod tests {
         // A prime: no exact split, the nearest above.
         let a = accumulation(&sweep(Some(100), Some(128)), 257).unwrap();
         assert_eq!((a.micro_batch, a.steps), (86, 3));
-        assert!(a.advice.contains("258 images per optimizer step"), "{}", a.advice);
+        assert!(
+            a.advice.contains("258 images per optimizer step"),
+            "{}",
+            a.advice
+        );
         assert!(accumulation(&sweep(None, Some(32)), 256).is_none());
     }
 }

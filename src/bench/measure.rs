@@ -453,9 +453,13 @@ mod tests {
     fn window_shares_count_the_worst_bit() {
         let w = Window {
             reason_samples: 10,
-            reason_counts: [("4".to_owned(), 6), ("32".to_owned(), 3), ("1".to_owned(), 9)]
-                .into_iter()
-                .collect(),
+            reason_counts: [
+                ("4".to_owned(), 6),
+                ("32".to_owned(), 3),
+                ("1".to_owned(), 9),
+            ]
+            .into_iter()
+            .collect(),
             ..Window::default()
         };
         assert!((w.share(4) - 0.6).abs() < 1e-9);

@@ -250,7 +250,12 @@ pub fn run(ctx: &Context<'_>, opts: &Options, progress: &mut dyn FnMut(&str)) ->
     };
     progress(&format!("checking the torch in {}", venv.display()));
     let probe: Probe = py
-        .run("probe.py", &serde_json::json!({}), Duration::from_secs(300), progress)
+        .run(
+            "probe.py",
+            &serde_json::json!({}),
+            Duration::from_secs(300),
+            progress,
+        )
         .map_err(|e| Error::Command {
             program: py.python.display().to_string(),
             message: e.to_string(),
@@ -592,14 +597,17 @@ pub fn plot_series(gpus: &[GpuReport]) -> Vec<plot::Series> {
     gpus.iter()
         .filter_map(|g| g.measured.as_ref().map(|t| (g.index, t)))
         .flat_map(|(i, t)| {
-            t.sweep.iter().filter(|s| !s.points.is_empty()).map(move |s| plot::Series {
-                label: if many {
-                    format!("GPU {i} {}", config_label(&s.config))
-                } else {
-                    config_label(&s.config)
-                },
-                points: s.points.iter().map(|p| (p.batch, p.images_per_s)).collect(),
-            })
+            t.sweep
+                .iter()
+                .filter(|s| !s.points.is_empty())
+                .map(move |s| plot::Series {
+                    label: if many {
+                        format!("GPU {i} {}", config_label(&s.config))
+                    } else {
+                        config_label(&s.config)
+                    },
+                    points: s.points.iter().map(|p| (p.batch, p.images_per_s)).collect(),
+                })
         })
         .collect()
 }
@@ -628,3 +636,6 @@ fn remove_stale_scratch(dir: &Path) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -55,7 +55,10 @@ fn fonts() {
 
 /// Renders the series into RGB pixels (`SIZE.0 × SIZE.1 × 3` bytes).
 pub fn render(title: &str, series: &[Series]) -> Result<Vec<u8>, PlotError> {
-    let all: Vec<(u32, f64)> = series.iter().flat_map(|s| s.points.iter().copied()).collect();
+    let all: Vec<(u32, f64)> = series
+        .iter()
+        .flat_map(|s| s.points.iter().copied())
+        .collect();
     if all.is_empty() {
         return Err(PlotError::Empty);
     }
@@ -151,7 +154,8 @@ mod tests {
             },
         ];
         write(&path, "ResNet-50 training", &series).unwrap();
-        let decoder = png::Decoder::new(std::io::BufReader::new(fs_err::File::open(&path).unwrap()));
+        let decoder =
+            png::Decoder::new(std::io::BufReader::new(fs_err::File::open(&path).unwrap()));
         let mut reader = decoder.read_info().unwrap();
         let mut buf = vec![0; reader.output_buffer_size().unwrap()];
         let info = reader.next_frame(&mut buf).unwrap();

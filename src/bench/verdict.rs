@@ -164,9 +164,8 @@ pub fn judge(
         v.summary = format!("{ips:.0} images/s, {pct:+.0}% against {against}");
     } else if -pct <= tolerance_pct {
         v.status = Status::Within;
-        v.summary = format!(
-            "{ips:.0} images/s, within {tolerance_pct:.0}% of {against} ({pct:+.0}%)"
-        );
+        v.summary =
+            format!("{ips:.0} images/s, within {tolerance_pct:.0}% of {against} ({pct:+.0}%)");
     } else {
         v.status = Status::Below;
         v.causes = causes(config, run, Some(r), ctx);

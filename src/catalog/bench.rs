@@ -109,7 +109,9 @@ impl BenchManifest {
             if twice {
                 out.push((
                     at,
-                    format!("{what}: a GPU name has two references for this workload and precision"),
+                    format!(
+                        "{what}: a GPU name has two references for this workload and precision"
+                    ),
                 ));
             }
         }
@@ -145,8 +147,16 @@ mod tests {
         let dup = m.reference[3].clone();
         m.reference.push(dup);
         let p = m.problems();
-        assert!(p.iter().any(|(n, m)| n == "precision = \"fp8\"" && m.contains("unknown precision")), "{p:?}");
-        assert!(p.iter().any(|(_, m)| m.contains("images_per_s must be positive")), "{p:?}");
+        assert!(
+            p.iter()
+                .any(|(n, m)| n == "precision = \"fp8\"" && m.contains("unknown precision")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter()
+                .any(|(_, m)| m.contains("images_per_s must be positive")),
+            "{p:?}"
+        );
         assert!(p.iter().any(|(_, m)| m.contains("https://")), "{p:?}");
         assert!(p.iter().any(|(_, m)| m.contains("two references")), "{p:?}");
     }

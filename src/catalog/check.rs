@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use serde::de::DeserializeOwned;
 
 use super::{
-    describe_toml_error, line_col, Catalog, ComponentsManifest, CudaManifest, CudnnManifest,
-    BenchManifest, DriverManifest, GpuTable, PytorchManifest, Source, TensorflowManifest,
+    describe_toml_error, line_col, BenchManifest, Catalog, ComponentsManifest, CudaManifest,
+    CudnnManifest, DriverManifest, GpuTable, PytorchManifest, Source, TensorflowManifest,
     TensorrtManifest, EMBEDDED,
 };
 use crate::version::Version;
@@ -132,7 +132,9 @@ pub fn check(source: &Source) -> Vec<Problem> {
         Some(components),
         Some(bench),
         Some(tensorrt),
-    ) = (gpus, cuda, drivers, cudnn, pytorch, tensorflow, components, bench, tensorrt)
+    ) = (
+        gpus, cuda, drivers, cudnn, pytorch, tensorflow, components, bench, tensorrt,
+    )
     else {
         return problems;
     };

@@ -45,7 +45,10 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../../manifests/components.toml"),
     ),
     ("bench.toml", include_str!("../../manifests/bench.toml")),
-    ("tensorrt.toml", include_str!("../../manifests/tensorrt.toml")),
+    (
+        "tensorrt.toml",
+        include_str!("../../manifests/tensorrt.toml"),
+    ),
 ];
 
 /// Where the catalog is read from.

@@ -106,7 +106,11 @@ mod tests {
     #[test]
     fn chooses_the_newest_release_for_the_cuda_major_and_python() {
         let m = embedded();
-        assert!(m.problems(&[12, 13]).is_empty(), "{:?}", m.problems(&[12, 13]));
+        assert!(
+            m.problems(&[12, 13]).is_empty(),
+            "{:?}",
+            m.problems(&[12, 13])
+        );
         let py = |s: &str| Version::parse(s).unwrap();
         let r = m.choose(13, &py("3.12.3")).unwrap();
         assert_eq!(r.package, "tensorrt-cu13");
@@ -115,7 +119,10 @@ mod tests {
         assert_eq!(req, "tensorrt-cu13==11.4.0.106");
         assert_eq!(index.as_deref(), Some("https://pypi.nvidia.com"));
         // Python 3.14 bindings start with 11.3; CUDA 11 has no TensorRT wheels listed.
-        assert_eq!(m.choose(12, &py("3.14")).unwrap().version.to_string(), "11.4.0.106");
+        assert_eq!(
+            m.choose(12, &py("3.14")).unwrap().version.to_string(),
+            "11.4.0.106"
+        );
         assert!(m.choose(11, &py("3.12")).is_none());
         assert!(m.choose(13, &py("3.7")).is_none());
     }
@@ -127,8 +134,15 @@ mod tests {
         let dup = m.release[1].clone();
         m.release.push(dup);
         let p = m.problems(&[13]);
-        assert!(p.iter().any(|(_, m)| m.contains("package should be")), "{p:?}");
-        assert!(p.iter().any(|(_, m)| m.contains("CUDA 12 is not in cuda.toml")), "{p:?}");
+        assert!(
+            p.iter().any(|(_, m)| m.contains("package should be")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter()
+                .any(|(_, m)| m.contains("CUDA 12 is not in cuda.toml")),
+            "{p:?}"
+        );
         assert!(p.iter().any(|(_, m)| m.contains("listed twice")), "{p:?}");
     }
 }

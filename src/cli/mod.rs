@@ -1,5 +1,6 @@
 //! The command line: clap definitions, and the glue from parsed arguments to library calls.
 
+mod bench;
 mod detect;
 mod doctor;
 mod env;
@@ -135,6 +136,10 @@ Exit code 4 when any check failed; checks that cannot apply here are skipped, no
     Manifests(manifests::ManifestsCommand),
     /// Set up the stack by answering a few questions
     Wizard(wizard::WizardArgs),
+    /// Is this machine as fast as it should be, and why not: ResNet-50 throughput per GPU against
+    /// NVIDIA's figures, the largest batch, the input pipeline and multi-GPU scaling
+    #[command(after_help = bench::AFTER_HELP)]
+    Bench(bench::BenchArgs),
     /// Fleets: `fleet report DIR` reads the reports scripts/ansible/ collects from every host
     #[command(subcommand)]
     Fleet(fleet::FleetCommand),
@@ -234,6 +239,9 @@ pub fn run(
             out,
         ),
         Some(Command::Fleet(cmd)) => fleet::run(&cmd, &style, out),
+        Some(Command::Bench(args)) => {
+            bench::run(&args, &cli.global, process, runner, &catalog, &style, out)
+        }
         Some(Command::Manifests(_)) => unreachable!("handled before the catalog loads"),
         // A person at a terminal who types just `cudaup` wants their machine set up;
         // a script that does gets the help, never a question it cannot answer.
