@@ -471,6 +471,7 @@ fn a_script_that_dies_is_reported_with_its_last_lines() {
 }
 
 #[test]
+#[allow(clippy::print_stderr)]
 fn the_embedded_scripts_compile() {
     let Some(python) = ["/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3"]
         .into_iter()
@@ -482,7 +483,16 @@ fn the_embedded_scripts_compile() {
     };
     let dir = tempfile::tempdir().unwrap();
     measure::write_scripts(dir.path()).unwrap();
-    for (name, _) in measure::SCRIPTS {
+    fs_err::write(
+        dir.path().join("tensorrt.py"),
+        crate::verify::tensorrt::SCRIPT,
+    )
+    .unwrap();
+    let names = measure::SCRIPTS
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(["tensorrt.py"]);
+    for name in names {
         let out = std::process::Command::new(python)
             .args([
                 "-c",

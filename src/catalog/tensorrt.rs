@@ -63,6 +63,30 @@ impl TensorrtManifest {
         )
     }
 
+    /// The pip requirement (and the extra index, where PyPI lacks the libs) of the TensorRT that
+    /// fits a torch build (`cu130`: CUDA 13) and a Python (`3.12.3`).
+    pub fn for_torch(
+        &self,
+        variant: &str,
+        python: &str,
+    ) -> Result<(String, Option<String>), String> {
+        let major = variant
+            .strip_prefix("cu")
+            .filter(|d| d.len() >= 3 && d.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|d| d[..d.len() - 1].parse::<u32>().ok())
+            .ok_or_else(|| {
+                format!("TensorRT needs a CUDA build of torch; this plan installs the `{variant}` build")
+            })?;
+        let py = Version::parse(python).ok_or_else(|| format!("bad Python version {python}"))?;
+        let r = self.choose(major, &py).ok_or_else(|| {
+            format!(
+                "manifests/tensorrt.toml has no TensorRT for CUDA {major} with Python {} bindings",
+                py.prefix(2)
+            )
+        })?;
+        Ok(self.requirement(r))
+    }
+
     /// Problems a schema cannot see, as `(text to find the row by, message)`.
     pub fn problems(&self, cuda_majors: &[u32]) -> Vec<(String, String)> {
         let mut out = Vec::new();
@@ -125,6 +149,20 @@ mod tests {
         );
         assert!(m.choose(11, &py("3.12")).is_none());
         assert!(m.choose(13, &py("3.7")).is_none());
+        let (req, _) = m.for_torch("cu130", "3.12.3").unwrap();
+        assert_eq!(req, "tensorrt-cu13==11.4.0.106");
+        assert_eq!(
+            m.for_torch("cu128", "3.12").unwrap().0,
+            "tensorrt-cu12==11.4.0.106"
+        );
+        assert!(m
+            .for_torch("cpu", "3.12")
+            .unwrap_err()
+            .contains("CUDA build of torch"));
+        assert!(m
+            .for_torch("cu118", "3.12")
+            .unwrap_err()
+            .contains("no TensorRT for CUDA 11"));
     }
 
     #[test]

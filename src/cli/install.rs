@@ -129,6 +129,17 @@ pub struct InstallArgs {
     /// Progress as JSON lines on stderr and a JSON report on stdout
     #[arg(long)]
     pub json: bool,
+    /// Optional framework components for the venv (repeatable): `tensorrt` adds TensorRT's
+    /// wheels for the stack's CUDA major (manifests/tensorrt.toml), which `verify` then checks
+    #[arg(long = "with", value_enum, value_name = "COMPONENT")]
+    pub with: Vec<WithComponent>,
+}
+
+/// Optional framework components (`--with`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WithComponent {
+    /// TensorRT (`tensorrt-cu12` / `tensorrt-cu13` from PyPI; the libs from NVIDIA's index).
+    Tensorrt,
 }
 
 /// `cudaup mirror` subcommands.
@@ -437,7 +448,10 @@ pub(super) fn run_install(
     }
     let gpus_here =
         args.system.is_none() && driver_pending.is_none() && live.nvidia_gpus().next().is_some();
-    let framework = super::framework::step(&plan, &system, venv_dir, &indexes, gpus_here)?;
+    let mut framework = super::framework::step(&plan, &system, venv_dir, &indexes, gpus_here)?;
+    if args.with.contains(&WithComponent::Tensorrt) {
+        add_tensorrt(framework.as_mut(), catalog, &indexes.pypi)?;
+    }
     if let (Some(f), true) = (&framework, talk || args.dry_run) {
         super::framework::describe(f, out)?;
     }
@@ -713,6 +727,31 @@ fn probe_venv(runner: &dyn Runner, dir: &Path) -> Option<crate::system::Python> 
         venv: Some(dir.to_owned()),
     };
     crate::detect::python::inspect(&root, runner, &candidate).map(|f| f.python)
+}
+
+/// Adds TensorRT for the planned torch's CUDA major to the framework step.
+fn add_tensorrt(
+    step: Option<&mut super::framework::FrameworkStep>,
+    catalog: &Catalog,
+    pypi: &str,
+) -> Result<()> {
+    let needs = || Error::Usage("--with tensorrt needs a PyTorch profile (full or pytorch)".into());
+    let step = step.ok_or_else(needs)?;
+    let super::framework::Expect::Torch(torch) = &step.expect else {
+        return Err(needs());
+    };
+    let (requirement, libs_index) = catalog
+        .tensorrt
+        .for_torch(&torch.variant, &step.python_version)
+        .map_err(Error::Unsupported)?;
+    let packages = step.packages.get_or_insert_with(|| crate::pyenv::Packages {
+        requirements: Vec::new(),
+        index_url: pypi.to_owned(),
+        extra_index_urls: Vec::new(),
+    });
+    packages.requirements.push(requirement);
+    packages.extra_index_urls.extend(libs_index);
+    Ok(())
 }
 
 fn framework_summary(step: &super::framework::FrameworkStep) -> String {

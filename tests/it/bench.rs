@@ -22,6 +22,7 @@ fn venv_without_torch(root: &Path, python: &Path) -> std::path::PathBuf {
 }
 
 #[test]
+#[allow(clippy::print_stderr)]
 fn bench_refuses_a_venv_without_torch_with_exit_5_and_leaves_no_scratch() {
     let Some(python) = python3() else {
         eprintln!("SKIPPED bench_refuses_a_venv_without_torch: no python3 here");
@@ -39,13 +40,27 @@ fn bench_refuses_a_venv_without_torch_with_exit_5_and_leaves_no_scratch() {
     let venv = venv_without_torch(home.path(), python);
     let out = home.path().join("run");
     let r = cudaup(
-        &["bench", "--venv", &venv.display().to_string(), "--out", &out.display().to_string()],
+        &[
+            "bench",
+            "--venv",
+            &venv.display().to_string(),
+            "--out",
+            &out.display().to_string(),
+        ],
         home.path(),
     );
     assert_eq!(r.code, 5, "stdout: {}\nstderr: {}", r.stdout, r.stderr);
-    assert!(r.stderr.contains("torch does not import in"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("torch does not import in"),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("No module named 'torch'"), "{}", r.stderr);
-    assert!(r.stderr.contains("cudaup install --profile pytorch"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("cudaup install --profile pytorch"),
+        "{}",
+        r.stderr
+    );
     // The progress line came through while it ran; nothing is left in the output directory.
     assert!(r.stderr.contains("checking the torch in"), "{}", r.stderr);
     assert_eq!(fs_err::read_dir(&out).unwrap().count(), 0);
@@ -56,7 +71,11 @@ fn bench_without_any_venv_says_so_with_exit_5() {
     let home = tempfile::tempdir().unwrap();
     let r = cudaup(&["bench", "--quick"], home.path());
     assert_eq!(r.code, 5, "{}", r.stderr);
-    assert!(r.stderr.contains("no PyTorch venv to bench"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("no PyTorch venv to bench"),
+        "{}",
+        r.stderr
+    );
     // Nothing was written under the home either.
     assert!(!home.path().join(".local/share/cudaup/bench").exists());
 }
@@ -66,7 +85,12 @@ fn bench_rejects_bad_flags_with_exit_2() {
     let home = tempfile::tempdir().unwrap();
     let r = cudaup(&["bench", "--venv", "/nonexistent/venv"], home.path());
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("--venv /nonexistent/venv: not a Python environment"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("--venv /nonexistent/venv: not a Python environment"),
+        "{}",
+        r.stderr
+    );
     let r = cudaup(&["bench", "--batch", "0"], home.path());
     assert_eq!(r.code, 2, "{}", r.stderr);
     let r = cudaup(&["bench", "--help"], home.path());
@@ -83,7 +107,10 @@ fn manifests_check_reads_the_bench_and_tensorrt_manifests() {
     for (name, text) in cudaup::catalog::EMBEDDED {
         fs_err::write(dir.join(name), text).unwrap();
     }
-    let r = cudaup(&["manifests", "check", &dir.display().to_string()], home.path());
+    let r = cudaup(
+        &["manifests", "check", &dir.display().to_string()],
+        home.path(),
+    );
     assert_eq!(r.code, 0, "{}", r.stdout);
     let bench = fs_err::read_to_string(dir.join("bench.toml")).unwrap();
     let broken = bench
@@ -91,18 +118,98 @@ fn manifests_check_reads_the_bench_and_tensorrt_manifests() {
         .replacen("images_per_s = 2470", "images_per_s = -1", 1);
     fs_err::write(dir.join("bench.toml"), broken).unwrap();
     let trt = fs_err::read_to_string(dir.join("tensorrt.toml")).unwrap();
-    fs_err::write(dir.join("tensorrt.toml"), trt.replacen("cuda_major = 13", "cuda_major = 99", 1))
-        .unwrap();
-    let r = cudaup(&["manifests", "check", &dir.display().to_string()], home.path());
+    fs_err::write(
+        dir.join("tensorrt.toml"),
+        trt.replacen("cuda_major = 13", "cuda_major = 99", 1),
+    )
+    .unwrap();
+    let r = cudaup(
+        &["manifests", "check", &dir.display().to_string()],
+        home.path(),
+    );
     assert_eq!(r.code, 2, "{}", r.stdout);
-    assert!(r.stdout.contains("bench.toml:") && r.stdout.contains("unknown precision"), "{}", r.stdout);
-    assert!(r.stdout.contains("images_per_s must be positive"), "{}", r.stdout);
-    assert!(r.stdout.contains("tensorrt.toml:") && r.stdout.contains("CUDA 99 is not in cuda.toml"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("bench.toml:") && r.stdout.contains("unknown precision"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("images_per_s must be positive"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("tensorrt.toml:") && r.stdout.contains("CUDA 99 is not in cuda.toml"),
+        "{}",
+        r.stdout
+    );
     // A row without its source is caught as in every manifest.
-    let bench = bench.replacen("source = \"https://github.com/NVIDIA", "note = \"https://github.com/NVIDIA", 1);
+    let bench = bench.replacen(
+        "source = \"https://github.com/NVIDIA",
+        "note = \"https://github.com/NVIDIA",
+        1,
+    );
     fs_err::write(dir.join("bench.toml"), bench).unwrap();
     fs_err::write(dir.join("tensorrt.toml"), trt).unwrap();
-    let r = cudaup(&["manifests", "check", &dir.display().to_string()], home.path());
+    let r = cudaup(
+        &["manifests", "check", &dir.display().to_string()],
+        home.path(),
+    );
     assert_eq!(r.code, 2, "{}", r.stdout);
     assert!(r.stdout.contains("bench.toml:"), "{}", r.stdout);
+}
+
+#[test]
+fn install_with_tensorrt_adds_the_wheel_for_the_stacks_cuda_major() {
+    let home = tempfile::tempdir().unwrap();
+    let h200 = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/h200-detect.json"
+    );
+    let venv = home.path().join("venv").display().to_string();
+    let base = [
+        "install",
+        "--system",
+        h200,
+        "--venv",
+        &venv,
+        "--dry-run",
+        "--with",
+        "tensorrt",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--profile", "pytorch"]);
+    let r = cudaup(&args, home.path());
+    if r.stderr.contains("no Python in the range") {
+        return; // the plan needs a Python this machine lacks; the install tests cover that
+    }
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let pip = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("pip install"))
+        .unwrap_or_default();
+    assert!(
+        pip.contains("+cu13") && pip.contains(" tensorrt-cu13=="),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("and  https://pypi.nvidia.com"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        !home.path().join("venv").exists(),
+        "a dry run creates nothing"
+    );
+    let mut args = base.to_vec();
+    args.extend(["--profile", "tensorflow"]);
+    let r = cudaup(&args, home.path());
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--with tensorrt needs a PyTorch profile"),
+        "{}",
+        r.stderr
+    );
 }

@@ -237,6 +237,7 @@ impl Answers {
             yes: true,
             dry_run,
             json: false,
+            with: Vec::new(),
         }
     }
 
