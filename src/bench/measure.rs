@@ -65,6 +65,8 @@ pub struct ProbeDevice {
     pub multiprocessors: Option<u32>,
     /// NVML's UUID.
     pub uuid: Option<String>,
+    /// PCI address (`00000000:18:00.0`).
+    pub pci_bus_id: Option<String>,
 }
 
 /// NVML's view of one GPU over a stretch of the run (sampled every 100 ms).
@@ -220,6 +222,8 @@ pub struct Sweep {
     pub largest_fit: Option<u32>,
     /// The smallest batch that did not (`None`: none failed up to `cap`).
     pub smallest_oom: Option<u32>,
+    /// Why it did not: `out of memory`, or the library error at that size.
+    pub limit: Option<String>,
     /// The largest batch tried.
     pub cap: u32,
     /// The GPU's memory, MiB.

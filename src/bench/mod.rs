@@ -94,8 +94,10 @@ pub struct BatchReport {
     pub config: String,
     /// The largest batch that fitted.
     pub largest_fit: Option<u32>,
-    /// The smallest that ran out of memory.
+    /// The smallest that did not run.
     pub smallest_oom: Option<u32>,
+    /// Why it did not: `out of memory`, or the library error at that size.
+    pub limit: Option<String>,
     /// Reaching the wanted effective batch.
     pub accumulation: Option<batch::Accumulation>,
 }
@@ -268,6 +270,8 @@ pub fn run(ctx: &Context<'_>, opts: &Options, progress: &mut dyn FnMut(&str)) ->
         let refs = ctx.references.for_gpu(&d.name);
         let args = serde_json::json!({
             "index": d.index,
+            "uuid": d.uuid,
+            "pci_bus_id": d.pci_bus_id,
             "quick": opts.quick,
             "batch": opts.batch,
             "max_batch": opts.max_batch,
@@ -483,6 +487,7 @@ fn batches(t: &Train, effective: Option<u32>) -> Vec<BatchReport> {
                 config: s.config.clone(),
                 largest_fit: s.largest_fit,
                 smallest_oom: s.smallest_oom,
+                limit: s.limit.clone(),
                 accumulation: batch::accumulation(s, effective.unwrap_or(own)),
             }
         })

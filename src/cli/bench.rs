@@ -232,7 +232,12 @@ pub fn render(r: &Report, style: &Style) -> String {
         }
         for b in &g.batches {
             let fit = match (b.largest_fit, b.smallest_oom) {
-                (Some(l), Some(m)) => format!("largest batch that fits {l} (out of memory at {m})"),
+                (Some(l), Some(m)) => match b.limit.as_deref() {
+                    None | Some("out of memory") => {
+                        format!("largest batch that fits {l} (out of memory at {m})")
+                    }
+                    Some(why) => format!("largest batch that runs {l} (batch {m} failed: {why})"),
+                },
                 (Some(l), None) => format!("batch {l} fits (the largest tried)"),
                 (None, _) => "not even batch 32 fits".into(),
             };

@@ -275,7 +275,8 @@ def is_oom(e):
             e, getattr(torch.cuda, "OutOfMemoryError", ())):
         return True
     text = str(e)
-    return "out of memory" in text or "ALLOC_FAILED" in text or "CUBLAS_STATUS_ALLOC" in text
+    return any(m in text for m in ("out of memory", "ALLOC_FAILED", "cudaErrorMemoryAllocation",
+                                   "CUDA_ERROR_OUT_OF_MEMORY"))
 
 
 class Config:

@@ -48,6 +48,7 @@ def main():
                 "memory_mib": p.total_memory // 2**20,
                 "multiprocessors": p.multi_processor_count,
                 "uuid": c.device_uuid(torch, i),
+                "pci_bus_id": c.device_pci(torch, i),
             })
     c.result(r)
 

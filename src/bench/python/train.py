@@ -12,6 +12,14 @@ import common as c
 def main():
     a = c.args()
     r = {"index": a["index"], "configs": [], "sweep": [], "errors": []}
+    # Before torch touches the GPU: whatever computes on it now, or holds memory, is another
+    # process (this one has no CUDA context yet, so it cannot be mistaken for one).
+    nvml = c.Nvml()
+    h = nvml.handle(uuid=a.get("uuid"), pci_bus_id=a.get("pci_bus_id"))
+    r["nvml"] = h is not None
+    r["static"] = nvml.static(h) if h is not None else None
+    r["idle_util_before"] = c.idle_util(nvml, h)
+    r["other_processes"] = c.other_processes(a.get("uuid"))
     try:
         import torch
     except Exception as e:
@@ -34,14 +42,11 @@ def main():
     # TF32 for the fp32 run on Ampere and newer, as NVIDIA's TF32 references use it.
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
-    uuid = c.device_uuid(torch, index)
-    nvml = c.Nvml()
-    h = nvml.handle(uuid=uuid, pci_bus_id=c.device_pci(torch, index))
+    if h is None:
+        h = nvml.handle(uuid=c.device_uuid(torch, index), pci_bus_id=c.device_pci(torch, index))
+        r["nvml"] = h is not None
+        r["static"] = nvml.static(h) if h is not None else None
     r["name"] = torch.cuda.get_device_name(index)
-    r["nvml"] = nvml.lib is not None and h is not None
-    r["static"] = nvml.static(h) if h is not None else None
-    r["idle_util_before"] = c.idle_util(nvml, h)
-    r["other_processes"] = c.other_processes(uuid)
     r["tf32"] = bool(torch.backends.cuda.matmul.allow_tf32)
     configs = c.configs(torch, index)
     with c.Sampler(nvml, h) as sampler:
@@ -95,8 +100,10 @@ def main():
 
 
 def try_batch(torch, dev, trainer, b, seconds):
-    """One point of the curve: (images/s, peak MiB) or None when batch `b` does not fit."""
-    fitted = None
+    """One point of the curve: ((images/s, peak MiB), None), or (None, why) when batch `b`
+    does not run: out of memory, or another limit of the libraries at that size (a tensor past
+    32-bit indexing, a cuDNN refusal), which ends the growth the same way."""
+    fitted, why = None, None
     try:
         x, y = trainer.batch(b)
         torch.cuda.reset_peak_memory_stats(dev)
@@ -104,18 +111,18 @@ def try_batch(torch, dev, trainer, b, seconds):
         fitted = (n * b / wall, torch.cuda.max_memory_allocated(dev) / 2**20)
         del x, y
     except Exception as e:
-        if not c.is_oom(e):
-            raise
+        why = "out of memory" if c.is_oom(e) else c.describe(e)
     # Outside the except block, so the traceback and the tensors it holds are gone.
+    x = y = None
     gc.collect()
     torch.cuda.empty_cache()
-    return fitted
+    return fitted, why
 
 
 def sweep(torch, dev, index, trainer, entry, batch, cap, seconds, bisect_steps):
     """Doubles the batch from 32 until it does not fit (or reaches `cap`), then bisects between
     the last batch that fitted and the first that did not."""
-    points, largest, smallest_oom = [], None, None
+    points, largest, smallest_oom, limit = [], None, None, None
     b = 32
     try:
         while b <= cap:
@@ -123,9 +130,9 @@ def sweep(torch, dev, index, trainer, entry, batch, cap, seconds, bisect_steps):
                 got = (entry["train"]["images_per_s"], entry["train"]["peak_mib"])
             else:
                 c.progress("GPU %d: %s batch %d" % (index, trainer.cfg.name, b), phase="sweep", config=trainer.cfg.name, batch=b)
-                got = try_batch(torch, dev, trainer, b, seconds)
+                got, why = try_batch(torch, dev, trainer, b, seconds)
             if got is None:
-                smallest_oom = b
+                smallest_oom, limit = b, why
                 break
             points.append({"batch": b, "images_per_s": got[0], "peak_mib": got[1]})
             largest = b
@@ -136,19 +143,19 @@ def sweep(torch, dev, index, trainer, entry, batch, cap, seconds, bisect_steps):
             if mid <= lo:
                 break
             c.progress("GPU %d: %s batch %d (bisecting)" % (index, trainer.cfg.name, mid), phase="sweep", config=trainer.cfg.name, batch=mid)
-            got = try_batch(torch, dev, trainer, mid, seconds)
+            got, why = try_batch(torch, dev, trainer, mid, seconds)
             if got is None:
-                hi = mid
+                hi, limit = mid, why
             else:
                 lo = mid
                 points.append({"batch": mid, "images_per_s": got[0], "peak_mib": got[1]})
         largest, smallest_oom = lo, hi
     except Exception as e:
         return {"points": points, "largest_fit": largest, "smallest_oom": smallest_oom,
-                "cap": cap, "error": c.describe(e)}
+                "limit": limit, "cap": cap, "error": c.describe(e)}
     points.sort(key=lambda p: p["batch"])
-    return {"points": points, "largest_fit": largest, "smallest_oom": smallest_oom, "cap": cap,
-            "total_mib": torch.cuda.get_device_properties(dev).total_memory / 2**20}
+    return {"points": points, "largest_fit": largest, "smallest_oom": smallest_oom, "limit": limit,
+            "cap": cap, "total_mib": torch.cuda.get_device_properties(dev).total_memory / 2**20}
 
 
 if __name__ == "__main__":
