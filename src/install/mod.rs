@@ -4,7 +4,6 @@
 
 mod assemble;
 pub mod layout;
-pub mod receipt;
 pub mod transaction;
 
 use std::path::{Path, PathBuf};
@@ -18,6 +17,7 @@ use crate::sources::redist::{self, Redist, RedistError};
 use crate::unpack::{self, Entry, Format, UnpackError};
 use crate::version::Version;
 
+pub use crate::model::receipt;
 pub use layout::Shape;
 pub use receipt::Receipt;
 
