@@ -7,33 +7,34 @@
 
 pub mod catalog;
 pub mod cli;
-pub mod config;
 pub mod detect;
 pub mod doctor;
-pub mod driver_step;
 pub mod error;
 pub mod fetch;
 pub mod fleet;
-pub mod i18n;
 pub mod install;
 pub mod model;
-pub mod pyenv;
-mod receipt_file;
-pub mod receipts;
-pub mod repair;
 pub mod resolve;
+pub mod settings;
 pub mod shell;
-pub mod sources;
-pub mod uninstall;
 pub mod unpack;
 pub mod verify;
 pub mod world;
 
 pub use error::{Error, ExitCode, Result};
 
-// The paths these modules had before the layout of model/ and world/. Kept so that code written
+// The paths these modules had before the layout of model/, world/, install/ and settings/. Kept so that code written
 // against them (tests, other branches) still builds; new code uses the new paths.
 #[doc(hidden)]
 pub use model::{finding as findings, plan, request, system, version};
 #[doc(hidden)]
 pub use world::{checkpoint, process, progress, prompt, runner, vars as env_vars};
+#[doc(hidden)]
+pub use install::{driver as driver_step, python as pyenv, receipts, sources, uninstall};
+#[doc(hidden)]
+pub use doctor::repair;
+#[doc(hidden)]
+pub use settings::file as config;
+#[doc(hidden)]
+pub use cli::i18n;
+use install::receipt_file;

@@ -5,6 +5,7 @@ mod doctor;
 mod env;
 mod fleet;
 mod framework;
+pub mod i18n;
 mod install;
 mod manifests;
 mod plan;

@@ -20,6 +20,7 @@ pub mod environment;
 pub mod explain;
 pub mod installed;
 pub mod python;
+pub mod repair;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;

@@ -3,8 +3,14 @@
 //! allows), link them into a staging directory, write the receipt, and rename it into place.
 
 mod assemble;
+pub mod driver;
 pub mod layout;
+pub mod python;
+pub(crate) mod receipt_file;
+pub mod receipts;
+pub mod sources;
 pub mod transaction;
+pub mod uninstall;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
