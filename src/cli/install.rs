@@ -420,7 +420,7 @@ pub(super) fn run_install(
     }
 
     // The framework, for the profiles that have one.
-    let indexes = super::framework::Indexes {
+    let indexes = crate::install::python::step::Indexes {
         pypi: args
             .pypi_index
             .clone()
@@ -428,7 +428,7 @@ pub(super) fn run_install(
         torch: args
             .torch_index
             .clone()
-            .unwrap_or_else(|| super::framework::TORCH_INDEX.to_owned()),
+            .unwrap_or_else(|| crate::install::python::step::TORCH_INDEX.to_owned()),
     };
     for url in [&indexes.pypi, &indexes.torch] {
         if url.starts_with("http://") && !args.source.allow_http {
@@ -437,9 +437,9 @@ pub(super) fn run_install(
     }
     let gpus_here =
         args.system.is_none() && driver_pending.is_none() && live.nvidia_gpus().next().is_some();
-    let framework = super::framework::step(&plan, &system, venv_dir, &indexes, gpus_here)?;
+    let framework = crate::install::python::step::step(&plan, &system, venv_dir, &indexes, gpus_here)?;
     if let (Some(f), true) = (&framework, talk || args.dry_run) {
-        super::framework::describe(f, out)?;
+        crate::install::python::step::describe(f, out)?;
     }
     if toolkit.is_none() && framework.is_none() {
         if talk {
@@ -578,7 +578,7 @@ pub(super) fn run_install(
             }
         };
         let (receipt, notes) =
-            super::framework::execute(step, runner, tool, log.clone(), request.profile, &mut show)?;
+            crate::install::python::step::execute(step, runner, tool, log.clone(), request.profile, &mut show)?;
         receipt.register(&home)?;
         crate::checkpoint::reach("framework-installed");
         if talk {
@@ -715,10 +715,10 @@ fn probe_venv(runner: &dyn Runner, dir: &Path) -> Option<crate::system::Python> 
     crate::detect::python::inspect(&root, runner, &candidate).map(|f| f.python)
 }
 
-fn framework_summary(step: &super::framework::FrameworkStep) -> String {
+fn framework_summary(step: &crate::install::python::step::FrameworkStep) -> String {
     match &step.expect {
-        super::framework::Expect::Torch(t) => format!("torch {} ({})", t.version, t.variant),
-        super::framework::Expect::Tensorflow(v) => format!("TensorFlow {v}"),
+        crate::install::python::step::Expect::Torch(t) => format!("torch {} ({})", t.version, t.variant),
+        crate::install::python::step::Expect::Tensorflow(v) => format!("TensorFlow {v}"),
     }
 }
 

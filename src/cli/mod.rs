@@ -4,7 +4,6 @@ mod detect;
 mod doctor;
 mod env;
 mod fleet;
-mod framework;
 pub mod i18n;
 mod install;
 mod manifests;

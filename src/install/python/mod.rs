@@ -3,6 +3,7 @@
 //! index and the configured mirrors, keep the installer's log, and check the result.
 
 pub mod check;
+pub mod step;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
