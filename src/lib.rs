@@ -26,15 +26,15 @@ pub use error::{Error, ExitCode, Result};
 // The paths these modules had before the layout of model/, world/, install/ and settings/. Kept so that code written
 // against them (tests, other branches) still builds; new code uses the new paths.
 #[doc(hidden)]
-pub use model::{finding as findings, plan, request, system, version};
+pub use cli::i18n;
 #[doc(hidden)]
-pub use world::{checkpoint, process, progress, prompt, runner, vars as env_vars};
+pub use doctor::repair;
+use install::receipt_file;
 #[doc(hidden)]
 pub use install::{driver as driver_step, python as pyenv, receipts, sources, uninstall};
 #[doc(hidden)]
-pub use doctor::repair;
+pub use model::{finding as findings, plan, request, system, version};
 #[doc(hidden)]
 pub use settings::file as config;
 #[doc(hidden)]
-pub use cli::i18n;
-use install::receipt_file;
+pub use world::{checkpoint, process, progress, prompt, runner, vars as env_vars};

@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
-use crate::plan::{Action, Plan, Status};
-use crate::request::Profile;
-use crate::runner::Runner;
-use crate::system::System;
-use crate::version::Version;
+use crate::model::plan::{Action, Plan, Status};
+use crate::model::request::Profile;
+use crate::model::system::System;
+use crate::model::version::Version;
+use crate::world::runner::Runner;
 
 use super::{Answers, Ctx};
 
@@ -113,7 +113,7 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
             pypi: a
                 .pypi_index
                 .clone()
-                .unwrap_or_else(|| crate::sources::pypi::PYPI_SIMPLE.to_owned()),
+                .unwrap_or_else(|| crate::install::sources::pypi::PYPI_SIMPLE.to_owned()),
             torch: a
                 .torch_index
                 .clone()
@@ -147,8 +147,8 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
 }
 
 /// The Python of an existing venv, as `cudaup install` sees it.
-fn probe_venv(runner: &dyn Runner, dir: &Path) -> Option<crate::system::Python> {
-    let venv = crate::pyenv::Venv {
+fn probe_venv(runner: &dyn Runner, dir: &Path) -> Option<crate::model::system::Python> {
+    let venv = crate::install::python::Venv {
         dir: dir.to_owned(),
     };
     if !venv.exists() {
