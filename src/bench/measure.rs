@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::runner::Runner;
+use crate::world::runner::Runner;
 
 /// The scripts, embedded: file name and text.
 pub const SCRIPTS: &[(&str, &str)] = &[

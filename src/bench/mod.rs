@@ -22,9 +22,9 @@ use serde::Serialize;
 
 use crate::catalog::{BenchManifest, Reference, Workload};
 use crate::error::{Error, Result};
-use crate::process::Process;
-use crate::receipts::Receipts;
-use crate::runner::Runner;
+use crate::install::receipts::Receipts;
+use crate::world::process::Process;
+use crate::world::runner::Runner;
 
 use measure::{Ddp, Interpreter, Loader, Probe, ProbeDevice, Train};
 
@@ -158,7 +158,7 @@ pub struct Report {
 /// The venv to bench: `--venv`, else the first framework venv for torch in the receipts.
 pub fn choose_venv(process: &Process, flag: Option<&Path>) -> Result<PathBuf> {
     if let Some(dir) = flag {
-        let venv = crate::pyenv::Venv {
+        let venv = crate::install::python::Venv {
             dir: std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()),
         };
         if !venv.python().is_file() {
@@ -238,7 +238,7 @@ pub fn run(ctx: &Context<'_>, opts: &Options, progress: &mut dyn FnMut(&str)) ->
     measure::write_scripts(scratch.path())?;
     let py = Interpreter {
         runner: ctx.runner,
-        python: crate::pyenv::Venv { dir: venv.clone() }.python(),
+        python: crate::install::python::Venv { dir: venv.clone() }.python(),
         dir: scratch.path().to_owned(),
         env: [
             ("CUDA_DEVICE_ORDER", "PCI_BUS_ID"),

@@ -7,8 +7,8 @@ use super::measure::{Ddp, Loader, Probe, Train};
 use super::verdict::{Context as VerdictContext, Status};
 use super::*;
 use crate::catalog::Catalog;
-use crate::runner::{Output, Runner};
 use crate::verify::testing::{ok, Scripted};
+use crate::world::runner::{Output, Runner};
 
 /// The scripted runner, handing each line it answers with to `on_line` as the real one does.
 struct Replaying(Scripted);
@@ -410,7 +410,7 @@ fn run_goes_through_the_runner_and_leaves_a_report_a_plot_and_no_scratch() {
             "{progress}\nsome warning torch printed\n{result}\n"
         ))
     }));
-    let process = crate::process::Process::default();
+    let process = crate::world::process::Process::default();
     let m = manifest();
     let ctx = Context {
         process: &process,
@@ -451,7 +451,7 @@ fn a_script_that_dies_is_reported_with_its_last_lines() {
     let runner = Scripted::new(|_, _, _| {
         crate::verify::testing::failed(1, "", "Traceback (most recent call last):\nImportError: libcudnn.so.9: cannot open shared object file")
     });
-    let process = crate::process::Process::default();
+    let process = crate::world::process::Process::default();
     let m = manifest();
     let ctx = Context {
         process: &process,

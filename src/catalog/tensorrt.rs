@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// The whole tensorrt.toml.
 #[derive(Debug, Clone, Deserialize)]

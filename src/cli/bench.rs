@@ -12,8 +12,8 @@ use clap::Args;
 use crate::bench::{self, config_label, verdict::Status, Options, Report};
 use crate::catalog::{Catalog, Workload};
 use crate::error::{Error, ExitCode, Result};
-use crate::process::Process;
-use crate::runner::Runner;
+use crate::world::process::Process;
+use crate::world::runner::Runner;
 
 use super::{GlobalArgs, Style};
 

@@ -5,7 +5,7 @@ mod detect;
 mod doctor;
 mod env;
 mod fleet;
-mod framework;
+pub mod i18n;
 mod install;
 mod manifests;
 mod plan;
@@ -24,8 +24,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::catalog::{Catalog, Source};
 use crate::error::{ExitCode, Result};
-use crate::process::Process;
-use crate::runner::Runner;
+use crate::world::process::Process;
+use crate::world::runner::Runner;
 
 pub use style::Style;
 
@@ -54,10 +54,10 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// Where cudaup keeps toolkits, environments and receipts [default: ~/.local/share/cudaup]
-    #[arg(long, global = true, env = crate::env_vars::CUDAUP_HOME, value_name = "DIR")]
+    #[arg(long, global = true, env = crate::world::vars::CUDAUP_HOME, value_name = "DIR")]
     pub home: Option<PathBuf>,
     /// Read the compatibility catalog from DIR instead of the copy built into cudaup
-    #[arg(long, global = true, env = crate::env_vars::CUDAUP_MANIFESTS, value_name = "DIR")]
+    #[arg(long, global = true, env = crate::world::vars::CUDAUP_MANIFESTS, value_name = "DIR")]
     pub manifests: Option<PathBuf>,
     /// Print only errors
     #[arg(short, long, global = true, conflicts_with = "verbose")]
@@ -167,16 +167,16 @@ pub fn run(
     cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
-    crate::checkpoint::arm(
+    crate::world::checkpoint::arm(
         process
-            .var(crate::env_vars::CUDAUP_TEST_CHECKPOINT)
+            .var(crate::world::vars::CUDAUP_TEST_CHECKPOINT)
             .map(str::to_owned),
     );
     if let Some(home) = &cli.global.home {
         // Receipts and env scripts record this path; a relative one would mean a
         // different place from another directory, and a second run would not find them.
         let home = process.cwd().join(home);
-        process.set_var(crate::env_vars::CUDAUP_HOME, home.display().to_string());
+        process.set_var(crate::world::vars::CUDAUP_HOME, home.display().to_string());
     }
     let style = Style::new(match cli.global.color {
         ColorChoice::Always => true,

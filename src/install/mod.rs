@@ -3,9 +3,14 @@
 //! allows), link them into a staging directory, write the receipt, and rename it into place.
 
 mod assemble;
+pub mod driver;
 pub mod layout;
-pub mod receipt;
+pub mod python;
+pub(crate) mod receipt_file;
+pub mod receipts;
+pub mod sources;
 pub mod transaction;
+pub mod uninstall;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,6 +23,7 @@ use crate::sources::redist::{self, Redist, RedistError};
 use crate::unpack::{self, Entry, Format, UnpackError};
 use crate::version::Version;
 
+pub use crate::model::receipt;
 pub use layout::Shape;
 pub use receipt::Receipt;
 

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::receipts::Receipts;
-use crate::system::Gpu;
+use crate::install::receipts::Receipts;
+use crate::model::system::Gpu;
 
 use super::framework::VenvTarget;
 use super::{exit_words, json_line, output_lines, Check, Exec};
@@ -248,11 +248,11 @@ mod tests {
                 r#"{"installed": true, "version": "11.4.0.106", "max_rel_err": 0.0003, "onnx_bytes": 1, "build_seconds": 1.0, "batch": 32, "trt_ms": 0.1, "torch_ms": 0.3}"#
             ))
         });
-        let process = crate::process::Process::default();
+        let process = crate::world::process::Process::default();
         let exec = Exec::new(&runner, &process, None);
         let gpu = Gpu {
             index: 0,
-            vendor: crate::system::Vendor::Nvidia,
+            vendor: crate::model::system::Vendor::Nvidia,
             name: "NVIDIA H200".into(),
             pci_id: None,
             compute_capability: Some("9.0".into()),

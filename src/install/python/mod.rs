@@ -3,6 +3,7 @@
 //! index and the configured mirrors, keep the installer's log, and check the result.
 
 pub mod check;
+pub mod step;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -10,7 +11,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::runner::Runner;
+use crate::world::runner::Runner;
 
 /// Why the Python step failed.
 #[derive(Debug, thiserror::Error)]
@@ -138,7 +139,7 @@ impl<'a> Session<'a> {
         what: &str,
         program: &Path,
         args: &[&str],
-    ) -> Result<crate::runner::Output, PyEnvError> {
+    ) -> Result<crate::world::runner::Output, PyEnvError> {
         writeln!(self.log, "$ {} {}", program.display(), args.join(" "))?;
         let mut lines: Vec<String> = Vec::new();
         let log = &mut self.log;
@@ -347,6 +348,6 @@ pub struct VenvReceipt {
 impl VenvReceipt {
     /// Writes it to `$CUDAUP_HOME/receipts/venv-<name>.json`.
     pub fn register(&self, home: &Path) -> std::io::Result<PathBuf> {
-        crate::receipt_file::register(home, "venv-", &self.venv, self)
+        crate::install::receipt_file::register(home, "venv-", &self.venv, self)
     }
 }

@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
-use crate::request::Profile;
-use crate::system::KernelModule;
+use crate::model::request::Profile;
+use crate::model::system::KernelModule;
 
 /// Whether a stack was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// What the torch inside the venv says about itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]

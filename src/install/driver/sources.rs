@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::detect::Root;
-use crate::system::System;
+use crate::model::system::System;
 
 use super::distro::{Family, Route};
 use super::DriverStepError;

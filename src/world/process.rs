@@ -84,7 +84,7 @@ impl Process {
     /// cudaup's home: `--home`/`CUDAUP_HOME`, else `$XDG_DATA_HOME/cudaup`, else
     /// `~/.local/share/cudaup`.
     pub fn cudaup_home(&self) -> Option<PathBuf> {
-        self.path_var(crate::env_vars::CUDAUP_HOME)
+        self.path_var(crate::world::vars::CUDAUP_HOME)
             .or_else(|| self.path_var("XDG_DATA_HOME").map(|d| d.join("cudaup")))
             .or_else(|| self.home().map(|h| h.join(".local/share/cudaup")))
     }

@@ -4,7 +4,7 @@
 
 use crate::catalog::{Catalog, PackageRule};
 use crate::detect::Root;
-use crate::system::{KernelModule, System};
+use crate::model::system::{KernelModule, System};
 
 /// A distro family, as far as installing the driver goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

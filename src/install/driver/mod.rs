@@ -33,9 +33,9 @@ use std::path::Path;
 
 use crate::catalog::Catalog;
 use crate::detect::Root;
-use crate::plan::{Action, Component};
-use crate::system::{KernelModule, OsFamily, System};
-use crate::version::Version;
+use crate::model::plan::{Action, Component};
+use crate::model::system::{KernelModule, OsFamily, System};
+use crate::model::version::Version;
 
 pub use distro::Family;
 pub use execute::{execute, shell_line, Executed, COMMAND_TIMEOUT};

@@ -64,8 +64,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::catalog::line_col;
-use crate::request::{DriverPolicy, Pins, Profile};
-use crate::version::Version;
+use crate::model::request::{DriverPolicy, Pins, Profile};
+use crate::model::version::Version;
 
 /// The config format this cudaup reads (the `version` key).
 pub const CONFIG_VERSION: i64 = 1;

@@ -336,7 +336,7 @@ mod tests {
         assert_eq!(p.select("pick", &items(), 0).unwrap(), 1);
         assert!(p.confirm("sure", true).unwrap());
         let v = |s: &str| {
-            crate::version::Version::parse(s)
+            crate::model::version::Version::parse(s)
                 .map(|_| ())
                 .ok_or_else(|| "not a version".to_owned())
         };

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::install::python::VenvReceipt;
+use crate::install::receipts::{Active, Receipts};
 use crate::install::Receipt;
-use crate::pyenv::VenvReceipt;
-use crate::receipts::{Active, Receipts};
 use crate::shell::{self, Shell};
 
 /// One repair.
@@ -155,7 +155,7 @@ pub fn plan(home: &Path, venv_ok: &dyn Fn(&VenvReceipt) -> Option<String>) -> Ve
         }
     }
     for (_, v) in &receipts.venvs {
-        let venv = crate::pyenv::Venv {
+        let venv = crate::install::python::Venv {
             dir: v.venv.clone(),
         };
         if !venv.python().exists() {

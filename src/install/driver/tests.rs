@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use super::*;
 use crate::catalog::Catalog;
-use crate::plan::{Action, Component};
-use crate::runner::{Output, Runner};
-use crate::system::{KernelModule, Os, OsFamily, System};
+use crate::model::plan::{Action, Component};
+use crate::model::system::{KernelModule, Os, OsFamily, System};
+use crate::world::runner::{Output, Runner};
 
 const NOUVEAU_WRITE: &str = "printf '%s\\n' 'blacklist nouveau' 'options nouveau modeset=0' > /etc/modprobe.d/blacklist-nouveau.conf";
 
@@ -19,7 +19,7 @@ fn catalog() -> Catalog {
 
 fn system(distro: &str, version: &str, kernel: &str) -> System {
     System {
-        schema_version: crate::system::SCHEMA_VERSION,
+        schema_version: crate::model::system::SCHEMA_VERSION,
         os: Os {
             family: OsFamily::Linux,
             distro: Some(distro.into()),
@@ -40,7 +40,7 @@ fn system(distro: &str, version: &str, kernel: &str) -> System {
 
 /// The driver component plan builds for `system` (commands from drivers.toml, as plan does).
 fn driver(system: &System, version: &str, module: KernelModule) -> Component {
-    let v = crate::version::Version::parse(version).unwrap();
+    let v = crate::model::version::Version::parse(version).unwrap();
     let mut c = Component::new("driver", Action::Install, Some(version.into()), "test");
     c.branch = Some(v.major());
     c.kernel_module = Some(module);

@@ -5,13 +5,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::plan::{Action, Plan};
-use crate::pyenv::check::{self, TfReport, TorchExpectation, TorchReport};
-use crate::pyenv::{Packages, PyEnvError, Session, Tool, Venv, VenvReceipt};
-use crate::request::Profile;
-use crate::runner::Runner;
-use crate::system::{OsFamily, System};
-use crate::version::Version;
+use crate::install::python::check::{self, TfReport, TorchExpectation, TorchReport};
+use crate::install::python::{Packages, PyEnvError, Session, Tool, Venv, VenvReceipt};
+use crate::model::plan::{Action, Plan};
+use crate::model::request::Profile;
+use crate::model::system::{OsFamily, System};
+use crate::model::version::Version;
+use crate::world::runner::Runner;
 
 /// PyTorch's wheel index; a mirror replaces this base (`--torch-index`).
 pub const TORCH_INDEX: &str = "https://download.pytorch.org/whl";
@@ -212,7 +212,7 @@ pub fn execute(
 ) -> std::result::Result<(VenvReceipt, Vec<String>), PyEnvError> {
     let mut session = Session::new(runner, tool, log_path, show)?;
     let created = session.create(&step.base_python, &step.python_version, &step.venv)?;
-    crate::checkpoint::reach("venv-created");
+    crate::world::checkpoint::reach("venv-created");
     if let Some(p) = &step.packages {
         if let Err(e) = session.install(&step.venv, p) {
             if created {
@@ -225,11 +225,12 @@ pub fn execute(
     let notes = match &step.expect {
         Expect::Torch(want) => {
             let report: TorchReport =
-                crate::pyenv::report(runner, &step.venv, check::TORCH_SCRIPT)?;
+                crate::install::python::report(runner, &step.venv, check::TORCH_SCRIPT)?;
             check::judge_torch(&report, want, &python).map_err(PyEnvError::Check)?
         }
         Expect::Tensorflow(v) => {
-            let report: TfReport = crate::pyenv::report(runner, &step.venv, check::TF_SCRIPT)?;
+            let report: TfReport =
+                crate::install::python::report(runner, &step.venv, check::TF_SCRIPT)?;
             check::judge_tf(&report, v, false).map_err(PyEnvError::Check)?
         }
     };

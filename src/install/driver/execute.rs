@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::runner::Runner;
+use crate::world::runner::Runner;
 
 use super::{DriverStep, DriverStepError};
 

@@ -2,7 +2,7 @@
 //! blacklisted in modprobe.d and the initramfs is rebuilt so that early boot does not load it.
 
 use crate::detect::Root;
-use crate::system::System;
+use crate::model::system::System;
 
 use super::distro::Family;
 

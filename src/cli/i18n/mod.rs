@@ -8,7 +8,7 @@
 mod en;
 mod zh;
 
-use crate::process::Process;
+use crate::world::process::Process;
 
 /// The language the wizard speaks (`--lang`; `lang` in the config file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -50,20 +50,20 @@ impl Lang {
     }
 }
 
-impl From<crate::config::Lang> for Lang {
-    fn from(l: crate::config::Lang) -> Self {
+impl From<crate::settings::file::Lang> for Lang {
+    fn from(l: crate::settings::file::Lang) -> Self {
         match l {
-            crate::config::Lang::En => Lang::En,
-            crate::config::Lang::Zh => Lang::Zh,
+            crate::settings::file::Lang::En => Lang::En,
+            crate::settings::file::Lang::Zh => Lang::Zh,
         }
     }
 }
 
-impl From<Lang> for crate::config::Lang {
+impl From<Lang> for crate::settings::file::Lang {
     fn from(l: Lang) -> Self {
         match l {
-            Lang::En => crate::config::Lang::En,
-            Lang::Zh => crate::config::Lang::Zh,
+            Lang::En => crate::settings::file::Lang::En,
+            Lang::Zh => crate::settings::file::Lang::Zh,
         }
     }
 }

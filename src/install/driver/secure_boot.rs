@@ -2,7 +2,7 @@
 //! Machine Owner Key (MOK) that the firmware must be told to trust — once, at the next boot.
 
 use crate::detect::Root;
-use crate::system::System;
+use crate::model::system::System;
 
 use super::distro::{Family, Route};
 
