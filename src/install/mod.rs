@@ -8,6 +8,7 @@ pub mod layout;
 pub mod python;
 pub(crate) mod receipt_file;
 pub mod receipts;
+pub mod self_copy;
 pub mod sources;
 pub mod transaction;
 pub mod uninstall;
