@@ -73,6 +73,10 @@ pub enum Error {
     #[error(transparent)]
     Fetch(#[from] crate::fetch::FetchError),
 
+    /// cudaup's own copy could not be put in `$CUDAUP_HOME/bin`.
+    #[error("{err}\nhint: {hint}", err = .0, hint = .0.hint())]
+    SelfCopy(#[from] crate::install::self_copy::SelfCopyError),
+
     /// An external command could not be run.
     #[error("could not run `{program}`: {message}")]
     Command {
@@ -88,7 +92,7 @@ impl Error {
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Error::Manifest { .. } | Error::SystemFile { .. } | Error::Usage(_) => ExitCode::Usage,
-            Error::Io(_) | Error::Command { .. } => ExitCode::Failure,
+            Error::Io(_) | Error::Command { .. } | Error::SelfCopy(_) => ExitCode::Failure,
             Error::Fetch(e) => fetch_code(e),
             Error::Unsupported(_) => ExitCode::Unsupported,
             Error::PyEnv(e) => match e {

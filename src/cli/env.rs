@@ -34,6 +34,7 @@ pub fn shells_here(process: &Process) -> Vec<Shell> {
 pub fn write_scripts(home: &Path, toolkit: Option<&Path>) -> std::io::Result<EnvSpec> {
     let active = Active {
         toolkit: toolkit.map(Path::to_path_buf),
+        cudaup_bin: crate::install::self_copy::on_path(home),
     };
     fs_err::create_dir_all(home)?;
     fs_err::write(

@@ -11,10 +11,12 @@ mod manifests;
 mod plan;
 mod repair;
 mod reporter;
+mod self_copy;
 mod settings;
 mod style;
 mod uninstall;
 mod verify;
+mod version;
 mod wizard;
 
 use std::io::Write;
@@ -41,9 +43,15 @@ Run `cudaup` alone at a terminal (or `cudaup wizard`) to be asked a few question
 up; `cudaup detect` shows what this machine has; `cudaup install --config FILE --yes` \
 sets up a machine unattended.",
     after_help = "Exit codes: 0 ok, 1 failure, 2 bad usage/config/manifest, 3 network, \
-4 verification failed, 5 no compatible stack, 130 cancelled."
+4 verification failed, 5 no compatible stack, 130 cancelled.",
+    // `--version` also says where this binary is and whether new shells run it (cli/version.rs).
+    disable_version_flag = true
 )]
 pub struct Cli {
+    /// Print the version, where this binary is, and whether it is the copy in $CUDAUP_HOME/bin
+    /// that new shells run
+    #[arg(short = 'V', long)]
+    pub version: bool,
     #[command(flatten)]
     pub global: GlobalArgs,
     #[command(subcommand)]
@@ -187,6 +195,9 @@ pub fn run(
         Some(dir) => Source::Dir(dir.clone()),
         None => Source::Embedded,
     };
+    if cli.version {
+        return version::run(process, out);
+    }
     // `manifests check` must work on a catalog too broken to load.
     if let Some(Command::Manifests(cmd)) = &cli.command {
         return manifests::run(cmd, &source, &style, out);

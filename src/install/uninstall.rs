@@ -46,6 +46,12 @@ pub enum Step {
         /// The cache directory.
         dir: PathBuf,
     },
+    /// Remove cudaup's own copy (`$CUDAUP_HOME/bin/cudaup`): done after everything else, so an
+    /// interrupted uninstall can still be run again as `cudaup uninstall`.
+    SelfCopy {
+        /// The copy.
+        path: PathBuf,
+    },
 }
 
 impl std::fmt::Display for Step {
@@ -61,6 +67,9 @@ impl std::fmt::Display for Step {
             Step::RcFile { file } => write!(f, "take cudaup's lines out of {}", file.display()),
             Step::File { path } => write!(f, "remove {}", path.display()),
             Step::Cache { dir } => write!(f, "remove the download cache {}", dir.display()),
+            Step::SelfCopy { path } => {
+                write!(f, "remove cudaup's own copy {} (last)", path.display())
+            }
         }
     }
 }
@@ -113,6 +122,11 @@ pub fn plan(home: &Path, purge: bool) -> Vec<Step> {
             dir: home.join("cache"),
         });
     }
+    if crate::install::self_copy::receipt_path(home).is_file() {
+        steps.push(Step::SelfCopy {
+            path: crate::install::self_copy::target(home),
+        });
+    }
     steps
 }
 
@@ -159,6 +173,7 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
                 }
             }
             Step::Cache { dir } => remove_tree(dir)?,
+            Step::SelfCopy { .. } => {}
         }
     }
     if shell.hooks.is_empty() {
@@ -169,6 +184,15 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
         let _ = fs_err::remove_dir(home.join(d));
     }
     let _ = fs_err::remove_file(Active::path(home));
+    // cudaup's own copy last of all (a running binary's file can be unlinked on Linux).
+    if steps.iter().any(|s| matches!(s, Step::SelfCopy { .. })) {
+        if let crate::install::self_copy::Removed::Kept(path, why) =
+            crate::install::self_copy::remove(home)?
+        {
+            out.kept.push((path, why));
+        }
+        let _ = fs_err::remove_dir(home.join("receipts"));
+    }
     let _ = fs_err::remove_dir(home);
     Ok(out)
 }

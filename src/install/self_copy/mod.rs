@@ -58,6 +58,12 @@ pub fn target(home: &Path) -> PathBuf {
     })
 }
 
+/// The directory the env scripts put on `PATH` for cudaup: `bin/` once cudaup put its copy
+/// there (its receipt says so; a copy deleted since is doctor's to report, and harmless on PATH).
+pub fn on_path(home: &Path) -> Option<PathBuf> {
+    receipt_path(home).is_file().then(|| bin_dir(home))
+}
+
 /// Where its receipt lives.
 pub fn receipt_path(home: &Path) -> PathBuf {
     home.join("receipts").join(RECEIPT)
@@ -346,21 +352,76 @@ impl SelfCopyError {
     }
 }
 
-/// Checks that the copy can go in place, changing nothing: the error [`ensure`] would give.
-pub fn preflight(process: &Process, home: &Path) -> Result<(), SelfCopyError> {
-    let Some(running) = Running::of(process) else {
-        return Ok(());
+/// What [`ensure`] will do, worked out without changing anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    /// The installed copy's path — or, when cargo manages cudaup, cargo's binary.
+    pub path: PathBuf,
+    /// What will happen.
+    pub action: Action,
+    /// The version a replacement replaces, when the receipt names it.
+    pub previous_version: Option<String>,
+    /// An earlier copy of cudaup's that will be taken out of cargo's way.
+    pub remove: Option<PathBuf>,
+}
+
+impl Planned {
+    /// Whether [`ensure`] will change the disk.
+    pub fn changes(&self) -> bool {
+        matches!(self.action, Action::Installed | Action::Replaced) || self.remove.is_some()
+    }
+
+    /// Whether `$CUDAUP_HOME/bin` will hold cudaup.
+    pub fn in_home(&self) -> bool {
+        matches!(
+            self.action,
+            Action::Installed | Action::Replaced | Action::Unchanged | Action::Running
+        )
+    }
+
+    /// Whether there is something to do: the copy changes, or the env scripts do not put its
+    /// directory on PATH yet (or still do, after cargo took over).
+    pub fn pending(&self, home: &Path) -> bool {
+        let want = self.in_home().then(|| bin_dir(home));
+        self.changes() || crate::install::receipts::Active::read(home).cudaup_bin != want
+    }
+}
+
+/// What [`ensure`] would do, or the error it would give, changing nothing: install checks this
+/// before it changes anything, and the dry run and the wizard's preview show it.
+pub fn plan(process: &Process, home: &Path) -> Result<Planned, SelfCopyError> {
+    let planned = |path, action, previous_version, remove| Planned {
+        path,
+        action,
+        previous_version,
+        remove,
     };
-    if cargo_managed(process, running.path()).is_some() {
-        return Ok(());
+    let Some(running) = Running::of(process) else {
+        return Ok(planned(target(home), Action::Unknown, None, None));
+    };
+    let fail = |source| io_error(home, source);
+    if let Some(cargo) = cargo_managed(process, running.path()) {
+        let remove = match SelfReceipt::read(home) {
+            Some(_) => match inspect(home, None).map_err(fail)? {
+                Found::Ours(_) => Some(target(home)),
+                _ => None,
+            },
+            None => None,
+        };
+        return Ok(planned(cargo, Action::CargoManaged, None, remove));
     }
-    match inspect(home, Some(&running)).map_err(|source| io_error(home, source))? {
-        Found::Foreign(why) => Err(SelfCopyError::Foreign {
-            path: target(home),
-            why,
-        }),
-        _ => Ok(()),
-    }
+    Ok(match inspect(home, Some(&running)).map_err(fail)? {
+        Found::Foreign(why) => {
+            return Err(SelfCopyError::Foreign {
+                path: target(home),
+                why,
+            })
+        }
+        Found::Absent => planned(target(home), Action::Installed, None, None),
+        Found::Running => planned(target(home), Action::Running, None, None),
+        Found::Ours(c) if c.current => planned(target(home), Action::Unchanged, None, None),
+        Found::Ours(c) => planned(target(home), Action::Replaced, c.version, None),
+    })
 }
 
 /// Puts the running binary at `target(home)`: copied where there is none, replacing an earlier

@@ -118,7 +118,7 @@ fn a_file_cudaup_did_not_write_is_never_overwritten() {
     assert!(err
         .hint()
         .contains(&format!("mv {0} {0}.old", target.display())));
-    assert!(preflight(&w.process(&exe), &w.home()).is_err());
+    assert!(plan(&w.process(&exe), &w.home()).is_err());
     assert_eq!(
         fs_err::read(&target).unwrap(),
         b"#!/bin/sh\necho my own cudaup\n"
