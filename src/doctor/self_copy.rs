@@ -68,7 +68,7 @@ pub fn check(inputs: &Inputs<'_>) -> Option<Diagnosis> {
             sha256,
             version,
             running,
-            running_sha256,
+            running_size,
         } => {
             let other_version = version.as_deref().filter(|v| *v != VERSION);
             let (severity, message) = match (other_version, &version) {
@@ -105,9 +105,8 @@ pub fn check(inputs: &Inputs<'_>) -> Option<Diagnosis> {
                         .unwrap_or_default()
                 ))
                 .evidence(format!(
-                    "this binary:    {}, sha256 {}…, cudaup {VERSION}",
-                    running.display(),
-                    &running_sha256[..12]
+                    "this binary:    {}, {running_size} bytes, cudaup {VERSION}: not the same bytes",
+                    running.display()
                 ))
                 .fix(fix())
         }

@@ -90,6 +90,49 @@ pub struct SelfReceipt {
     /// killed before the rename leaves at the path, still cudaup's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replacing: Option<String>,
+    /// The copy's inode, size and times once it is in place: while they match, the file is the
+    /// one hashed, and checks need not read it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamp: Option<Stamp>,
+}
+
+/// What tells one version of a file from another without reading it: every write changes the
+/// modification and status-change times, and a replacement the inode (the idea of the unpacked
+/// cache's stamps). Unix only; elsewhere files are always hashed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    /// Device and inode.
+    pub dev: u64,
+    /// See `dev`.
+    pub ino: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time: seconds and nanoseconds.
+    pub mtime: [i64; 2],
+    /// Status-change time: seconds and nanoseconds.
+    pub ctime: [i64; 2],
+}
+
+impl Stamp {
+    /// The stamp of a file's metadata.
+    pub fn of(meta: &std::fs::Metadata) -> Option<Stamp> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Some(Stamp {
+                dev: meta.dev(),
+                ino: meta.ino(),
+                size: meta.size(),
+                mtime: [meta.mtime(), meta.mtime_nsec()],
+                ctime: [meta.ctime(), meta.ctime_nsec()],
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = meta;
+            None
+        }
+    }
 }
 
 impl SelfReceipt {
@@ -172,9 +215,10 @@ impl Running {
         same_file(&self.path, path)
     }
 
-    /// Whether the file at `path` (of `size` bytes and `sha256`) has this binary's bytes.
-    fn same_bytes(&self, size: u64, sha256: &str) -> bool {
-        self.size().is_ok_and(|s| s == size) && self.sha256().is_ok_and(|h| h == sha256)
+    /// Whether the file at `path` (of `size` bytes) has this binary's bytes. Compared byte for
+    /// byte, which says what equal sha256s would, without hashing either.
+    fn same_bytes(&self, path: &Path, size: u64) -> bool {
+        self.size().is_ok_and(|s| s == size) && same_contents(&self.path, path).unwrap_or(false)
     }
 }
 
@@ -226,10 +270,21 @@ pub fn inspect(home: &Path, running: Option<&Running>) -> io::Result<Found> {
     if running.is_some_and(|r| r.is(&target)) {
         return Ok(Found::Running);
     }
-    let sha256 = crate::fetch::sha256_file(&target)?;
     let size = meta.len();
-    let current = running.is_some_and(|r| r.same_bytes(size, &sha256));
     let receipt = SelfReceipt::read(home);
+    // A receipt whose stamp still matches names the file's sha256; otherwise it is read.
+    let stamped = receipt.as_ref().filter(|r| {
+        r.path == target
+            && r.size == size
+            && r.replacing.is_none()
+            && r.stamp.is_some()
+            && r.stamp == Stamp::of(&meta)
+    });
+    let sha256 = match stamped {
+        Some(r) => r.sha256.clone(),
+        None => crate::fetch::sha256_file(&target)?,
+    };
+    let current = running.is_some_and(|r| r.same_bytes(&target, size));
     if let Some(r) = receipt.as_ref().filter(|r| r.vouches_for(&target, &sha256)) {
         return Ok(Found::Ours(Copy {
             version: (r.sha256 == sha256).then(|| r.version.clone()),
@@ -503,17 +558,21 @@ pub fn install(home: &Path, running: &Running) -> Result<Installed, SelfCopyErro
 /// Rewrites the receipt when it does not already describe exactly the copy that is there.
 fn record_current(home: &Path, running: &Running, sha256: &str, size: u64) -> io::Result<()> {
     let target = target(home);
+    let stamp = Stamp::of(&fs_err::metadata(&target)?);
     let fine = SelfReceipt::read(home).is_some_and(|r| {
         r.path == target
             && r.sha256 == sha256
             && r.replacing.is_none()
             && r.version == VERSION
             && r.size == size
+            && r.stamp == stamp
     });
     if fine {
         return Ok(());
     }
-    receipt_for(&target, running, sha256, size, None).write(home)
+    let mut receipt = receipt_for(&target, running, sha256, size, None);
+    receipt.stamp = stamp;
+    receipt.write(home)
 }
 
 fn receipt_for(
@@ -534,6 +593,7 @@ fn receipt_for(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
         replacing,
+        stamp: None,
     }
 }
 
@@ -588,9 +648,10 @@ fn put_in_place(home: &Path, running: &Running, replacing: Option<String>) -> io
     })?;
     sync_dir(&dir);
     checkpoint::reach("self-copy-renamed");
-    if receipt.replacing.take().is_some() {
-        receipt.write(home)?;
-    }
+    // Final: nothing is being replaced any more, and the stamp spares later checks a rehash.
+    receipt.replacing = None;
+    receipt.stamp = Stamp::of(&fs_err::metadata(&target)?);
+    receipt.write(home)?;
     Ok(sha256)
 }
 
@@ -683,8 +744,8 @@ pub enum Health {
         version: Option<String>,
         /// The running binary.
         running: PathBuf,
-        /// The running binary's sha256.
-        running_sha256: String,
+        /// Its size.
+        running_size: u64,
     },
     /// cudaup installed a stack here but no copy of itself (an older cudaup did the install).
     NotInstalled {
@@ -738,7 +799,7 @@ pub fn health(process: &Process, home: &Path, stack_here: bool) -> io::Result<He
                 sha256: copy.sha256,
                 version: copy.version,
                 running: r.path().to_owned(),
-                running_sha256: r.sha256()?.to_owned(),
+                running_size: r.size()?,
             },
             None => Health::Fine,
         },
@@ -800,6 +861,35 @@ fn sync_dir(dir: &Path) {
     let _ = fs_err::File::open(dir).and_then(|d| d.sync_all());
     #[cfg(not(unix))]
     let _ = dir;
+}
+
+/// Whether the files at `a` and `b` hold the same bytes (read side by side, stopping at the first
+/// difference).
+fn same_contents(a: &Path, b: &Path) -> io::Result<bool> {
+    let (mut a, mut b) = (fs_err::File::open(a)?, fs_err::File::open(b)?);
+    let (mut x, mut y) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
+    loop {
+        let n = read_full(&mut a, &mut x)?;
+        let m = read_full(&mut b, &mut y)?;
+        if n != m || x[..n] != y[..m] {
+            return Ok(false);
+        }
+        if n == 0 {
+            return Ok(true);
+        }
+    }
+}
+
+/// Fills `buf` as far as the file goes; returns how much was read (short only at the end).
+fn read_full(file: &mut fs_err::File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read(&mut buf[filled..])? {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    Ok(filled)
 }
 
 /// Whether `a` and `b` are one file (the same inode on Unix; the same canonical path elsewhere).

@@ -177,6 +177,7 @@ fn every_state_a_crash_leaves_converges() {
         source: one.clone(),
         installed_at: 0,
         replacing: replacing.map(sha),
+        stamp: None,
     };
     let fresh = || {
         let _ = fs_err::remove_dir_all(&home);
@@ -376,12 +377,12 @@ fn health_names_a_missing_changed_stale_or_absent_copy() {
         Health::Stale {
             sha256,
             version,
-            running_sha256,
+            running_size,
             ..
         } => {
             assert_eq!(sha256, sha(b"build one"));
             assert_eq!(version.as_deref(), Some(VERSION));
-            assert_eq!(running_sha256, sha(b"build two"));
+            assert_eq!(running_size, 9);
         }
         other => panic!("{other:?}"),
     }
@@ -432,4 +433,33 @@ fn whereabouts_tell_the_installed_copy_from_another_build() {
     let unknown = Process::with_vars(Vec::<(String, String)>::new(), "/");
     assert_eq!(whereabouts(&unknown, &home), Whereabouts::Unknown);
     assert_eq!(ensure(&unknown, &home).unwrap().action, Action::Unknown);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_matching_stamp_spares_the_rehash_and_any_write_ends_it() {
+    let w = World::new();
+    let home = w.home();
+    let one = w.binary("one/cudaup", b"build one");
+    let two = w.binary("two/cudaup", b"build two");
+    ensure(&w.process(&one), &home).unwrap();
+    let mut receipt = SelfReceipt::read(&home).unwrap();
+    assert!(receipt.stamp.is_some());
+    // The stamp matches, so the recorded sha256 is taken as the file's (nothing reads it).
+    receipt.sha256 = "0".repeat(64);
+    receipt.write(&home).unwrap();
+    match inspect(&home, None).unwrap() {
+        Found::Ours(copy) => assert_eq!(copy.sha256, "0".repeat(64)),
+        other => panic!("{other:?}"),
+    }
+    // The same size, other bytes, written in place: the stamp no longer matches, the file is
+    // hashed, and it is nobody's copy but the user's.
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    fs_err::write(target(&home), b"build 1!!").unwrap();
+    assert!(matches!(
+        inspect(&home, Some(&Running::new(&two))).unwrap(),
+        Found::Foreign(_)
+    ));
+    assert!(ensure(&w.process(&two), &home).is_err());
+    assert_eq!(w.installed(), b"build 1!!");
 }
