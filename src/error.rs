@@ -75,7 +75,7 @@ pub enum Error {
 
     /// cudaup's own copy could not be put in `$CUDAUP_HOME/bin`.
     #[error("{err}\nhint: {hint}", err = .0, hint = .0.hint())]
-    SelfCopy(#[from] crate::install::self_copy::SelfCopyError),
+    SelfCopy(crate::install::self_copy::SelfCopyError),
 
     /// An external command could not be run.
     #[error("could not run `{program}`: {message}")]
@@ -103,6 +103,13 @@ impl Error {
             },
             Error::Install(e) => install_code(e),
         }
+    }
+}
+
+// Not `#[from]`: that would make the inner error the source, and main would print it twice.
+impl From<crate::install::self_copy::SelfCopyError> for Error {
+    fn from(e: crate::install::self_copy::SelfCopyError) -> Self {
+        Error::SelfCopy(e)
     }
 }
 

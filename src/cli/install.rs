@@ -680,8 +680,14 @@ pub(super) fn run_install(
             super::env::hook(process, &home, &shells)?
         };
         if talk {
+            // Each file got its own shell's line (fish's `source …/env.fish`, not sh's).
+            let lines = crate::shell::hooks(process, &home, &crate::shell::Shell::ALL);
             for f in &rc_changed {
-                writeln!(out, "  added to {}: {source}", f.display())?;
+                let line = lines
+                    .iter()
+                    .find(|h| &h.file == f)
+                    .map_or(&source, |h| &h.line);
+                writeln!(out, "  added to {}: {line}", f.display())?;
             }
             if cudaup.in_home() {
                 let hooked = !args.no_modify_path

@@ -130,11 +130,12 @@ Exit code 4 when any check failed; checks that cannot apply here are skipped, no
     /// cudaup's installed files), each with its evidence and fix
     Doctor(doctor::DoctorArgs),
     /// Put back what is broken, from the receipts: toolkit files (from the cache first, else
-    /// fetched again), the planned framework over a damaged or CPU-only one, the env scripts and
-    /// rc-file lines. A second repair finds nothing to do
+    /// fetched again), the planned framework over a damaged or CPU-only one, the env scripts,
+    /// rc-file lines and cudaup's own copy in $CUDAUP_HOME/bin. A second repair finds nothing to do
     Repair(repair::RepairArgs),
     /// Remove everything cudaup installed — toolkits, the venvs it created, env scripts, rc-file
-    /// lines (restored byte for byte), and the download cache with --purge — and nothing else
+    /// lines (restored byte for byte), the download cache with --purge, and last its own copy in
+    /// $CUDAUP_HOME/bin — and nothing else
     Uninstall(uninstall::UninstallArgs),
     /// Offline mirrors of NVIDIA's download layout
     #[command(subcommand)]

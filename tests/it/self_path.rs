@@ -376,7 +376,7 @@ fn a_file_cudaup_did_not_write_stops_the_install_before_anything_changes() {
         assert_eq!(run.code, 1, "{extra:?}: {}\n{}", run.stdout, run.stderr);
         assert!(
             run.stderr.contains(&format!(
-                "error: {} is not a copy cudaup installed (no receipt of cudaup's names it, and it is not this cudaup",
+                "error: {} is not a copy cudaup installed: no receipt of cudaup's names it, and it is not this cudaup (sha256 ",
                 copy.display()
             )),
             "{}",
@@ -386,6 +386,11 @@ fn a_file_cudaup_did_not_write_stops_the_install_before_anything_changes() {
             run.stderr
                 .contains(&format!("hint: cudaup never overwrites a file it did not write. If that one is yours and you want cudaup there, move it away (mv {0} {0}.old)", copy.display())),
             "{}",
+            run.stderr
+        );
+        assert!(
+            !run.stderr.contains("caused by"),
+            "said once: {}",
             run.stderr
         );
         assert_eq!(snapshot(m.home()), before, "{extra:?}: nothing changed");

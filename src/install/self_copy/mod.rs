@@ -371,7 +371,7 @@ impl Installed {
 #[derive(Debug, thiserror::Error)]
 pub enum SelfCopyError {
     /// A file cudaup did not write stands where the copy goes.
-    #[error("{} is not a copy cudaup installed ({why}): it is left as it is", path.display())]
+    #[error("{} is not a copy cudaup installed: {why}; it is left as it is", path.display())]
     Foreign {
         /// The path.
         path: PathBuf,
