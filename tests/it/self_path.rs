@@ -8,10 +8,8 @@
 //! Tests that start real shells are named `needs_shells_*`; a shell that is not installed is
 //! skipped, and each test prints how many it checked and which it skipped.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use crate::common::*;
 
@@ -20,12 +18,18 @@ const H200: &str = concat!(
     "/tests/fixtures/h200-detect.json"
 );
 
-/// The login shells a user may open, as (program, what it reads here).
-const SHELLS: [(&str, &str); 4] = [
+/// The login shells a user may open, as (program, what it reads here). `sh` is dash on Debian:
+/// as a login shell it reads ~/.profile (a non-login sh reads only $ENV, and inherits PATH from
+/// the login shell it was started from).
+const SHELLS: [(&str, &str); 5] = [
     ("bash", "~/.profile"),
     ("zsh", "~/.zshenv"),
     ("fish", "~/.config/fish/conf.d/cudaup.fish"),
     ("sh", "~/.profile"),
+    (
+        "pwsh",
+        "~/.config/powershell/Microsoft.PowerShell_profile.ps1",
+    ),
 ];
 
 /// A user's home (HOME) with cudaup's at its default place, and a mirror to install from.
@@ -59,24 +63,9 @@ impl Machine {
 
     /// Runs `exe` (the test binary, or a copy of it) with a scrubbed environment.
     fn run_with(&self, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = Command::new(exe);
-        cmd.args(args)
-            .current_dir(self.home())
-            .env_clear()
-            .env("HOME", self.home())
-            .env("PATH", "/usr/bin:/bin")
-            .env("NO_COLOR", "1")
-            .env("CUDAUP_NO_NVML", "1")
-            .env("CUDAUP_TEST_NO_RETRY_DELAY", "1");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().expect("cudaup runs");
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        let mut all = vec![("CUDAUP_TEST_NO_RETRY_DELAY", "1")];
+        all.extend_from_slice(env);
+        cudaup_exe(exe, args, self.home(), &all)
     }
 
     fn run(&self, args: &[&str]) -> Run {
@@ -153,12 +142,19 @@ fn login_shells_find(test: &str, home: &Path, expected: &Path) -> usize {
             skipped.push(shell);
             continue;
         };
-        let script = match shell {
-            "fish" => "command -v cudaup; and cudaup --version",
-            _ => "command -v cudaup && cudaup --version",
+        let args = match shell {
+            "fish" => vec!["-l", "-c", "command -v cudaup; and cudaup --version"],
+            // -Login must come first; the profile is read unless -NoProfile.
+            "pwsh" => vec![
+                "-Login",
+                "-NoLogo",
+                "-Command",
+                "(Get-Command cudaup -CommandType Application).Source; cudaup --version",
+            ],
+            _ => vec!["-l", "-c", "command -v cudaup && cudaup --version"],
         };
         let out = Command::new(&program)
-            .args(["-l", "-c", script])
+            .args(&args)
             .current_dir(home)
             .env_clear()
             .env("HOME", home)
@@ -443,44 +439,14 @@ fn killed_between_the_copy_and_its_receipt_a_rerun_converges() {
         }
         let mut args = m.install_args();
         args.push("--no-modify-path".into());
-        let mut child = Command::new(&two)
-            .args(&args)
+        let mut cmd = Command::new(&two);
+        cmd.args(&args)
             .current_dir(m.home())
             .env_clear()
             .env("HOME", m.home())
             .env("PATH", "/usr/bin:/bin")
-            .env("CUDAUP_NO_NVML", "1")
-            .env("CUDAUP_TEST_CHECKPOINT", checkpoint)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let started = Instant::now();
-        let mut seen = Vec::new();
-        loop {
-            match rx.recv_timeout(Duration::from_millis(200)) {
-                Ok(line) if line.contains("parked at checkpoint") => break,
-                Ok(line) => seen.push(line),
-                Err(_) => {}
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(120),
-                "{checkpoint}: never parked: {seen:?}"
-            );
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "{checkpoint}: exited early: {seen:?}"
-            );
-        }
-        child.kill().unwrap();
-        child.wait().unwrap();
+            .env("CUDAUP_NO_NVML", "1");
+        kill_at_checkpoint(cmd, checkpoint);
         let what = format!(
             "{checkpoint}, replacing {replacing}, re-run by {}",
             rerun.display()

@@ -463,3 +463,36 @@ fn a_matching_stamp_spares_the_rehash_and_any_write_ends_it() {
     assert!(ensure(&w.process(&two), &home).is_err());
     assert_eq!(w.installed(), b"build 1!!");
 }
+
+#[test]
+fn every_shells_env_script_puts_the_copy_on_path_with_or_without_a_toolkit() {
+    use crate::install::receipts::Active;
+    use crate::shell::{script, Shell};
+    let bin = PathBuf::from("/h/cudaup/bin");
+    let alone = Active {
+        toolkit: None,
+        cudaup_bin: Some(bin.clone()),
+    };
+    for shell in Shell::ALL {
+        let text = script(shell, &alone.spec());
+        assert!(text.contains("'/h/cudaup/bin'"), "{shell}:\n{text}");
+        assert!(
+            !text.contains("CUDA_HOME") && !text.contains("LD_LIBRARY_PATH"),
+            "{shell}:\n{text}"
+        );
+    }
+    let both = Active {
+        toolkit: Some(PathBuf::from("/opt/cuda")),
+        cudaup_bin: Some(bin),
+    };
+    assert_eq!(
+        both.spec().path,
+        [
+            PathBuf::from("/opt/cuda/bin"),
+            PathBuf::from("/h/cudaup/bin")
+        ]
+    );
+    // An active.json written before cudaup copied itself reads back without the field.
+    let old: Active = serde_json::from_str(r#"{"toolkit":"/opt/cuda"}"#).unwrap();
+    assert_eq!(old.cudaup_bin, None);
+}
