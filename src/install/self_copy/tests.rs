@@ -2,6 +2,9 @@
 //! the path never is, and every state a crash can leave converges.
 
 use super::*;
+use crate::world::process::Process;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
 
 /// A home, and "binaries" (any bytes will do: nothing here runs them).
 struct World {
