@@ -51,6 +51,8 @@ pub enum Step {
     SelfCopy {
         /// The copy.
         path: PathBuf,
+        /// Why it stays instead (it is no longer the copy cudaup wrote): only its receipt goes.
+        keep: Option<String>,
     },
 }
 
@@ -67,9 +69,17 @@ impl std::fmt::Display for Step {
             Step::RcFile { file } => write!(f, "take cudaup's lines out of {}", file.display()),
             Step::File { path } => write!(f, "remove {}", path.display()),
             Step::Cache { dir } => write!(f, "remove the download cache {}", dir.display()),
-            Step::SelfCopy { path } => {
+            Step::SelfCopy { path, keep: None } => {
                 write!(f, "remove cudaup's own copy {} (last)", path.display())
             }
+            Step::SelfCopy {
+                path,
+                keep: Some(why),
+            } => write!(
+                f,
+                "leave {} in place ({why}) and forget cudaup's copy",
+                path.display()
+            ),
         }
     }
 }
@@ -123,8 +133,15 @@ pub fn plan(home: &Path, purge: bool) -> Vec<Step> {
         });
     }
     if crate::install::self_copy::receipt_path(home).is_file() {
+        use crate::install::self_copy::{inspect, target, Found};
+        let keep = match inspect(home, None) {
+            Ok(Found::Foreign(why)) => Some(why),
+            Err(e) => Some(format!("it cannot be read: {e}")),
+            Ok(_) => None,
+        };
         steps.push(Step::SelfCopy {
-            path: crate::install::self_copy::target(home),
+            path: target(home),
+            keep,
         });
     }
     steps

@@ -564,6 +564,40 @@ fn doctor_finds_a_missing_or_stale_copy_and_repair_puts_it_back() {
     assert!(same_bytes(&copy, Path::new(env!("CARGO_BIN_EXE_cudaup"))));
     let clean = m.run(&["doctor", "--json"]);
     assert!(!clean.stdout.contains("self-copy"), "{}", clean.stdout);
+
+    // Someone replaced the copy with a script of their own: it is theirs now. Doctor says so,
+    // repair leaves it, uninstall leaves it and forgets cudaup's copy.
+    let theirs = b"#!/bin/sh\nexec /opt/other/cudaup \"$@\"\n";
+    fs_err::write(&copy, theirs).unwrap();
+    let human = m.run(&["doctor"]);
+    assert!(
+        human.stdout.contains("warning [self-copy-changed]"),
+        "{}",
+        human.stdout
+    );
+    assert!(m
+        .run(&["repair", "--yes"])
+        .stdout
+        .contains("nothing to repair"));
+    let dry = m.run(&["uninstall", "--dry-run"]);
+    assert!(
+        dry.stdout.contains(&format!(
+            "  - leave {} in place (its sha256 ",
+            copy.display()
+        )),
+        "{}",
+        dry.stdout
+    );
+    let gone = m.run(&["uninstall", "--yes"]);
+    ok(&gone);
+    assert!(
+        gone.stdout
+            .contains(&format!("left in place: {}", copy.display())),
+        "{}",
+        gone.stdout
+    );
+    assert_eq!(fs_err::read(&copy).unwrap(), theirs);
+    assert!(!m.cudaup_home().join("receipts").exists());
 }
 
 #[test]

@@ -86,13 +86,19 @@ pub fn inspect(home: &Path, running: Option<&Running>) -> io::Result<Found> {
         }));
     }
     let short = &sha256[..12];
+    let nor_this = if running.is_some() {
+        " nor this cudaup's"
+    } else {
+        ""
+    };
     Ok(Found::Foreign(match receipt {
         Some(r) if r.path == target => format!(
-            "its sha256 {short}… is neither the copy cudaup recorded ({}…) nor this cudaup's",
+            "its sha256 {short}… is not the copy cudaup recorded ({}…){nor_this}",
             &r.sha256[..r.sha256.len().min(12)]
         ),
-        _ => {
+        _ if running.is_some() => {
             format!("no receipt of cudaup's names it, and it is not this cudaup (sha256 {short}…)")
         }
+        _ => format!("no receipt of cudaup's names it (sha256 {short}…)"),
     }))
 }

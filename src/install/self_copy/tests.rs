@@ -135,8 +135,7 @@ fn a_file_cudaup_did_not_write_is_never_overwritten() {
     let other = w.binary("other/cudaup", b"build two");
     let err = ensure(&w.process(&other), &w.home()).unwrap_err();
     assert!(
-        err.to_string()
-            .contains("is neither the copy cudaup recorded"),
+        err.to_string().contains("is not the copy cudaup recorded"),
         "{err}"
     );
     assert_eq!(fs_err::read(&target).unwrap(), b"patched by hand");
