@@ -3,12 +3,18 @@
 
 mod check;
 mod components;
+mod cross;
 mod cuda;
 mod cudnn;
+mod date;
 mod drivers;
 mod gpus;
+mod meta;
 mod pytorch;
+mod select;
+mod spec;
 mod tensorflow;
+pub mod update;
 
 use std::path::{Path, PathBuf};
 
@@ -20,13 +26,23 @@ pub use check::{check, Problem};
 pub use components::{ComponentsManifest, ToolkitComponents};
 pub use cuda::{CudaMajor, CudaManifest, CudaRelease, CudaSeries};
 pub use cudnn::{CudnnManifest, CudnnRelease};
-pub use drivers::{ArchitectureDrivers, Branch, DriverManifest, OpenModule, PackageRule};
+pub use date::Date;
+pub use drivers::{
+    ArchitectureDrivers, Branch, DriverManifest, GpuFloor, OpenModule, PackageRule, Preference,
+};
 pub use gpus::{Chip, Device, GpuTable, KnownGpu};
+pub use meta::{CatalogMeta, Part, Probe};
 pub use pytorch::{Kernels, PytorchManifest, TorchRelease, TorchVariant};
+pub use select::{select, Selection};
+pub use spec::{Clause, Op, Requirement, Spec};
 pub use tensorflow::{TensorflowManifest, TfRelease};
+
+/// A catalog older than this many days makes `plan` suggest `cudaup manifests update`.
+pub const STALE_AFTER_DAYS: i64 = 90;
 
 /// The manifests compiled into the binary, by file name.
 pub const EMBEDDED: &[(&str, &str)] = &[
+    ("catalog.toml", include_str!("../../manifests/catalog.toml")),
     ("gpus.toml", include_str!("../../manifests/gpus.toml")),
     ("cuda.toml", include_str!("../../manifests/cuda.toml")),
     ("drivers.toml", include_str!("../../manifests/drivers.toml")),
@@ -68,12 +84,21 @@ pub struct Catalog {
     pub tensorflow: TensorflowManifest,
     /// Toolkit components per CUDA major.
     pub components: ComponentsManifest,
+    /// The catalog's date and sources.
+    pub meta: CatalogMeta,
+    /// Where it was read from, for `plan` and `manifests status` (`embedded`, a directory).
+    pub origin: String,
 }
 
 impl Catalog {
     /// Loads every manifest from `source`.
     pub fn load(source: &Source) -> Result<Self> {
         Ok(Self {
+            meta: load_one(source, "catalog.toml")?,
+            origin: match source {
+                Source::Embedded => "embedded".to_owned(),
+                Source::Dir(d) => d.display().to_string(),
+            },
             gpus: load_one(source, "gpus.toml")?,
             cuda: load_one(source, "cuda.toml")?,
             drivers: load_one(source, "drivers.toml")?,
@@ -88,6 +113,16 @@ impl Catalog {
     pub fn embedded() -> Self {
         Self::load(&Source::Embedded).expect("the embedded catalog is valid (tested)")
     }
+
+    /// How many days old the catalog is on `today`.
+    pub fn age_days(&self, today: &Date) -> i64 {
+        self.meta.date.days_until(today)
+    }
+}
+
+/// The text of one embedded manifest.
+pub fn embedded_text(name: &str) -> Option<&'static str> {
+    EMBEDDED.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
 }
 
 /// Reads and parses one manifest file, naming the file and position of any error.

@@ -1,0 +1,1 @@
+//! `cudaup manifests update`: read the publishers' own data and write a refreshed catalog.
