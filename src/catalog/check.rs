@@ -143,6 +143,7 @@ pub fn check(source: &Source) -> Vec<Problem> {
         components,
         meta,
         origin: String::new(),
+        notes: Vec::new(),
     };
     cross_check(&catalog, &texts, &mut problems);
     sources_check(&texts, &mut problems);

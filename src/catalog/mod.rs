@@ -11,7 +11,7 @@ mod drivers;
 mod gpus;
 mod meta;
 mod pytorch;
-mod select;
+pub mod select;
 mod spec;
 mod tensorflow;
 pub mod update;
@@ -88,6 +88,8 @@ pub struct Catalog {
     pub meta: CatalogMeta,
     /// Where it was read from, for `plan` and `manifests status` (`embedded`, a directory).
     pub origin: String,
+    /// What the user should know about the choice of catalog (a refreshed one not used).
+    pub notes: Vec<String>,
 }
 
 impl Catalog {
@@ -99,6 +101,7 @@ impl Catalog {
                 Source::Embedded => "embedded".to_owned(),
                 Source::Dir(d) => d.display().to_string(),
             },
+            notes: Vec::new(),
             gpus: load_one(source, "gpus.toml")?,
             cuda: load_one(source, "cuda.toml")?,
             drivers: load_one(source, "drivers.toml")?,

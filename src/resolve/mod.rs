@@ -77,6 +77,7 @@ pub fn resolve_on(system: &System, req: &Request, catalog: &Catalog, today: Date
         date: catalog.meta.date.to_string(),
         age_days: age,
     };
+    plan.warnings.extend(catalog.notes.iter().cloned());
     if age > STALE_AFTER_DAYS {
         plan.warnings.push(format!(
             "the compatibility catalog is from {} ({age} days old): newer CUDA, cuDNN, drivers and frameworks may exist; `cudaup manifests update` reads the publishers' sources",

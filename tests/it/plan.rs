@@ -1094,8 +1094,19 @@ fn plan_json_has_the_contract_shape() {
     keys.sort_unstable();
     assert_eq!(
         keys,
-        ["components", "profile", "reasons", "status", "warnings"]
+        [
+            "catalog",
+            "components",
+            "constraints",
+            "profile",
+            "reasons",
+            "status",
+            "warnings"
+        ]
     );
+    assert_eq!(j["catalog"]["origin"], "embedded");
+    assert!(j["catalog"]["date"].as_str().unwrap().starts_with("20"));
+    assert!(j["constraints"].is_array());
     assert_eq!(j["status"], "ok");
     assert_eq!(j["profile"], "full");
     for c in j["components"].as_array().unwrap() {
