@@ -66,7 +66,13 @@ pub enum UpdateError {
 
 impl UpdateError {
     fn from_fetch(url: &Location, e: FetchError) -> Self {
-        let message = e.to_string();
+        let u = url.to_string();
+        let full = e.to_string();
+        // The fetch error repeats the URL; the report names it once.
+        let message = full
+            .strip_prefix(&format!("{u}: "))
+            .unwrap_or(&full)
+            .to_owned();
         if e.is_verification() {
             UpdateError::BadData {
                 url: url.to_string(),

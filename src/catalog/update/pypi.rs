@@ -340,14 +340,11 @@ pub fn metadata(net: &mut Net<'_>, file: &WheelFile) -> Result<Metadata, UpdateE
         return Metadata::parse(&String::from_utf8_lossy(&bytes), &url.to_string())
             .map_err(|m| bad(&url.to_string(), m));
     }
-    let entries = zip::directory(net, &file.url)?;
-    let member = entries
-        .iter()
-        .find(|e| {
-            e.name.ends_with(".dist-info/METADATA") && e.name.matches('/').count() == 1
-        })
-        .ok_or_else(|| bad(&file.url.to_string(), "the wheel has no .dist-info/METADATA".into()))?;
-    let bytes = zip::read(net, &file.url, member)?;
+    let member = zip::find(net, &file.url, &|e| {
+        e.name.ends_with(".dist-info/METADATA") && e.name.matches('/').count() == 1
+    })?
+    .ok_or_else(|| bad(&file.url.to_string(), "the wheel has no .dist-info/METADATA".into()))?;
+    let bytes = zip::read(net, &file.url, &member)?;
     let url = format!("{}#{}", file.url, member.name);
     Metadata::parse(&String::from_utf8_lossy(&bytes), &url).map_err(|m| bad(&url, m))
 }
@@ -512,7 +509,7 @@ pub fn read(
                 .requires_python
                 .as_deref()
                 .or(w.requires_python.as_deref())
-                .and_then(|r| crate::catalog::Spec::parse(r))
+                .and_then(crate::catalog::Spec::parse)
                 .and_then(|s| s.floor().cloned()),
             python_max: m.pythons.last().cloned(),
             cuda: torch_cuda(&m),
@@ -556,7 +553,7 @@ pub fn read(
             python_min: m
                 .requires_python
                 .as_deref()
-                .and_then(|r| crate::catalog::Spec::parse(r))
+                .and_then(crate::catalog::Spec::parse)
                 .and_then(|s| s.floor().cloned()),
             python_max: m.pythons.last().cloned(),
             and_cuda: m

@@ -46,8 +46,72 @@ fn u64_at(b: &[u8], i: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(i..i + 8)?.try_into().ok()?))
 }
 
+/// The central directory's location: `(offset, size, total file size)`, and the tail read.
+struct Layout {
+    offset: u64,
+    size: u64,
+    total: u64,
+    tail: Vec<u8>,
+}
+
+impl Layout {
+    fn tail_start(&self) -> u64 {
+        self.total - self.tail.len() as u64
+    }
+}
+
+/// The member `wanted` picks, reading as little of the central directory as possible: wheels put
+/// `.dist-info/` last, so its records are usually in the directory's last 64 KiB (torch's whole
+/// directory is 1.2 MB).
+pub fn find(
+    net: &mut Net<'_>,
+    url: &Location,
+    wanted: &dyn Fn(&Entry) -> bool,
+) -> Result<Option<Entry>, UpdateError> {
+    let l = layout(net, url)?;
+    const PART: u64 = 64 * 1024;
+    if l.size > PART {
+        let start = l.offset + l.size - PART;
+        let part = slice(net, url, &l, start, PART)?;
+        // The first record signature from which the records chain exactly to the end.
+        let found = part
+            .windows(4)
+            .enumerate()
+            .filter(|(_, w)| *w == b"PK\x01\x02")
+            .find_map(|(i, _)| parse_directory(&part[i..]));
+        if let Some(e) = found.and_then(|entries| entries.into_iter().find(|e| wanted(e))) {
+            return Ok(Some(e));
+        }
+        // Some wheels (TensorFlow's) put `.dist-info/` first instead.
+        let head = slice(net, url, &l, l.offset, PART)?;
+        if let Some(e) = parse_records(&head).into_iter().find(|e| wanted(e)) {
+            return Ok(Some(e));
+        }
+    }
+    Ok(entries(net, url, &l)?.into_iter().find(|e| wanted(e)))
+}
+
 /// The central directory of the zip at `url`.
 pub fn directory(net: &mut Net<'_>, url: &Location) -> Result<Vec<Entry>, UpdateError> {
+    let l = layout(net, url)?;
+    entries(net, url, &l)
+}
+
+fn slice(net: &mut Net<'_>, url: &Location, l: &Layout, start: u64, len: u64) -> Result<Vec<u8>, UpdateError> {
+    if start >= l.tail_start() {
+        let a = (start - l.tail_start()) as usize;
+        Ok(l.tail[a..a + len as usize].to_vec())
+    } else {
+        Ok(net.range(url, Some(start), len)?.0)
+    }
+}
+
+fn entries(net: &mut Net<'_>, url: &Location, l: &Layout) -> Result<Vec<Entry>, UpdateError> {
+    let dir = slice(net, url, l, l.offset, l.size)?;
+    parse_directory(&dir).ok_or_else(|| bad(url, "the central directory does not parse"))
+}
+
+fn layout(net: &mut Net<'_>, url: &Location) -> Result<Layout, UpdateError> {
     let (tail, total) = net.range(url, None, TAIL)?;
     let eocd = tail
         .windows(4)
@@ -78,19 +142,40 @@ pub fn directory(net: &mut Net<'_>, url: &Location) -> Result<Vec<Entry>, Update
             format!("central directory of {size} bytes at {offset} does not fit a {total}-byte file"),
         ));
     }
-    let tail_start = total - tail.len() as u64;
-    let dir = if offset >= tail_start {
-        tail[(offset - tail_start) as usize..(offset - tail_start + size) as usize].to_vec()
-    } else {
-        net.range(url, Some(offset), size)?.0
-    };
-    parse_directory(&dir).ok_or_else(|| bad(url, "the central directory does not parse"))
+    Ok(Layout {
+        offset,
+        size,
+        total,
+        tail,
+    })
+}
+
+/// The whole records at the start of `dir` (a directory's first bytes).
+fn parse_records(dir: &[u8]) -> Vec<Entry> {
+    let (entries, _) = records(dir);
+    entries
 }
 
 fn parse_directory(dir: &[u8]) -> Option<Vec<Entry>> {
+    let (entries, end) = records(dir);
+    // The records must fill the directory exactly; anything left over is not a directory.
+    (end == dir.len()).then_some(entries)
+}
+
+/// Records from the start of `dir`, and where the last whole one ends.
+fn records(dir: &[u8]) -> (Vec<Entry>, usize) {
     let mut out = Vec::new();
     let mut p = 0;
-    while p + 46 <= dir.len() {
+    while let Some((e, next)) = record(dir, p) {
+        out.push(e);
+        p = next;
+    }
+    (out, p)
+}
+
+/// The record at `p`, and where the next begins.
+fn record(dir: &[u8], p: usize) -> Option<(Entry, usize)> {
+    {
         if dir.get(p..p + 4)? != b"PK\x01\x02" {
             return None;
         }
@@ -118,17 +203,18 @@ fn parse_directory(dir: &[u8]) -> Option<Vec<Entry>> {
             }
             q += 4 + len;
         }
-        out.push(Entry {
-            name,
-            method,
-            compressed,
-            size,
-            offset,
-        });
-        p += 46 + name_len + extra_len + comment_len;
+        let next = p + 46 + name_len + extra_len + comment_len;
+        (next <= dir.len()).then_some((
+            Entry {
+                name,
+                method,
+                compressed,
+                size,
+                offset,
+            },
+            next,
+        ))
     }
-    // The records must fill the directory exactly; anything left over is not a directory.
-    (p == dir.len()).then_some(out)
 }
 
 /// The inflated bytes of `entry`.
@@ -202,6 +288,33 @@ mod tests {
             .unwrap();
         assert_eq!(read(&mut net, &loc, meta).unwrap(), b"Name: x\nVersion: 1.0\n");
         assert!(net.bytes < 70_000, "read {} bytes", net.bytes);
+        let found = find(&mut net, &loc, &|e| e.name.ends_with("METADATA")).unwrap();
+        assert_eq!(found.as_ref(), Some(meta));
+    }
+
+    #[test]
+    fn a_big_directory_is_read_from_its_tail_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("many-1.0-py3-none-any.whl");
+        {
+            let f = fs_err::File::create(&path).unwrap();
+            let mut z = zip::ZipWriter::new(f);
+            let opts = zip::write::SimpleFileOptions::default();
+            for i in 0..3000 {
+                z.start_file(format!("many/a/rather/long/path/to/module_{i:05}.py"), opts).unwrap();
+            }
+            z.start_file("many-1.0.dist-info/METADATA", opts).unwrap();
+            std::io::Write::write_all(&mut z, b"Name: many\nVersion: 1.0\n").unwrap();
+            z.finish().unwrap();
+        }
+        let fetcher = super::super::tests::fetcher(dir.path());
+        let mut net = Net::new(&fetcher);
+        let loc = Location::File(path);
+        let e = find(&mut net, &loc, &|e| e.name.ends_with(".dist-info/METADATA"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(read(&mut net, &loc, &e).unwrap(), b"Name: many\nVersion: 1.0\n");
+        assert!(net.bytes < 140_000, "read {} bytes of a bigger directory", net.bytes);
     }
 
     #[test]
