@@ -8,8 +8,7 @@ use serde::de::DeserializeOwned;
 
 use super::{
     describe_toml_error, line_col, Catalog, CatalogMeta, ComponentsManifest, CudaManifest,
-    CudnnManifest, DriverManifest, GpuTable, PytorchManifest, Source,
-    TensorflowManifest, EMBEDDED,
+    CudnnManifest, DriverManifest, GpuTable, PytorchManifest, Source, TensorflowManifest, EMBEDDED,
 };
 
 /// One problem in a catalog.
@@ -129,7 +128,9 @@ pub fn check(source: &Source) -> Vec<Problem> {
         Some(tensorflow),
         Some(components),
         Some(meta),
-    ) = (gpus, cuda, drivers, cudnn, pytorch, tensorflow, components, meta)
+    ) = (
+        gpus, cuda, drivers, cudnn, pytorch, tensorflow, components, meta,
+    )
     else {
         return problems;
     };

@@ -138,7 +138,10 @@ fn drivers(c: &Catalog, p: &mut Report<'_>) {
             p(
                 "drivers.toml",
                 &needle,
-                format!("branch {}: latest {l} is not a {} release", b.branch, b.branch),
+                format!(
+                    "branch {}: latest {l} is not a {} release",
+                    b.branch, b.branch
+                ),
             );
         }
         if b.open_only {
@@ -188,9 +191,9 @@ fn cudnn(c: &Catalog, p: &mut Report<'_>) {
         let majors: Vec<u32> = r.cuda.clauses.iter().map(|c| c.version.major()).collect();
         let floor = r.cuda.floor();
         let agrees = floor.is_some_and(|f| f.major().to_string() == r.cuda_variant)
-            && majors
-                .iter()
-                .all(|m| m.to_string() == r.cuda_variant || *m == floor.map_or(0, |f| f.major() + 1));
+            && majors.iter().all(|m| {
+                m.to_string() == r.cuda_variant || *m == floor.map_or(0, |f| f.major() + 1)
+            });
         if !agrees {
             p(
                 "cudnn.toml",

@@ -126,11 +126,7 @@ impl CudaManifest {
 
     /// The series whose compute-capability range holds `cc`, oldest first.
     pub fn series_building_for(&self, cc: &Version) -> Vec<&CudaSeries> {
-        let mut s: Vec<_> = self
-            .series
-            .iter()
-            .filter(|s| s.builds_for(cc))
-            .collect();
+        let mut s: Vec<_> = self.series.iter().filter(|s| s.builds_for(cc)).collect();
         s.sort_by(|a, b| a.version.cmp(&b.version));
         s
     }

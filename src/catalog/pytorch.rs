@@ -80,8 +80,11 @@ impl TorchRelease {
     /// The variants for `platform`; a release with no row for it falls back to its
     /// `linux-x86_64` rows (the only ones catalogued so far), as before platform keys.
     pub fn variants_for(&self, platform: &str) -> Vec<&TorchVariant> {
-        let own: Vec<&TorchVariant> =
-            self.variant.iter().filter(|v| v.platform == platform).collect();
+        let own: Vec<&TorchVariant> = self
+            .variant
+            .iter()
+            .filter(|v| v.platform == platform)
+            .collect();
         if own.is_empty() {
             self.variant
                 .iter()

@@ -93,8 +93,8 @@ pub fn select(manifests_flag: Option<&Path>, home: Option<&Path>) -> Selection {
 pub fn verify(dir: &Path) -> std::result::Result<CatalogMeta, String> {
     let text = fs_err::read_to_string(dir.join("catalog.toml"))
         .map_err(|e| format!("cannot read its catalog.toml ({})", e.kind()))?;
-    let meta: CatalogMeta =
-        toml::from_str(&text).map_err(|e| format!("its catalog.toml is broken ({})", e.message()))?;
+    let meta: CatalogMeta = toml::from_str(&text)
+        .map_err(|e| format!("its catalog.toml is broken ({})", e.message()))?;
     for (name, _) in EMBEDDED.iter().filter(|(n, _)| *n != "catalog.toml") {
         let want = meta
             .files

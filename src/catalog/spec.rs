@@ -50,7 +50,11 @@ impl Spec {
     /// Parses `>=13.0,<14`, `(==9.3.0.75)`, `<10.0, >=9.3.0.75`; `None` if any clause is not
     /// understood (an unparsed specifier must never widen what is allowed).
     pub fn parse(s: &str) -> Option<Self> {
-        let inner = s.trim().trim_start_matches('(').trim_end_matches(')').trim();
+        let inner = s
+            .trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .trim();
         let mut clauses = Vec::new();
         for part in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (op, rest) = [
@@ -270,26 +274,32 @@ mod tests {
         assert!(Spec::parse("~=3.9.0").unwrap().contains(&v("3.9.4")));
         assert!(!Spec::parse("~=3.9.0").unwrap().contains(&v("3.10.0")));
         assert_eq!(tf.floor(), Some(&v("9.3.0.75")));
-        assert!(Spec::parse(">=1.0b1").is_none(), "pre-releases are not understood");
+        assert!(
+            Spec::parse(">=1.0b1").is_none(),
+            "pre-releases are not understood"
+        );
         assert!(Spec::parse("=>13").is_none());
         assert!(Spec::parse("").unwrap().contains(&v("1")));
     }
 
     #[test]
     fn requirements_from_metadata() {
-        let r = Requirement::parse("nvidia-cudnn-cu12<10.0,>=9.3.0.75; extra == \"and-cuda\"")
-            .unwrap();
+        let r =
+            Requirement::parse("nvidia-cudnn-cu12<10.0,>=9.3.0.75; extra == \"and-cuda\"").unwrap();
         assert_eq!(r.name, "nvidia-cudnn-cu12");
         assert_eq!(r.to_string(), "nvidia-cudnn-cu12<10.0,>=9.3.0.75");
-        let r = Requirement::parse(
-            "cuda-toolkit[cublas,cudart]==13.2.2; platform_system == \"Linux\"",
-        )
-        .unwrap();
+        let r =
+            Requirement::parse("cuda-toolkit[cublas,cudart]==13.2.2; platform_system == \"Linux\"")
+                .unwrap();
         assert_eq!(r.extras, ["cublas", "cudart"]);
         assert!(r.spec.is_exact());
         let r = Requirement::parse("Nvidia_CUDNN_cu12 (==8.9.4.25) ; extra == 'and-cuda'").unwrap();
         assert_eq!(r.name, "nvidia-cudnn-cu12");
         assert!(Requirement::parse("foo @ https://x/y.whl").is_none());
-        assert!(Requirement::parse("filelock").unwrap().spec.clauses.is_empty());
+        assert!(Requirement::parse("filelock")
+            .unwrap()
+            .spec
+            .clauses
+            .is_empty());
     }
 }

@@ -139,10 +139,12 @@ fn texts_of(source: &Source) -> Result<BTreeMap<String, String>> {
         .map(|(name, text)| {
             let t = match source {
                 Source::Embedded => (*text).to_owned(),
-                Source::Dir(d) => fs_err::read_to_string(d.join(name)).map_err(|e| Error::Manifest {
-                    path: d.join(name),
-                    message: format!("cannot read it: {}", e.kind()),
-                })?,
+                Source::Dir(d) => {
+                    fs_err::read_to_string(d.join(name)).map_err(|e| Error::Manifest {
+                        path: d.join(name),
+                        message: format!("cannot read it: {}", e.kind()),
+                    })?
+                }
             };
             Ok(((*name).to_owned(), t))
         })
@@ -172,7 +174,10 @@ fn run_update(
         .as_deref()
         .map(super::settings::load)
         .transpose()?;
-    let sources = config.as_ref().map(|c| c.sources.clone()).unwrap_or_default();
+    let sources = config
+        .as_ref()
+        .map(|c| c.sources.clone())
+        .unwrap_or_default();
     let allow_http = args.allow_http || sources.allow_http == Some(true);
     let pick = |flag: &Option<String>, file: Option<&String>, default: &str| -> String {
         flag.clone()
@@ -198,7 +203,11 @@ fn run_update(
     })?;
     let opts = Options {
         nvidia: location(
-            &pick(&args.mirror, sources.nvidia_mirror.as_ref(), crate::sources::redist::NVIDIA_BASE),
+            &pick(
+                &args.mirror,
+                sources.nvidia_mirror.as_ref(),
+                crate::sources::redist::NVIDIA_BASE,
+            ),
             allow_http,
         )?,
         pypi: location(
@@ -210,7 +219,11 @@ fn run_update(
             allow_http,
         )?,
         torch: location(
-            &pick(&args.torch_index, sources.torch_index.as_ref(), super::framework::TORCH_INDEX),
+            &pick(
+                &args.torch_index,
+                sources.torch_index.as_ref(),
+                super::framework::TORCH_INDEX,
+            ),
             allow_http,
         )?,
         parts,
@@ -224,7 +237,9 @@ fn run_update(
         _ => selection.source.clone(),
     };
     let base = match &base_source {
-        Source::Dir(_) if selection.refreshed && base_source == selection.source => selection.load()?,
+        Source::Dir(_) if selection.refreshed && base_source == selection.source => {
+            selection.load()?
+        }
         s => Catalog::load(s)?,
     };
     let texts = texts_of(&base_source)?;
@@ -249,7 +264,11 @@ fn run_update(
             "changes": refreshed.changes,
             "notes": refreshed.notes,
         });
-        writeln!(out, "{}", serde_json::to_string_pretty(&doc).expect("serialises"))?;
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("serialises")
+        )?;
         return Ok(code);
     }
     writeln!(out, "{}", style.heading("Sources"))?;
@@ -261,7 +280,11 @@ fn run_update(
         } else {
             style.warn(&p.status)
         };
-        writeln!(out, "  {:<14} {status}  {}  ({} bytes)", p.name, p.url, p.bytes)?;
+        writeln!(
+            out,
+            "  {:<14} {status}  {}  ({} bytes)",
+            p.name, p.url, p.bytes
+        )?;
     }
     if refreshed.changes.is_empty() {
         writeln!(out, "\nNo row changed.")?;
@@ -277,7 +300,11 @@ fn run_update(
             writeln!(out, "  - {n}")?;
         }
     } else if !refreshed.notes.is_empty() {
-        writeln!(out, "\n{} facts were not turned into rows; -v lists them", refreshed.notes.len())?;
+        writeln!(
+            out,
+            "\n{} facts were not turned into rows; -v lists them",
+            refreshed.notes.len()
+        )?;
     }
     writeln!(
         out,
@@ -326,7 +353,11 @@ fn status(
             "notes": selection.notes,
             "parts": catalog.meta.part,
         });
-        writeln!(out, "{}", serde_json::to_string_pretty(&doc).expect("serialises"))?;
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("serialises")
+        )?;
         return Ok(ExitCode::Ok);
     }
     writeln!(
@@ -353,7 +384,9 @@ fn status(
             out,
             "  {:<14} read {:<10}  {}  {}",
             p.name,
-            p.read.map(|d| d.to_string()).unwrap_or_else(|| "never".into()),
+            p.read
+                .map(|d| d.to_string())
+                .unwrap_or_else(|| "never".into()),
             p.url,
             if p.status == "ok" {
                 style.good("ok")

@@ -178,8 +178,10 @@ pub fn run(
         ColorChoice::Auto => process.stdout_is_tty && process.var("NO_COLOR").is_none(),
     });
     // --manifests DIR, else the refreshed catalog when it is newer and intact, else the embedded.
-    let selection =
-        crate::catalog::select(cli.global.manifests.as_deref(), process.cudaup_home().as_deref());
+    let selection = crate::catalog::select(
+        cli.global.manifests.as_deref(),
+        process.cudaup_home().as_deref(),
+    );
     // `manifests check` must work on a catalog too broken to load.
     if let Some(Command::Manifests(cmd)) = &cli.command {
         return manifests::run(cmd, &selection, &cli.global, process, cancel, &style, out);

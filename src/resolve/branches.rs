@@ -18,7 +18,10 @@ pub fn newest_of_branch(catalog: &Catalog, branch: u32) -> Option<Version> {
         .filter(|d| d.major() == branch)
         .max()
         .cloned();
-    let stated = catalog.drivers.branch(branch).and_then(|b| b.latest.clone());
+    let stated = catalog
+        .drivers
+        .branch(branch)
+        .and_then(|b| b.latest.clone());
     match (stated, shipped) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),

@@ -177,7 +177,11 @@ fn driver_component(
                 "driver",
                 Action::Keep,
                 option.version.as_ref().map(|v| v.to_string()),
-                format!("the installed driver{runs} and serves every GPU{floor}"),
+                if runs.is_empty() {
+                    format!("the installed driver serves every GPU{floor}")
+                } else {
+                    format!("the installed driver{runs} and serves every GPU{floor}")
+                },
             );
             c.branch = option.branch.filter(|_| ctx.host == Host::Linux);
             c.kernel_module = option.module;

@@ -85,7 +85,11 @@ pub fn tensorflow_cudnn(ctx: &Ctx<'_>, r: &TfRelease) -> Result<TfCudnn, String>
         });
     };
     if req.spec.is_exact() {
-        let pinned = req.spec.floor().cloned().expect("an exact spec has a version");
+        let pinned = req
+            .spec
+            .floor()
+            .cloned()
+            .expect("an exact spec has a version");
         if let Some(p) = pin.filter(|p| !pin_matches(Some(p), &pinned)) {
             return Err(format!(
                 "its `and-cuda` extra pins {wheel}=={pinned}, not the pinned cuDNN {p}"
@@ -153,7 +157,15 @@ fn float(
             "its `and-cuda` extra asks for {req}, and no catalogued cuDNN in that range has code for {why}"
         ));
     };
-    let requirement = format!("{wheel}{}", Spec::one(Op::Lt, first_bad.clone()));
+    // The bound sits right after the newest build known to serve every GPU: below the next
+    // minor when the first failing build is in a later one (`<9.11`), so a patch release the
+    // catalog does not list (9.11.0 beside 9.11.1) is never let through.
+    let bound = if (first_bad.major(), first_bad.minor()) > (good.major(), good.minor()) {
+        Version::parse(&format!("{}.{}", good.major(), good.minor() + 1)).expect("a version")
+    } else {
+        first_bad.clone()
+    };
+    let requirement = format!("{wheel}{}", Spec::one(Op::Lt, bound));
     constraints.push(Constraint {
         requirement: requirement.clone(),
         reason: format!(
@@ -162,9 +174,7 @@ fn float(
         ),
     });
     Ok(TfCudnn {
-        summary: format!(
-            "cuDNN {good} with the constraint {requirement} (its extra floats {req})"
-        ),
+        summary: format!("cuDNN {good} with the constraint {requirement} (its extra floats {req})"),
         constraints,
     })
 }

@@ -249,13 +249,16 @@ pub fn options(
             .collect::<Vec<_>>()
     };
     let none_fits = || {
-        module.clone().err().unwrap_or_else(|| {
-            "no driver branch in the catalog supports every GPU".to_owned()
-        })
+        module
+            .clone()
+            .err()
+            .unwrap_or_else(|| "no driver branch in the catalog supports every GPU".to_owned())
     };
     let mut notes = Vec::new();
     if let (Some(v), Some(p)) = (&installed, &keep_problem) {
-        notes.push(format!("the installed driver {v} cannot drive every GPU: {p}"));
+        notes.push(format!(
+            "the installed driver {v} cannot drive every GPU: {p}"
+        ));
     }
 
     let list = match policy {
@@ -270,8 +273,10 @@ pub fn options(
             None => return Err(none_fits()),
         },
         DriverPolicy::Auto => {
-            let mut out: Vec<DriverOption> =
-                keep.into_iter().filter(|_| keep_problem.is_none()).collect();
+            let mut out: Vec<DriverOption> = keep
+                .into_iter()
+                .filter(|_| keep_problem.is_none())
+                .collect();
             out.extend(installable(false));
             if out.is_empty() {
                 return Err(none_fits());

@@ -91,6 +91,17 @@ fn release_floor(ctx: &Ctx<'_>, r: &CudaRelease) -> Option<Version> {
     }
 }
 
+/// The lowest driver that fully supports a release of `series`: it runs every release of it.
+fn series_floor(ctx: &Ctx<'_>, series: &Version) -> Option<Version> {
+    ctx.catalog
+        .cuda
+        .release
+        .iter()
+        .filter(|r| r.version.prefix(2) == series.prefix(2))
+        .filter_map(|r| release_floor(ctx, r))
+        .min()
+}
+
 fn meets(driver: Option<&Version>, floor: &Version) -> bool {
     driver.is_none_or(|d| d >= floor)
 }
@@ -153,7 +164,11 @@ fn pick_toolkit<'c>(
                 } else {
                     format!(
                         " except {}",
-                        row.sm_excluded.iter().map(sm).collect::<Vec<_>>().join(", ")
+                        row.sm_excluded
+                            .iter()
+                            .map(sm)
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )
                 }
             ));
@@ -168,11 +183,20 @@ fn pick_toolkit<'c>(
         .filter(|r| pin_matches(ctx.req.pins.cuda.as_deref(), &r.version))
         .collect();
     releases.sort_by(|a, b| b.version.cmp(&a.version));
-    // Without a driver (a build machine) a release is as good as its newest driver floor.
-    if let Some(r) = releases.iter().find(|r| match release_floor(ctx, r) {
-        Some(f) => meets(driver, &f),
-        None => driver.is_none(),
-    }) {
+    // A driver that fully supports one release of a series runs them all: the releases of a
+    // series share its PTX ISA version, so the newest (bug and security fixes) is taken. Without
+    // a driver (a build machine) every release is as good.
+    let series_supported = ctx
+        .catalog
+        .cuda
+        .release
+        .iter()
+        .filter(|r| r.version.prefix(2) == series.prefix(2))
+        .any(|r| match release_floor(ctx, r) {
+            Some(f) => meets(driver, &f),
+            None => driver.is_none(),
+        });
+    if let (true, Some(r)) = (series_supported, releases.first()) {
         return Ok((r, None));
     }
     let floor = major_floor(ctx, series)
@@ -577,7 +601,7 @@ pub fn search_toolkit<'c>(
                 if let Some(f) = if note.is_some() {
                     major_floor(ctx, &s)
                 } else {
-                    release_floor(ctx, release)
+                    series_floor(ctx, &s)
                 } {
                     stack.need(f);
                 }

@@ -83,7 +83,9 @@ pub fn elf_section<'a>(elf: &'a [u8], name: &str) -> Result<&'a [u8], String> {
             return slice(off, size).ok_or_else(|| format!("{name} lies outside the file"));
         }
     }
-    Err(format!("no {name} section (the library carries no device code)"))
+    Err(format!(
+        "no {name} section (the library carries no device code)"
+    ))
 }
 
 /// The SASS and PTX targets in a `.nv_fatbin` section.
@@ -114,8 +116,8 @@ pub fn parse_section(section: &[u8]) -> Result<Targets, String> {
             if entry_header < 32 {
                 return Err(format!("fatbin entry header of {entry_header} bytes"));
             }
-            let cc = Version::parse(&format!("{}.{}", arch / 10, arch % 10))
-                .ok_or("bad SM number")?;
+            let cc =
+                Version::parse(&format!("{}.{}", arch / 10, arch % 10)).ok_or("bad SM number")?;
             match kind {
                 1 => {
                     t.ptx.insert(cc);
@@ -166,7 +168,13 @@ fn cache_path(budget: &Budget, sha: &str, member: &str) -> Option<PathBuf> {
             .next()
             .unwrap_or(member)
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         budget.cache.join(format!("{sha}-{tag}.json"))
     })
@@ -256,7 +264,13 @@ pub fn probe_all(
         };
         c.targets = probe(net, budget, &c.wheel, p, notes)?;
     }
-    let newest = catalog.pytorch.release.iter().map(|r| &r.version).max().cloned();
+    let newest = catalog
+        .pytorch
+        .release
+        .iter()
+        .map(|r| &r.version)
+        .max()
+        .cloned();
     if let Some(p) = catalog.meta.probe("torch") {
         for t in &mut obs.pypi.torch {
             if newest.as_ref().is_none_or(|n| &t.version > n) {
@@ -319,9 +333,13 @@ pub(crate) mod tests {
     #[test]
     fn the_real_section_of_nvidia_cufile_lists_its_targets() {
         // Cut from nvidia_cufile-1.20.0.107 (libcufile.so.0); tests/fixtures/sources/README.md.
-        let section = include_bytes!("../../../tests/fixtures/sources/fatbin/libcufile.so.0.nv_fatbin");
+        let section =
+            include_bytes!("../../../tests/fixtures/sources/fatbin/libcufile.so.0.nv_fatbin");
         let t = targets_of(&elf_with_fatbin(section)).unwrap();
-        assert_eq!(t.describe(), "sm_75 sm_80 sm_86 sm_87 sm_89 sm_90 + PTX sm_90");
+        assert_eq!(
+            t.describe(),
+            "sm_75 sm_80 sm_86 sm_87 sm_89 sm_90 + PTX sm_90"
+        );
         assert_eq!(parse_section(section).unwrap(), t);
     }
 
@@ -329,7 +347,8 @@ pub(crate) mod tests {
     fn garbage_and_cut_files_are_errors_not_panics() {
         assert!(targets_of(b"MZ\x90\x00").is_err());
         assert!(targets_of(&elf_with_fatbin(b"no fatbin here at all..")).is_err());
-        let section = include_bytes!("../../../tests/fixtures/sources/fatbin/libcufile.so.0.nv_fatbin");
+        let section =
+            include_bytes!("../../../tests/fixtures/sources/fatbin/libcufile.so.0.nv_fatbin");
         let elf = elf_with_fatbin(section);
         for cut in [10, 64, 200, elf.len() / 2, elf.len() - 1] {
             let _ = targets_of(&elf[..cut]);

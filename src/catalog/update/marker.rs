@@ -69,8 +69,7 @@ fn lex(s: &str) -> Option<Vec<Tok>> {
             }
             _ => {
                 let mut j = i;
-                while j < b.len() && (b[j].is_ascii_alphanumeric() || matches!(b[j], b'_' | b'.'))
-                {
+                while j < b.len() && (b[j].is_ascii_alphanumeric() || matches!(b[j], b'_' | b'.')) {
                     j += 1;
                 }
                 if j == i {
@@ -209,8 +208,12 @@ mod tests {
         let ct = "(sys_platform == 'linux' and platform_machine == 'aarch64' or sys_platform == 'linux' and platform_machine == 'x86_64' or sys_platform == 'win32' and platform_machine == 'AMD64') and extra == 'cudart'";
         assert_eq!(holds(ct, &Env::linux_x86_64(Some("cudart"))), Some(true));
         assert_eq!(holds(ct, &Env::linux_x86_64(Some("cublas"))), Some(false));
-        let arm_only = "(sys_platform == 'linux' and platform_machine == 'aarch64') and extra == 'all'";
-        assert_eq!(holds(arm_only, &Env::linux_x86_64(Some("all"))), Some(false));
+        let arm_only =
+            "(sys_platform == 'linux' and platform_machine == 'aarch64') and extra == 'all'";
+        assert_eq!(
+            holds(arm_only, &Env::linux_x86_64(Some("all"))),
+            Some(false)
+        );
         assert_eq!(holds("sys_platform != \"win32\"", &linux), Some(true));
         assert_eq!(holds("'linux' in sys_platform", &linux), Some(true));
         assert_eq!(holds("platform_system ==", &linux), None);

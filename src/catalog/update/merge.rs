@@ -21,9 +21,10 @@ struct Texts<'t> {
 
 impl Texts<'_> {
     fn edit<T>(&mut self, name: &str, f: impl FnOnce(&mut Doc) -> T) -> Result<T, UpdateError> {
-        let text = self.files.get(name).ok_or_else(|| {
-            UpdateError::Usage(format!("the catalog has no {name}"))
-        })?;
+        let text = self
+            .files
+            .get(name)
+            .ok_or_else(|| UpdateError::Usage(format!("the catalog has no {name}")))?;
         let mut doc = Doc::new(text);
         let out = f(&mut doc);
         self.files.insert(name.to_owned(), doc.text());
@@ -135,7 +136,11 @@ fn cuda(
 }
 
 /// The redist facts of a cuDNN release's variant: its platforms and date.
-fn redist_facts<'o>(obs: &'o Observations, version: &Version, major: &str) -> Option<(&'o super::redist::CudnnObs, Vec<String>)> {
+fn redist_facts<'o>(
+    obs: &'o Observations,
+    version: &Version,
+    major: &str,
+) -> Option<(&'o super::redist::CudnnObs, Vec<String>)> {
     let r = obs.cudnn.iter().find(|c| &c.version == version)?;
     let platforms = r.variants.iter().find(|(m, _)| m == major)?.1.clone();
     Some((r, platforms))
@@ -209,8 +214,16 @@ fn cudnn(
     }
     for r in &obs.cudnn {
         for (major, _) in &r.variants {
-            let has_row = base.cudnn.release.iter().any(|c| &c.cuda_variant == major && c.version == r.version);
-            let has_wheel = obs.pypi.cudnn.iter().any(|w| &w.major == major && w.version.prefix(3) == r.version.to_string());
+            let has_row = base
+                .cudnn
+                .release
+                .iter()
+                .any(|c| &c.cuda_variant == major && c.version == r.version);
+            let has_wheel = obs
+                .pypi
+                .cudnn
+                .iter()
+                .any(|w| &w.major == major && w.version.prefix(3) == r.version.to_string());
             if !has_row && !has_wheel {
                 notes.push(format!("cuDNN {} cuda{major} ({}): no wheel on the index to read its GPU list from (the tar.xz archives cannot be read in part), so no row was added", r.version, r.url));
             }
@@ -270,7 +283,11 @@ fn torch_release(
         let default = o.cuda.as_ref().map(variant_name);
         let mut drift = Vec::new();
         if default.is_some() && default != r.pypi_default {
-            drift.push(format!("PyPI now serves {} (catalog: {:?})", default.clone().unwrap_or_default(), r.pypi_default));
+            drift.push(format!(
+                "PyPI now serves {} (catalog: {:?})",
+                default.clone().unwrap_or_default(),
+                r.pypi_default
+            ));
         }
         if let (Some(d), Some(pin)) = (&default, &o.cudnn) {
             if let Some(v) = r.variant.iter().find(|v| &v.name == d) {
@@ -279,22 +296,37 @@ fn torch_release(
                 }
             }
         }
-        if let Some(p) = o.python_min.as_ref().filter(|p| mm(p) != r.python_min.prefix(2)) {
+        if let Some(p) = o
+            .python_min
+            .as_ref()
+            .filter(|p| mm(p) != r.python_min.prefix(2))
+        {
             drift.push(format!("Requires-Python >={p} (catalog: {})", r.python_min));
         }
         if drift.is_empty() {
             return Ok(());
         }
-        notes.push(format!("torch {}: the wheel disagrees with the catalog ({}): {}", o.version, o.metadata_url, drift.join("; ")));
+        notes.push(format!(
+            "torch {}: the wheel disagrees with the catalog ({}): {}",
+            o.version,
+            o.metadata_url,
+            drift.join("; ")
+        ));
         return Ok(());
     }
     let (Some(cuda), Some(targets)) = (&o.cuda, &o.targets) else {
-        notes.push(format!("torch {}: its CUDA variant or GPU list could not be read, so no row was added", o.version));
+        notes.push(format!(
+            "torch {}: its CUDA variant or GPU list could not be read, so no row was added",
+            o.version
+        ));
         return Ok(());
     };
     let name = variant_name(cuda);
     if o.python_min.is_none() || o.python_max.is_none() {
-        notes.push(format!("torch {}: no Requires-Python or Python classifiers, so no row was added", o.version));
+        notes.push(format!(
+            "torch {}: no Requires-Python or Python classifiers, so no row was added",
+            o.version
+        ));
         return Ok(());
     }
     let tagged = obs
@@ -305,8 +337,14 @@ fn torch_release(
         .unwrap_or(false);
     let mut row = vec![
         ("version", lit(&o.version.to_string())),
-        ("python_min", lit(&mm(o.python_min.as_ref().expect("checked")))),
-        ("python_max", lit(&mm(o.python_max.as_ref().expect("checked")))),
+        (
+            "python_min",
+            lit(&mm(o.python_min.as_ref().expect("checked"))),
+        ),
+        (
+            "python_max",
+            lit(&mm(o.python_max.as_ref().expect("checked"))),
+        ),
     ];
     if let Some(v) = &o.torchvision {
         row.push(("torchvision", lit(&v.to_string())));
@@ -321,20 +359,34 @@ fn torch_release(
         o.metadata_url
     ))));
     let mut block = Doc::block("release", &row);
-    block.extend(Doc::block("release.variant", &variant_row(
-        &name,
-        cuda,
-        &targets.clone(),
-        o.cudnn.as_deref(),
-        tagged,
-        today,
-        format!("{} (torch/lib/libtorch_cuda_linalg.so .nv_fatbin: {}; METADATA pins cuDNN {})", o.wheel.url, targets.describe(), o.cudnn.as_deref().unwrap_or("(none)")),
-    )));
-    t.edit("pytorch.toml", |doc| match doc.position("release", "version", &o.version, true) {
-        Some(at) => doc.insert(at, block),
-        None => doc.append(block),
+    block.extend(Doc::block(
+        "release.variant",
+        &variant_row(
+            &name,
+            cuda,
+            &targets.clone(),
+            o.cudnn.as_deref(),
+            tagged,
+            today,
+            format!(
+                "{} (torch/lib/libtorch_cuda_linalg.so .nv_fatbin: {}; METADATA pins cuDNN {})",
+                o.wheel.url,
+                targets.describe(),
+                o.cudnn.as_deref().unwrap_or("(none)")
+            ),
+        ),
+    ));
+    t.edit("pytorch.toml", |doc| {
+        match doc.position("release", "version", &o.version, true) {
+            Some(at) => doc.insert(at, block),
+            None => doc.append(block),
+        }
     })?;
-    changes.push(format!("pytorch.toml: + torch {} ({name}: {})", o.version, targets.describe()));
+    changes.push(format!(
+        "pytorch.toml: + torch {} ({name}: {})",
+        o.version,
+        targets.describe()
+    ));
     Ok(())
 }
 
@@ -411,9 +463,18 @@ fn tensorflow(
     changes: &mut Vec<String>,
     notes: &mut Vec<String>,
 ) -> Result<(), UpdateError> {
-    let reqs: Vec<Requirement> = o.and_cuda.iter().filter_map(|r| Requirement::parse(r)).collect();
+    let reqs: Vec<Requirement> = o
+        .and_cuda
+        .iter()
+        .filter_map(|r| Requirement::parse(r))
+        .collect();
     let version = o.version.to_string();
-    if let Some(_row) = base.tensorflow.release.iter().find(|r| r.version == o.version) {
+    if let Some(_row) = base
+        .tensorflow
+        .release
+        .iter()
+        .find(|r| r.version == o.version)
+    {
         if reqs.is_empty() {
             return Ok(());
         }
@@ -422,7 +483,9 @@ fn tensorflow(
                 doc.set(span, "and_cuda_requires", &lit_strings(&o.and_cuda));
                 doc.set(span, "derived", &lit(&today.to_string()));
                 append_source(doc, span, &o.metadata_url);
-                changes.push(format!("tensorflow.toml: TensorFlow {version}: and-cuda extra from its METADATA"));
+                changes.push(format!(
+                    "tensorflow.toml: TensorFlow {version}: and-cuda extra from its METADATA"
+                ));
             }
         })?;
         return Ok(());
@@ -464,7 +527,10 @@ fn tensorflow(
             None => doc.append(block),
         }
     })?;
-    changes.push(format!("tensorflow.toml: + TensorFlow {version} (CUDA {cuda}, cuDNN {cudnn}, {})", o.metadata_url));
+    changes.push(format!(
+        "tensorflow.toml: + TensorFlow {version} (CUDA {cuda}, cuDNN {cudnn}, {})",
+        o.metadata_url
+    ));
     Ok(())
 }
 

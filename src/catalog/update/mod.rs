@@ -78,7 +78,10 @@ impl UpdateError {
                 url: url.to_string(),
                 message,
             }
-        } else if matches!(e, FetchError::BadLocation { .. } | FetchError::InsecureHttp { .. }) {
+        } else if matches!(
+            e,
+            FetchError::BadLocation { .. } | FetchError::InsecureHttp { .. }
+        ) {
             UpdateError::Usage(message)
         } else if let FetchError::Local(io) = e {
             UpdateError::Network {
@@ -200,7 +203,9 @@ pub struct Refreshed {
 impl Refreshed {
     /// Whether a part was unreachable.
     pub fn any_unreachable(&self) -> bool {
-        self.parts.iter().any(|p| p.status.starts_with("unreachable"))
+        self.parts
+            .iter()
+            .any(|p| p.status.starts_with("unreachable"))
     }
 }
 
@@ -228,31 +233,52 @@ pub fn refresh(
     let mut obs = Observations::default();
     let mut parts = Vec::new();
     let mut notes = Vec::new();
-    run(&mut parts, opts, "nvidia-redist", &opts.nvidia, &mut net, &mut |net| {
-        let (cuda, cudnn) = redist::read(net, &opts.nvidia, base)?;
-        obs.cuda = cuda;
-        obs.cudnn = cudnn;
-        Ok(())
-    })?;
+    run(
+        &mut parts,
+        opts,
+        "nvidia-redist",
+        &opts.nvidia,
+        &mut net,
+        &mut |net| {
+            let (cuda, cudnn) = redist::read(net, &opts.nvidia, base)?;
+            obs.cuda = cuda;
+            obs.cudnn = cudnn;
+            Ok(())
+        },
+    )?;
     run(&mut parts, opts, "pypi", &opts.pypi, &mut net, &mut |net| {
         obs.pypi = pypi::read(net, &opts.pypi, base, &mut notes)?;
         Ok(())
     })?;
-    run(&mut parts, opts, "pytorch-index", &opts.torch, &mut net, &mut |net| {
-        obs.torch_index = pytorch_index::read(net, &opts.torch, base, &mut notes)?;
-        Ok(())
-    })?;
+    run(
+        &mut parts,
+        opts,
+        "pytorch-index",
+        &opts.torch,
+        &mut net,
+        &mut |net| {
+            obs.torch_index = pytorch_index::read(net, &opts.torch, base, &mut notes)?;
+            Ok(())
+        },
+    )?;
     let pypi_ok = parts.iter().any(|p| p.name == "pypi" && p.status == "ok");
-    run(&mut parts, opts, "fatbin", &opts.pypi, &mut net, &mut |net| {
-        if !pypi_ok && obs.torch_index.is_empty() {
-            return Err(UpdateError::Network {
-                url: opts.pypi.to_string(),
-                message: "no wheel index answered, so no wheel could be probed".into(),
-            });
-        }
-        let mut budget = fatbin::Budget::new(opts.fatbin_budget, opts.cache_dir.join("fatbin"));
-        fatbin::probe_all(net, base, &mut obs, &mut budget, &mut notes)
-    })?;
+    run(
+        &mut parts,
+        opts,
+        "fatbin",
+        &opts.pypi,
+        &mut net,
+        &mut |net| {
+            if !pypi_ok && obs.torch_index.is_empty() {
+                return Err(UpdateError::Network {
+                    url: opts.pypi.to_string(),
+                    message: "no wheel index answered, so no wheel could be probed".into(),
+                });
+            }
+            let mut budget = fatbin::Budget::new(opts.fatbin_budget, opts.cache_dir.join("fatbin"));
+            fatbin::probe_all(net, base, &mut obs, &mut budget, &mut notes)
+        },
+    )?;
     let read: Vec<&PartReport> = parts.iter().filter(|p| p.status == "ok").collect();
     if read.is_empty() {
         return Err(UpdateError::NothingRead(
@@ -320,7 +346,11 @@ fn parts_after(base: &[Part], report: &[PartReport], today: Date) -> Vec<Part> {
             Part {
                 name: old.name.clone(),
                 url: r.url.clone(),
-                read: if r.status == "ok" { Some(today) } else { old.read },
+                read: if r.status == "ok" {
+                    Some(today)
+                } else {
+                    old.read
+                },
                 status: if r.status == "ok" {
                     "ok".into()
                 } else {

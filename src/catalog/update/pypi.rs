@@ -119,7 +119,10 @@ fn parse_json(page: &Location, bytes: &[u8]) -> Result<Vec<WheelFile>, String> {
             continue;
         }
         let Some(url) = join(page, url) else { continue };
-        let has = |k: &str| f.get(k).is_some_and(|v| !v.is_null() && v.as_bool() != Some(false));
+        let has = |k: &str| {
+            f.get(k)
+                .is_some_and(|v| !v.is_null() && v.as_bool() != Some(false))
+        };
         out.push(WheelFile {
             filename: filename.to_owned(),
             url,
@@ -147,8 +150,12 @@ fn attr(attrs: &str, name: &str) -> Option<String> {
     let rest = &attrs[at..];
     let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
     let rest = &rest[1..];
-    rest.find(quote)
-        .map(|e| rest[..e].replace("&amp;", "&").replace("&gt;", ">").replace("&lt;", "<"))
+    rest.find(quote).map(|e| {
+        rest[..e]
+            .replace("&amp;", "&")
+            .replace("&gt;", ">")
+            .replace("&lt;", "<")
+    })
 }
 
 /// PEP 503 HTML: `<a href="URL#sha256=…" data-requires-python="…" data-core-metadata="…">`.
@@ -165,13 +172,17 @@ pub fn parse_html(page: &Location, text: &str) -> Vec<WheelFile> {
         if attrs.contains("data-yanked") {
             continue;
         }
-        let Some(href) = attr(attrs, "href") else { continue };
+        let Some(href) = attr(attrs, "href") else {
+            continue;
+        };
         let (url, fragment) = href.split_once('#').unwrap_or((&href, ""));
         let Some(url) = join(page, url) else { continue };
         out.push(WheelFile {
             filename,
             url,
-            sha256: fragment.strip_prefix("sha256=").map(str::to_ascii_lowercase),
+            sha256: fragment
+                .strip_prefix("sha256=")
+                .map(str::to_ascii_lowercase),
             requires_python: attr(attrs, "data-requires-python"),
             core_metadata: attrs.contains("data-core-metadata")
                 || attrs.contains("data-dist-info-metadata"),
@@ -343,7 +354,12 @@ pub fn metadata(net: &mut Net<'_>, file: &WheelFile) -> Result<Metadata, UpdateE
     let member = zip::find(net, &file.url, &|e| {
         e.name.ends_with(".dist-info/METADATA") && e.name.matches('/').count() == 1
     })?
-    .ok_or_else(|| bad(&file.url.to_string(), "the wheel has no .dist-info/METADATA".into()))?;
+    .ok_or_else(|| {
+        bad(
+            &file.url.to_string(),
+            "the wheel has no .dist-info/METADATA".into(),
+        )
+    })?;
     let bytes = zip::read(net, &file.url, &member)?;
     let url = format!("{}#{}", file.url, member.name);
     Metadata::parse(&String::from_utf8_lossy(&bytes), &url).map_err(|m| bad(&url, m))
@@ -474,7 +490,13 @@ pub fn read(
     // torch: releases newer than the catalog's newest, and the newest catalogued one again.
     let torch = need(net, "torch")?;
     obs.pages.insert("torch".into(), torch.page.to_string());
-    let newest = catalog.pytorch.release.iter().map(|r| &r.version).max().cloned();
+    let newest = catalog
+        .pytorch
+        .release
+        .iter()
+        .map(|r| &r.version)
+        .max()
+        .cloned();
     let wanted: Vec<Version> = torch
         .releases()
         .into_iter()
@@ -517,7 +539,11 @@ pub fn read(
                 .requires(None)
                 .iter()
                 .find(|r| r.name.starts_with("nvidia-cudnn-cu"))
-                .and_then(|r| r.spec.is_exact().then(|| r.spec.floor().map(|f| f.to_string())))
+                .and_then(|r| {
+                    r.spec
+                        .is_exact()
+                        .then(|| r.spec.floor().map(|f| f.to_string()))
+                })
                 .flatten(),
             wheel: w.clone(),
             metadata_url: m.url.clone(),
@@ -560,8 +586,10 @@ pub fn read(
                 .requires_dist
                 .iter()
                 .filter(|l| {
-                    l.split_once(';')
-                        .is_some_and(|(_, mk)| marker::holds(mk, &Env::linux_x86_64(Some("and-cuda"))) == Some(true) && mk.contains("extra"))
+                    l.split_once(';').is_some_and(|(_, mk)| {
+                        marker::holds(mk, &Env::linux_x86_64(Some("and-cuda"))) == Some(true)
+                            && mk.contains("extra")
+                    })
                 })
                 .filter_map(|l| Requirement::parse(l).map(|r| r.to_string()))
                 .collect(),
@@ -580,7 +608,11 @@ pub fn read(
         };
         obs.pages.insert(name.clone(), p.page.to_string());
         let mut by_minor: BTreeMap<String, Version> = BTreeMap::new();
-        for v in p.releases().into_iter().filter(|v| v.major() >= 9 && v.parts().len() == 4) {
+        for v in p
+            .releases()
+            .into_iter()
+            .filter(|v| v.major() >= 9 && v.parts().len() == 4)
+        {
             by_minor.insert(v.prefix(2), v);
         }
         for (minor, v) in by_minor.iter().rev() {
@@ -591,9 +623,9 @@ pub fn read(
                 .filter(|r| r.cuda_variant == major && r.version.prefix(2) == *minor)
                 .collect();
             let catalogued = !rows.is_empty();
-            let needs_wheel = rows.iter().any(|r| {
-                r.wheel.is_none() && r.version.prefix(3) == v.prefix(3)
-            });
+            let needs_wheel = rows
+                .iter()
+                .any(|r| r.wheel.is_none() && r.version.prefix(3) == v.prefix(3));
             if catalogued && !needs_wheel {
                 continue;
             }
@@ -645,13 +677,18 @@ mod tests {
         assert_eq!(torch_cuda(&m).unwrap().to_string(), "13.2");
         let cudnn = m.requirement("nvidia-cudnn-cu13", None).unwrap();
         assert_eq!(cudnn.to_string(), "nvidia-cudnn-cu13==9.26.0.51");
-        assert!(m.requirement("optree", None).is_none(), "extras are not requirements");
+        assert!(
+            m.requirement("optree", None).is_none(),
+            "extras are not requirements"
+        );
     }
 
     #[test]
     fn real_tensorflow_2_21_0_and_cuda_floats() {
         let m = Metadata::parse(&fixture("tensorflow-2.21.0.METADATA"), "x").unwrap();
-        let r = m.requirement("nvidia-cudnn-cu12", Some("and-cuda")).unwrap();
+        let r = m
+            .requirement("nvidia-cudnn-cu12", Some("and-cuda"))
+            .unwrap();
         assert_eq!(r.to_string(), "nvidia-cudnn-cu12<10.0,>=9.3.0.75");
         assert!(!r.spec.is_exact());
         assert!(m.requirement("nvidia-cudnn-cu12", None).is_none());
@@ -660,9 +697,14 @@ mod tests {
     #[test]
     fn real_cuda_toolkit_extras_pin_components() {
         let m = Metadata::parse(&fixture("cuda_toolkit-13.2.2.METADATA"), "x").unwrap();
-        let rt = m.requirement("nvidia-cuda-runtime", Some("cudart")).unwrap();
+        let rt = m
+            .requirement("nvidia-cuda-runtime", Some("cudart"))
+            .unwrap();
         assert_eq!(rt.to_string(), "nvidia-cuda-runtime==13.2.86.*");
-        assert!(m.requirement("nvidia-cudla", Some("cudla")).is_none(), "aarch64 only");
+        assert!(
+            m.requirement("nvidia-cudla", Some("cudla")).is_none(),
+            "aarch64 only"
+        );
     }
 
     #[test]
@@ -673,10 +715,16 @@ mod tests {
         let releases: Vec<String> = p.releases().iter().map(|v| v.to_string()).collect();
         assert!(releases.contains(&"2.15.0".to_owned()), "{releases:?}");
         let w = p.wheel(&Version::parse("2.15.0").unwrap()).unwrap();
-        assert!(w.filename.contains("manylinux") && w.filename.contains("x86_64"), "{}", w.filename);
+        assert!(
+            w.filename.contains("manylinux") && w.filename.contains("x86_64"),
+            "{}",
+            w.filename
+        );
         assert!(!w.filename.contains("cp315t"), "{}", w.filename);
         assert_eq!(w.requires_python.as_deref(), Some(">=3.11"));
-        assert!(is_final("9.28.1.4") && !is_final("9.26.0.17.dev59162438") && !is_final("2.15.0.post1"));
+        assert!(
+            is_final("9.28.1.4") && !is_final("9.26.0.17.dev59162438") && !is_final("2.15.0.post1")
+        );
     }
 
     #[test]

@@ -72,7 +72,11 @@ fn is_platform(key: &str) -> bool {
 }
 
 /// Parses a CUDA `redistrib_<version>.json`.
-pub fn parse_cuda(url: &Location, expected: &Version, bytes: &[u8]) -> Result<CudaObs, UpdateError> {
+pub fn parse_cuda(
+    url: &Location,
+    expected: &Version,
+    bytes: &[u8],
+) -> Result<CudaObs, UpdateError> {
     let bad = |m: String| UpdateError::BadData {
         url: url.to_string(),
         message: m,
@@ -80,7 +84,8 @@ pub fn parse_cuda(url: &Location, expected: &Version, bytes: &[u8]) -> Result<Cu
     let doc: Value = serde_json::from_slice(bytes)
         .map_err(|e| bad(format!("not a redistrib JSON document: {e}")))?;
     let label = str_at(&doc, "release_label").ok_or_else(|| bad("no release_label".into()))?;
-    if Version::parse(label).as_ref() != Some(expected) || str_at(&doc, "release_product") != Some("cuda")
+    if Version::parse(label).as_ref() != Some(expected)
+        || str_at(&doc, "release_product") != Some("cuda")
     {
         return Err(bad(format!(
             "release_label `{label}` / release_product {:?} do not match the file name (CUDA {expected})",
@@ -199,7 +204,11 @@ pub fn read(
     let page = net.get(&listing(&cudnn_dir), None)?;
     let mut cudnn = Vec::new();
     for v in listed_versions(&String::from_utf8_lossy(&page)) {
-        let known = catalog.cudnn.release.iter().any(|r| r.version == v && r.date.is_some());
+        let known = catalog
+            .cudnn
+            .release
+            .iter()
+            .any(|r| r.version == v && r.date.is_some());
         if v.major() < 9 || known {
             continue;
         }
@@ -233,18 +242,30 @@ mod tests {
 
     #[test]
     fn the_real_13_4_1_document_has_no_bundled_driver() {
-        let url = Location::parse("https://developer.download.nvidia.com/compute/cuda/redist/redistrib_13.4.1.json").unwrap();
+        let url = Location::parse(
+            "https://developer.download.nvidia.com/compute/cuda/redist/redistrib_13.4.1.json",
+        )
+        .unwrap();
         let v = Version::parse("13.4.1").unwrap();
         let o = parse_cuda(&url, &v, &fixture("cuda/redistrib_13.4.1.json")).unwrap();
         assert_eq!(o.date.unwrap().to_string(), "2026-09-09");
         assert_eq!(
             o.platforms,
-            ["linux-sbsa", "linux-x86_64", "windows-arm64", "windows-x86_64"]
+            [
+                "linux-sbsa",
+                "linux-x86_64",
+                "windows-arm64",
+                "windows-x86_64"
+            ]
         );
         assert_eq!(o.driver, None);
         // The file name and the document must agree.
         assert!(matches!(
-            parse_cuda(&url, &Version::parse("13.4.2").unwrap(), &fixture("cuda/redistrib_13.4.1.json")),
+            parse_cuda(
+                &url,
+                &Version::parse("13.4.2").unwrap(),
+                &fixture("cuda/redistrib_13.4.1.json")
+            ),
             Err(UpdateError::BadData { .. })
         ));
         assert!(parse_cuda(&url, &v, b"<html>Access Denied</html>").is_err());
@@ -252,15 +273,38 @@ mod tests {
 
     #[test]
     fn the_real_9_27_0_document_lists_both_variants_per_platform() {
-        let url = Location::parse("https://developer.download.nvidia.com/compute/cudnn/redist/redistrib_9.27.0.json").unwrap();
-        let o = parse_cudnn(&url, &Version::parse("9.27.0").unwrap(), &fixture("cudnn/redistrib_9.27.0.json")).unwrap();
+        let url = Location::parse(
+            "https://developer.download.nvidia.com/compute/cudnn/redist/redistrib_9.27.0.json",
+        )
+        .unwrap();
+        let o = parse_cudnn(
+            &url,
+            &Version::parse("9.27.0").unwrap(),
+            &fixture("cudnn/redistrib_9.27.0.json"),
+        )
+        .unwrap();
         assert_eq!(o.build.unwrap().to_string(), "9.27.0.42");
         assert_eq!(o.date.unwrap().to_string(), "2026-09-29");
         assert_eq!(
             o.variants,
             [
-                ("12".to_owned(), vec!["linux-sbsa".into(), "linux-x86_64".into(), "windows-x86_64".into()]),
-                ("13".to_owned(), vec!["linux-sbsa".into(), "linux-x86_64".into(), "windows-arm64".into(), "windows-x86_64".into()]),
+                (
+                    "12".to_owned(),
+                    vec![
+                        "linux-sbsa".into(),
+                        "linux-x86_64".into(),
+                        "windows-x86_64".into()
+                    ]
+                ),
+                (
+                    "13".to_owned(),
+                    vec![
+                        "linux-sbsa".into(),
+                        "linux-x86_64".into(),
+                        "windows-arm64".into(),
+                        "windows-x86_64".into()
+                    ]
+                ),
             ]
         );
     }
@@ -268,7 +312,10 @@ mod tests {
     #[test]
     fn listings_yield_plain_versions_only() {
         let page = "<li><a href='redistrib_13.4.1.json'>redistrib_13.4.1.json</a> <span class='date'>2026-09-09</span></li>\n<a href=\"redistrib_12.9.2.json\">x</a> <a href='redistrib_13.4.0rc1.json'>rc</a> redistrib_13.4.1.json";
-        let v: Vec<String> = listed_versions(page).iter().map(|v| v.to_string()).collect();
+        let v: Vec<String> = listed_versions(page)
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
         assert_eq!(v, ["12.9.2", "13.4.1"]);
     }
 }

@@ -94,7 +94,10 @@ impl Doc {
     /// The string value of `key` in `row`.
     pub fn string(&self, row: Span, key: &str) -> Option<String> {
         let raw = self.raw(row, key)?;
-        match toml::from_str::<toml::Table>(&format!("v = {raw}")).ok()?.remove("v")? {
+        match toml::from_str::<toml::Table>(&format!("v = {raw}"))
+            .ok()?
+            .remove("v")?
+        {
             toml::Value::String(s) => Some(s),
             other => Some(other.to_string()),
         }
@@ -186,10 +189,20 @@ impl Doc {
     /// The line before which a row for `version` goes among `header` rows ordered by `key`,
     /// newest first (`descending`) or oldest first: the first row it precedes, or `None` (after
     /// the last).
-    pub fn position(&self, header: &str, key: &str, version: &Version, descending: bool) -> Option<usize> {
+    pub fn position(
+        &self,
+        header: &str,
+        key: &str,
+        version: &Version,
+        descending: bool,
+    ) -> Option<usize> {
         self.rows(header).into_iter().find_map(|r| {
             let v = self.string(r, key).and_then(|s| Version::parse(&s))?;
-            let before = if descending { &v < version } else { &v > version };
+            let before = if descending {
+                &v < version
+            } else {
+                &v > version
+            };
             before.then(|| self.comment_start(r.start))
         })
     }
@@ -247,12 +260,18 @@ mod tests {
         assert!(!d.set(r, "date", &lit("2026-01-01")), "no change, no edit");
         let at = d.position("release", "version", &Version::parse("3.0").unwrap(), true);
         assert_eq!(at, Some(3), "before the comment above the newest row");
-        d.insert(at.unwrap(), Doc::block("release", &[("version", lit("3.0")), ("source", lit("c"))]));
+        d.insert(
+            at.unwrap(),
+            Doc::block("release", &[("version", lit("3.0")), ("source", lit("c"))]),
+        );
         assert_eq!(
             d.text(),
             "# head\nschema_version = 1\n\n[[release]]\nversion = \"3.0\"\nsource = \"c\"\n\n# newest\n[[release]]\nversion = \"2.0\"\nsource = \"a\"\n\n[[release]]\nversion = \"1.0\"\ndate = \"2026-01-01\"\nsource = \"b\"\n"
         );
-        assert_eq!(d.position("release", "version", &Version::parse("0.5").unwrap(), true), None);
+        assert_eq!(
+            d.position("release", "version", &Version::parse("0.5").unwrap(), true),
+            None
+        );
         let parsed: toml::Table = toml::from_str(&d.text()).unwrap();
         assert_eq!(parsed["release"].as_array().unwrap().len(), 3);
     }

@@ -47,7 +47,11 @@ fn with_digests(texts: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     let mut out = texts.clone();
     let mut table = String::from("\n# sha256 of each manifest after `manifests check` passed: a catalog whose files differ is not used.\n[files]\n");
     for (name, text) in texts.iter().filter(|(n, _)| n.as_str() != "catalog.toml") {
-        table.push_str(&format!("{} = \"{}\"\n", super::rows::lit(name), digest(text)));
+        table.push_str(&format!(
+            "{} = \"{}\"\n",
+            super::rows::lit(name),
+            digest(text)
+        ));
     }
     if let Some(meta) = out.get_mut("catalog.toml") {
         // A base that was itself a refreshed catalog carries an old table: drop it.
@@ -61,7 +65,10 @@ fn with_digests(texts: &BTreeMap<String, String>) -> BTreeMap<String, String> {
 
 /// Writes a refreshed catalog under `home` and makes it the one in effect. On any failure the
 /// catalog in effect stays as it was.
-pub fn write_refreshed(home: &Path, texts: &BTreeMap<String, String>) -> Result<Written, UpdateError> {
+pub fn write_refreshed(
+    home: &Path,
+    texts: &BTreeMap<String, String>,
+) -> Result<Written, UpdateError> {
     let generations = home.join("manifests.d");
     fs_err::create_dir_all(&generations)?;
     let gen = tempfile::Builder::new()
@@ -95,10 +102,9 @@ fn publish(home: &Path, link: &Path, gen: &Path) -> Result<Option<PathBuf>, Upda
     let previous = fs_err::read_link(link).ok().map(|p| home.join(p));
     if link.exists() && previous.is_none() {
         // A plain directory from before generations: set it aside under manifests.d.
-        let aside = home.join("manifests.d").join(format!(
-            "previous-{}",
-            std::process::id()
-        ));
+        let aside = home
+            .join("manifests.d")
+            .join(format!("previous-{}", std::process::id()));
         fs_err::rename(link, &aside)?;
     }
     let rel = gen
@@ -116,7 +122,9 @@ fn publish(home: &Path, link: &Path, gen: &Path) -> Result<Option<PathBuf>, Upda
 fn publish(home: &Path, link: &Path, gen: &Path) -> Result<Option<PathBuf>, UpdateError> {
     // Without symlinks: move the old one aside, then the new one in (a crash between the two
     // leaves no refreshed catalog, and the embedded one is used).
-    let aside = home.join("manifests.d").join(format!("previous-{}", std::process::id()));
+    let aside = home
+        .join("manifests.d")
+        .join(format!("previous-{}", std::process::id()));
     let previous = if link.exists() {
         fs_err::rename(link, &aside)?;
         Some(aside)

@@ -97,7 +97,13 @@ pub fn directory(net: &mut Net<'_>, url: &Location) -> Result<Vec<Entry>, Update
     entries(net, url, &l)
 }
 
-fn slice(net: &mut Net<'_>, url: &Location, l: &Layout, start: u64, len: u64) -> Result<Vec<u8>, UpdateError> {
+fn slice(
+    net: &mut Net<'_>,
+    url: &Location,
+    l: &Layout,
+    start: u64,
+    len: u64,
+) -> Result<Vec<u8>, UpdateError> {
     if start >= l.tail_start() {
         let a = (start - l.tail_start()) as usize;
         Ok(l.tail[a..a + len as usize].to_vec())
@@ -139,7 +145,9 @@ fn layout(net: &mut Net<'_>, url: &Location) -> Result<Layout, UpdateError> {
     if size > MAX_DIRECTORY || offset.saturating_add(size) > total {
         return Err(bad(
             url,
-            format!("central directory of {size} bytes at {offset} does not fit a {total}-byte file"),
+            format!(
+                "central directory of {size} bytes at {offset} does not fit a {total}-byte file"
+            ),
         ));
     }
     Ok(Layout {
@@ -220,16 +228,21 @@ fn record(dir: &[u8], p: usize) -> Option<(Entry, usize)> {
 /// The inflated bytes of `entry`.
 pub fn read(net: &mut Net<'_>, url: &Location, entry: &Entry) -> Result<Vec<u8>, UpdateError> {
     if entry.size > MAX_INFLATED {
-        return Err(bad(url, format!("{} would inflate to {} bytes", entry.name, entry.size)));
+        return Err(bad(
+            url,
+            format!("{} would inflate to {} bytes", entry.name, entry.size),
+        ));
     }
     // The local header repeats name and extra with lengths of its own; 30 bytes say how long.
     let (head, _) = net.range(url, Some(entry.offset), 30)?;
     if head.get(..4) != Some(b"PK\x03\x04") {
-        return Err(bad(url, format!("{}: no local header at its offset", entry.name)));
+        return Err(bad(
+            url,
+            format!("{}: no local header at its offset", entry.name),
+        ));
     }
-    let skip = 30
-        + u64::from(u16_at(&head, 26).unwrap_or(0))
-        + u64::from(u16_at(&head, 28).unwrap_or(0));
+    let skip =
+        30 + u64::from(u16_at(&head, 26).unwrap_or(0)) + u64::from(u16_at(&head, 28).unwrap_or(0));
     let (data, _) = net.range(url, Some(entry.offset + skip), entry.compressed.max(1))?;
     if (data.len() as u64) < entry.compressed {
         return Err(bad(url, format!("{}: member ends early", entry.name)));
@@ -255,7 +268,10 @@ pub fn read(net: &mut Net<'_>, url: &Location, entry: &Entry) -> Result<Vec<u8>,
             }
             Ok(out)
         }
-        m => Err(bad(url, format!("{}: compression method {m} is not supported", entry.name))),
+        m => Err(bad(
+            url,
+            format!("{}: compression method {m} is not supported", entry.name),
+        )),
     }
 }
 
@@ -286,7 +302,10 @@ mod tests {
             .iter()
             .find(|e| e.name.ends_with("METADATA"))
             .unwrap();
-        assert_eq!(read(&mut net, &loc, meta).unwrap(), b"Name: x\nVersion: 1.0\n");
+        assert_eq!(
+            read(&mut net, &loc, meta).unwrap(),
+            b"Name: x\nVersion: 1.0\n"
+        );
         assert!(net.bytes < 70_000, "read {} bytes", net.bytes);
         let found = find(&mut net, &loc, &|e| e.name.ends_with("METADATA")).unwrap();
         assert_eq!(found.as_ref(), Some(meta));
@@ -301,7 +320,8 @@ mod tests {
             let mut z = zip::ZipWriter::new(f);
             let opts = zip::write::SimpleFileOptions::default();
             for i in 0..3000 {
-                z.start_file(format!("many/a/rather/long/path/to/module_{i:05}.py"), opts).unwrap();
+                z.start_file(format!("many/a/rather/long/path/to/module_{i:05}.py"), opts)
+                    .unwrap();
             }
             z.start_file("many-1.0.dist-info/METADATA", opts).unwrap();
             std::io::Write::write_all(&mut z, b"Name: many\nVersion: 1.0\n").unwrap();
@@ -313,8 +333,15 @@ mod tests {
         let e = find(&mut net, &loc, &|e| e.name.ends_with(".dist-info/METADATA"))
             .unwrap()
             .unwrap();
-        assert_eq!(read(&mut net, &loc, &e).unwrap(), b"Name: many\nVersion: 1.0\n");
-        assert!(net.bytes < 140_000, "read {} bytes of a bigger directory", net.bytes);
+        assert_eq!(
+            read(&mut net, &loc, &e).unwrap(),
+            b"Name: many\nVersion: 1.0\n"
+        );
+        assert!(
+            net.bytes < 140_000,
+            "read {} bytes of a bigger directory",
+            net.bytes
+        );
     }
 
     #[test]
