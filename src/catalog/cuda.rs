@@ -115,8 +115,12 @@ impl CudaManifest {
             .map(|r| r.version.prefix(2))
     }
 
-    /// The newest release of the series `version` belongs to (`13.0.88` → `13.0.2`).
+    /// The release `version` names when it is one (`13.0.2`), else the newest release of its
+    /// series (`13.0.88`, a component version found on disk → `13.0.3`).
     pub fn newest_of_series(&self, version: &Version) -> Option<&Version> {
+        if let Some(r) = self.release.iter().find(|r| &r.version == version) {
+            return Some(&r.version);
+        }
         self.release
             .iter()
             .map(|r| &r.version)

@@ -96,12 +96,6 @@ impl Catalog {
     /// Loads every manifest from `source`.
     pub fn load(source: &Source) -> Result<Self> {
         Ok(Self {
-            meta: load_one(source, "catalog.toml")?,
-            origin: match source {
-                Source::Embedded => "embedded".to_owned(),
-                Source::Dir(d) => d.display().to_string(),
-            },
-            notes: Vec::new(),
             gpus: load_one(source, "gpus.toml")?,
             cuda: load_one(source, "cuda.toml")?,
             drivers: load_one(source, "drivers.toml")?,
@@ -109,6 +103,12 @@ impl Catalog {
             pytorch: load_one(source, "pytorch.toml")?,
             tensorflow: load_one(source, "tensorflow.toml")?,
             components: load_one(source, "components.toml")?,
+            meta: load_one(source, "catalog.toml")?,
+            origin: match source {
+                Source::Embedded => "embedded".to_owned(),
+                Source::Dir(d) => d.display().to_string(),
+            },
+            notes: Vec::new(),
         })
     }
 

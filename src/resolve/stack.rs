@@ -337,10 +337,24 @@ pub fn search_torch<'c>(
         };
         // The variant PyPI serves by default is the best-tested one: try it first, then the
         // others from the newest CUDA down.
+        // A wheel is built for a series (13.0): a release pin (13.0.2) picks the series here and
+        // the release for the toolkit.
+        let cuda_pin = ctx.req.pins.cuda.as_deref().and_then(Version::parse);
         let mut variants: Vec<&TorchVariant> = r
             .variants_for(super::platform(ctx.system))
             .into_iter()
-            .filter(|v| pin_matches(ctx.req.pins.cuda.as_deref(), &v.cuda))
+            .filter(|v| {
+                let ok = cuda_pin
+                    .as_ref()
+                    .is_none_or(|p| pin_matches(Some(&p.prefix(p.parts().len().min(2))), &v.cuda));
+                if !ok {
+                    rejected.push(format!(
+                        "torch {} {}: built for CUDA {}, not the pinned CUDA",
+                        r.version, v.name, v.cuda
+                    ));
+                }
+                ok
+            })
             .collect();
         // In the pytorch profile cuDNN is the wheel torch pins: --cudnn picks the release.
         if let (Profile::Pytorch, Some(pin)) = (ctx.req.profile, ctx.req.pins.cudnn.as_deref()) {

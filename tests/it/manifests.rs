@@ -54,12 +54,12 @@ fn elf(section: &[u8]) -> Vec<u8> {
     out[6] = 1;
     let str_off = out.len();
     out.extend_from_slice(strtab);
-    while out.len() % 8 != 0 {
+    while !out.len().is_multiple_of(8) {
         out.push(0);
     }
     let fat_off = out.len();
     out.extend_from_slice(section);
-    while out.len() % 8 != 0 {
+    while !out.len().is_multiple_of(8) {
         out.push(0);
     }
     let shoff = out.len();
