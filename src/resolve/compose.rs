@@ -202,10 +202,7 @@ fn driver_component(
             ),
         ),
         _ => {
-            let mut why = format!(
-                "{} is the newest branch that serves every GPU{floor}",
-                option.reason
-            );
+            let mut why = format!("{}; it serves every GPU{floor}", option.reason);
             if let (Some(v), Some(first)) = (&installed, options.first()) {
                 if first.action == Action::Keep && !std::ptr::eq(first, option) {
                     why = format!("the installed {v} fits no stack (see -v); {why}");

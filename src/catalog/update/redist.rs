@@ -71,12 +71,13 @@ fn is_platform(key: &str) -> bool {
     key.starts_with("linux-") || key.starts_with("windows-")
 }
 
-/// Parses a CUDA `redistrib_<version>.json`.
-pub fn parse_cuda(
+/// A redistrib document of `product` that is the release its file name says.
+fn document(
     url: &Location,
+    product: &str,
     expected: &Version,
     bytes: &[u8],
-) -> Result<CudaObs, UpdateError> {
+) -> Result<Value, UpdateError> {
     let bad = |m: String| UpdateError::BadData {
         url: url.to_string(),
         message: m,
@@ -85,17 +86,34 @@ pub fn parse_cuda(
         .map_err(|e| bad(format!("not a redistrib JSON document: {e}")))?;
     let label = str_at(&doc, "release_label").ok_or_else(|| bad("no release_label".into()))?;
     if Version::parse(label).as_ref() != Some(expected)
-        || str_at(&doc, "release_product") != Some("cuda")
+        || str_at(&doc, "release_product") != Some(product)
     {
         return Err(bad(format!(
-            "release_label `{label}` / release_product {:?} do not match the file name (CUDA {expected})",
+            "release_label `{label}` / release_product {:?} do not match the file name ({product} {expected})",
             str_at(&doc, "release_product")
         )));
     }
+    Ok(doc)
+}
+
+fn bad(url: &Location, m: &str) -> UpdateError {
+    UpdateError::BadData {
+        url: url.to_string(),
+        message: m.to_owned(),
+    }
+}
+
+/// Parses a CUDA `redistrib_<version>.json`.
+pub fn parse_cuda(
+    url: &Location,
+    expected: &Version,
+    bytes: &[u8],
+) -> Result<CudaObs, UpdateError> {
+    let doc = document(url, "cuda", expected, bytes)?;
     let nvcc = doc
         .get("cuda_nvcc")
         .and_then(Value::as_object)
-        .ok_or_else(|| bad("no cuda_nvcc component".into()))?;
+        .ok_or_else(|| bad(url, "no cuda_nvcc component"))?;
     let mut platforms: Vec<String> = nvcc
         .iter()
         .filter(|(k, v)| is_platform(k) && v.get("relative_path").is_some())
@@ -121,24 +139,11 @@ pub fn parse_cudnn(
     expected: &Version,
     bytes: &[u8],
 ) -> Result<CudnnObs, UpdateError> {
-    let bad = |m: String| UpdateError::BadData {
-        url: url.to_string(),
-        message: m,
-    };
-    let doc: Value = serde_json::from_slice(bytes)
-        .map_err(|e| bad(format!("not a redistrib JSON document: {e}")))?;
-    let label = str_at(&doc, "release_label").ok_or_else(|| bad("no release_label".into()))?;
-    if Version::parse(label).as_ref() != Some(expected)
-        || str_at(&doc, "release_product") != Some("cudnn")
-    {
-        return Err(bad(format!(
-            "release_label `{label}` does not match the file name (cuDNN {expected})"
-        )));
-    }
+    let doc = document(url, "cudnn", expected, bytes)?;
     let cudnn = doc
         .get("cudnn")
         .and_then(Value::as_object)
-        .ok_or_else(|| bad("no cudnn component".into()))?;
+        .ok_or_else(|| bad(url, "no cudnn component"))?;
     let mut variants: Vec<(String, Vec<String>)> = cudnn
         .get("cuda_variant")
         .and_then(Value::as_array)
