@@ -77,6 +77,10 @@ pub enum Error {
     #[error("{err}\nhint: {hint}", err = .0, hint = .0.hint())]
     SelfCopy(crate::install::self_copy::SelfCopyError),
 
+    /// `manifests update` produced no catalog (the one in effect is unchanged).
+    #[error(transparent)]
+    Update(#[from] crate::catalog::update::UpdateError),
+
     /// An external command could not be run.
     #[error("could not run `{program}`: {message}")]
     Command {
@@ -102,6 +106,15 @@ impl Error {
                 _ => ExitCode::Failure,
             },
             Error::Install(e) => install_code(e),
+            Error::Update(e) => {
+                use crate::catalog::update::UpdateError as U;
+                match e {
+                    U::Network { .. } | U::NothingRead(_) => ExitCode::Network,
+                    U::BadData { .. } | U::Check(_) => ExitCode::Verification,
+                    U::Usage(_) => ExitCode::Usage,
+                    U::Io(_) => ExitCode::Failure,
+                }
+            }
         }
     }
 }
