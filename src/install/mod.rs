@@ -4,7 +4,9 @@
 
 mod assemble;
 pub mod layout;
+mod merge;
 pub mod receipt;
+pub mod stamps;
 pub mod transaction;
 
 use std::path::{Path, PathBuf};
@@ -230,27 +232,57 @@ fn get_manifest(
     })
 }
 
-/// An unpacked tree and its entries, or why it could not be made.
-type Unpacked = Result<(PathBuf, Vec<Entry>), InstallError>;
+/// A tree in the unpacked cache, verified, ready to link from.
+pub(crate) struct Unpacked {
+    /// The tree.
+    pub(crate) dir: PathBuf,
+    /// What it holds.
+    pub(crate) entries: Vec<Entry>,
+    /// Its files' stat at verification, refreshed once they are linked.
+    stamps: stamps::Stamps,
+}
 
-/// Fetches and unpacks one item into the unpacked cache (or finds it there). Returns the tree
-/// and its entries.
+/// An unpacked tree, or why it could not be made.
+type UnpackResult = Result<Unpacked, InstallError>;
+
+/// Fetches and unpacks one item into the unpacked cache, or finds it there and checks that it
+/// still holds the verified bytes ([`stamps`]).
 fn ensure_unpacked(
     fetcher: &Fetcher,
     id: usize,
     item: &Item,
     threads: usize,
     max: u64,
-) -> Unpacked {
+) -> UnpackResult {
     let key = format!("{}-l{}", item.artifact.sha256, layout::LAYOUT_VERSION);
     let dir = fetcher.cache().unpacked(&key);
     let index = dir.join(assemble::ENTRIES_FILE);
     if let Some(entries) = assemble::read_entries(&index) {
-        fetcher
-            .reporter()
-            .start(id, &item.artifact.name, item.artifact.size);
-        fetcher.reporter().finish(id, "cached");
-        return Ok((dir, entries));
+        let mut stamps = stamps::Stamps::read(&dir);
+        match stamps.verify(&dir, &entries) {
+            stamps::Verdict::Intact { rehashed } => {
+                if rehashed > 0 {
+                    let _ = stamps.write(&dir);
+                }
+                fetcher
+                    .reporter()
+                    .start(id, &item.artifact.name, item.artifact.size);
+                fetcher.reporter().finish(id, "cached");
+                return Ok(Unpacked {
+                    dir,
+                    entries,
+                    stamps,
+                });
+            }
+            stamps::Verdict::Damaged(path) => {
+                fetcher.reporter().message(&format!(
+                    "{}: `{}` in the unpacked cache is not the verified file any more (edited through a hard link in a prefix?); unpacking it again",
+                    item.artifact.name,
+                    path.display()
+                ));
+                transaction::remove_tree(&dir)?;
+            }
+        }
     }
     static SEQ: AtomicUsize = AtomicUsize::new(0);
     let tmp = fetcher.cache().unpacked(&format!(
@@ -266,16 +298,29 @@ fn ensure_unpacked(
             return Err(e);
         }
     };
+    let stamps = stamps::Stamps::fresh(&tmp, &entries)?;
+    stamps.write(&tmp)?;
+    // Last: a tree with its entry list is complete.
     assemble::write_entries(&tmp.join(assemble::ENTRIES_FILE), &entries)?;
     if let Err(e) = fs_err::rename(&tmp, &dir) {
         // Another cudaup unpacked the same artifact meanwhile: use theirs.
         let _ = transaction::remove_tree(&tmp);
-        if assemble::read_entries(&index).is_none() {
+        let Some(theirs) = assemble::read_entries(&index) else {
             return Err(e.into());
-        }
+        };
+        fetcher.reporter().finish(id, "done");
+        return Ok(Unpacked {
+            stamps: stamps::Stamps::read(&dir),
+            dir,
+            entries: theirs,
+        });
     }
     fetcher.reporter().finish(id, "done");
-    Ok((dir, entries))
+    Ok(Unpacked {
+        dir,
+        entries,
+        stamps,
+    })
 }
 
 fn unpack_into(
@@ -361,7 +406,7 @@ pub fn install(
     let workers = items.len().clamp(1, 4);
     let threads = (cores / workers.min(cores)).max(1);
     let next = AtomicUsize::new(0);
-    let mut results: Vec<(usize, Unpacked)> = std::thread::scope(|s| {
+    let mut results: Vec<(usize, UnpackResult)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 s.spawn(|| {
@@ -435,6 +480,12 @@ pub fn install(
     crate::checkpoint::reach("toolkit-staged");
     tx.commit()?;
     crate::checkpoint::reach("toolkit-committed");
+    // The links moved the cached files' ctime: stamp them again, so the next install from the
+    // cache is a matter of stat calls (best effort: a stale stamp only costs a hash).
+    for (_, tree) in &mut trees {
+        tree.stamps.refresh(&tree.dir);
+        let _ = tree.stamps.write(&tree.dir);
+    }
     Ok(receipt)
 }
 

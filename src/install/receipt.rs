@@ -76,10 +76,15 @@ impl Receipt {
         }
     }
 
-    /// Writes the receipt into `dir` (the staging prefix, so it appears with the files).
+    /// Writes the receipt into `dir` (the staging prefix, so it appears with the files), as a
+    /// new file: nothing an archive put there is followed or overwritten.
     pub fn write_into(&self, dir: &Path) -> std::io::Result<()> {
         let text = serde_json::to_vec_pretty(self).expect("receipts serialise");
-        fs_err::write(dir.join(FILE_NAME), text)
+        let mut f = fs_err::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(dir.join(FILE_NAME))?;
+        std::io::Write::write_all(&mut f, &text)
     }
 }
 

@@ -6,6 +6,8 @@ mod detect;
 mod doctor;
 mod fleet;
 mod framework;
+mod hostile;
+mod hostile_merge;
 mod install;
 mod plan;
 mod repair;
