@@ -187,6 +187,9 @@ pub fn fetcher(
     if let Some(s) = num(crate::env_vars::CUDAUP_HTTP_TIMEOUT)? {
         settings.read_timeout = Duration::from_secs(s);
     }
+    if let Some(n) = num(crate::env_vars::CUDAUP_MAX_DOWNLOAD_BYTES)? {
+        settings.max_download = n;
+    }
     if process.var(crate::env_vars::CUDAUP_TEST_NO_RETRY_DELAY) == Some("1") {
         settings.backoff = Duration::ZERO;
     }
