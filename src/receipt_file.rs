@@ -5,17 +5,28 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
-/// Writes `value` to `$CUDAUP_HOME/receipts/<kind><target as a file name>.json` and returns
-/// that path. `kind` tells receipt kinds apart (`""` for toolkits, `"venv-"` for venvs).
-pub(crate) fn register(
-    home: &Path,
-    kind: &str,
-    target: &Path,
-    value: &impl Serialize,
-) -> std::io::Result<PathBuf> {
-    let dir = home.join("receipts");
-    fs_err::create_dir_all(&dir)?;
+/// The receipt kinds, which start their file names.
+pub(crate) const TOOLKIT: &str = "toolkit-";
+/// See [`TOOLKIT`].
+pub(crate) const VENV: &str = "venv-";
+
+/// The file name of `target`'s receipt: `<kind><readable>-<hash>.json`. The readable part keeps
+/// only `[A-Za-z0-9.-]` (others become `_`), so on its own it would give `/root/cuda_x` and
+/// `/root/cuda/x` one name; the first 16 hex digits of the sha256 of the whole path make names
+/// differ whenever paths do, and the kind prefix keeps a toolkit under `/venv-x` or `/shell`
+/// from passing for a venv receipt or the shell receipt.
+pub(crate) fn file_name(kind: &str, target: &Path) -> String {
+    let digest = Sha256::digest(target.as_os_str().as_encoded_bytes());
+    format!(
+        "{kind}{}-{}.json",
+        readable(target),
+        &hex::encode(digest)[..16]
+    )
+}
+
+fn readable(target: &Path) -> String {
     let name: String = target
         .display()
         .to_string()
@@ -29,12 +40,86 @@ pub(crate) fn register(
             }
         })
         .collect();
-    let path = dir.join(format!("{kind}{name}.json"));
-    let tmp = dir.join(format!(".{kind}{name}.json.tmp"));
+    // File names stop at 255 bytes; the hash keeps long paths apart.
+    name.chars().take(160).collect()
+}
+
+/// The name an older cudaup gave the same receipt (no hash; toolkits without a kind prefix).
+fn legacy_name(kind: &str, target: &Path) -> String {
+    let kind = if kind == TOOLKIT { "" } else { kind };
+    format!("{kind}{}.json", readable(target))
+}
+
+/// Writes `value` to `$CUDAUP_HOME/receipts/<file_name>` and returns that path. A receipt an
+/// older cudaup wrote for the same target under its old name is removed (only if it names the
+/// same target, since the old names could collide).
+pub(crate) fn register(
+    home: &Path,
+    kind: &str,
+    target: &Path,
+    value: &impl Serialize,
+) -> std::io::Result<PathBuf> {
+    let dir = home.join("receipts");
+    fs_err::create_dir_all(&dir)?;
+    let name = file_name(kind, target);
+    let path = dir.join(&name);
+    let tmp = dir.join(format!(".{name}.tmp"));
     fs_err::write(
         &tmp,
         serde_json::to_vec_pretty(value).expect("receipts serialise"),
     )?;
     fs_err::rename(&tmp, &path)?;
+    let legacy = dir.join(legacy_name(kind, target));
+    if legacy != path && names_target(&legacy, target) {
+        let _ = fs_err::remove_file(&legacy);
+    }
     Ok(path)
+}
+
+/// Whether the receipt at `path` is about `target` (its `prefix` or `venv`).
+fn names_target(path: &Path, target: &Path) -> bool {
+    let Ok(bytes) = fs_err::read(path) else {
+        return false;
+    };
+    let Ok(doc) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return false;
+    };
+    ["prefix", "venv"]
+        .iter()
+        .any(|k| doc.get(k).and_then(|v| v.as_str()) == target.to_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn different_paths_get_different_names() {
+        let a = file_name(TOOLKIT, Path::new("/root/cuda_x"));
+        let b = file_name(TOOLKIT, Path::new("/root/cuda/x"));
+        assert_ne!(a, b);
+        assert!(a.starts_with("toolkit-root_cuda_x-"), "{a}");
+        assert_eq!(a, file_name(TOOLKIT, Path::new("/root/cuda_x")));
+        // A toolkit named like the shell receipt or a venv receipt stays a toolkit receipt.
+        assert!(file_name(TOOLKIT, Path::new("/shell")).starts_with("toolkit-shell-"));
+        assert!(file_name(TOOLKIT, Path::new("/venv-x")).starts_with("toolkit-venv-x-"));
+        let long = Path::new("/").join("d".repeat(300));
+        assert!(file_name(VENV, &long).len() < 200);
+    }
+
+    #[test]
+    fn the_legacy_receipt_of_the_same_target_is_replaced() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("receipts");
+        fs_err::create_dir_all(&dir).unwrap();
+        let other = serde_json::json!({"prefix": "/root/cuda/x"});
+        // Both old names were `root_cuda_x.json`; that one belongs to the other prefix.
+        fs_err::write(dir.join("root_cuda_x.json"), other.to_string()).unwrap();
+        let ours = serde_json::json!({"prefix": "/root/cuda_x"});
+        register(home.path(), TOOLKIT, Path::new("/root/cuda_x"), &ours).unwrap();
+        assert!(dir.join("root_cuda_x.json").exists(), "not ours: kept");
+        fs_err::write(dir.join("root_cuda_x.json"), ours.to_string()).unwrap();
+        register(home.path(), TOOLKIT, Path::new("/root/cuda_x"), &ours).unwrap();
+        assert!(!dir.join("root_cuda_x.json").exists(), "ours: replaced");
+    }
 }

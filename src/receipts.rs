@@ -79,7 +79,8 @@ impl ShellReceipt {
 /// All receipts under a home.
 #[derive(Debug, Clone, Default)]
 pub struct Receipts {
-    /// Toolkit installs (`$CUDAUP_HOME/receipts/<prefix>.json`), with the file they came from.
+    /// Toolkit installs (`$CUDAUP_HOME/receipts/toolkit-<prefix>-<hash>.json`, or an older
+    /// cudaup's `<prefix>.json`), with the file they came from.
     pub toolkits: Vec<(PathBuf, Receipt)>,
     /// Framework venvs (`venv-*.json`).
     pub venvs: Vec<(PathBuf, VenvReceipt)>,
@@ -124,7 +125,7 @@ impl Receipts {
                     continue;
                 }
             };
-            if name.starts_with("venv-") {
+            if name.starts_with(crate::receipt_file::VENV) {
                 match serde_json::from_slice::<VenvReceipt>(&bytes) {
                     Ok(r) => out.venvs.push((path, r)),
                     Err(e) => out.unreadable.push((path, e.to_string())),

@@ -91,5 +91,5 @@ impl Receipt {
 /// Records `receipt` in `$CUDAUP_HOME/receipts/`, so doctor and uninstall find every prefix
 /// cudaup installed, wherever it is.
 pub fn register(home: &Path, receipt: &Receipt) -> std::io::Result<PathBuf> {
-    crate::receipt_file::register(home, "", &receipt.prefix, receipt)
+    crate::receipt_file::register(home, crate::receipt_file::TOOLKIT, &receipt.prefix, receipt)
 }

@@ -347,6 +347,6 @@ pub struct VenvReceipt {
 impl VenvReceipt {
     /// Writes it to `$CUDAUP_HOME/receipts/venv-<name>.json`.
     pub fn register(&self, home: &Path) -> std::io::Result<PathBuf> {
-        crate::receipt_file::register(home, "venv-", &self.venv, self)
+        crate::receipt_file::register(home, crate::receipt_file::VENV, &self.venv, self)
     }
 }

@@ -38,6 +38,22 @@ pub struct Applied {
     /// Whether the file did not exist before: [`revert`] then deletes it if nothing else was
     /// added to it since.
     pub created: bool,
+    /// Directories made to hold a new file (`~/.config/fish/conf.d`), outermost first:
+    /// [`revert`] removes those still empty, innermost first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created_dirs: Vec<PathBuf>,
+}
+
+/// An [`apply`] worked out but not written yet: [`Planned::applied`] is what the receipt will
+/// hold, so a caller can record it before [`Planned::write`] changes the file, and a run killed
+/// in between leaves a receipt that names a change, never a change that no receipt names.
+#[derive(Debug)]
+pub struct Planned {
+    applied: Applied,
+    target: PathBuf,
+    new: Vec<u8>,
+    metadata: Option<std::fs::Metadata>,
+    line: String,
 }
 
 /// The rc files to hook for `shells`, with the line each should contain.
@@ -260,6 +276,11 @@ fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// Returns `None` when the line is already there. A read-only file is an error that names the
 /// line to add by hand, and the file is left as it was.
 pub fn apply(hook: &Hook) -> Result<Option<Applied>, ShellError> {
+    plan_apply(hook)?.map(Planned::write).transpose()
+}
+
+/// The first half of [`apply`]: reads the file and works out the change, writing nothing.
+pub fn plan_apply(hook: &Hook) -> Result<Option<Planned>, ShellError> {
     let by_hand = || format!("add this line to it yourself: {}", hook.line);
     let io_error = |source| ShellError::Io {
         path: hook.file.clone(),
@@ -272,8 +293,8 @@ pub fn apply(hook: &Hook) -> Result<Option<Applied>, ShellError> {
     let Some((new, inserted)) = add(content, &hook.line) else {
         return Ok(None);
     };
-    let metadata = existing.as_ref().map(|(_, metadata)| metadata);
-    if let Some(metadata) = metadata {
+    let metadata = existing.as_ref().map(|(_, metadata)| metadata.clone());
+    if let Some(metadata) = &metadata {
         if !writable(&target, metadata) {
             return Err(ShellError::ReadOnly {
                 path: hook.file.clone(),
@@ -281,18 +302,51 @@ pub fn apply(hook: &Hook) -> Result<Option<Applied>, ShellError> {
             });
         }
     }
-    write_atomically(&target, &new, metadata).map_err(io_error)?;
-    Ok(Some(Applied {
-        file: hook.file.clone(),
-        // `add` builds the block from UTF-8 text and ASCII line endings only.
-        inserted: String::from_utf8_lossy(&inserted).into_owned(),
-        created: existing.is_none(),
+    let mut created_dirs: Vec<PathBuf> = target
+        .parent()
+        .into_iter()
+        .flat_map(Path::ancestors)
+        .take_while(|d| !d.as_os_str().is_empty() && d.symlink_metadata().is_err())
+        .map(Path::to_path_buf)
+        .collect();
+    created_dirs.reverse();
+    Ok(Some(Planned {
+        applied: Applied {
+            file: hook.file.clone(),
+            // `add` builds the block from UTF-8 text and ASCII line endings only.
+            inserted: String::from_utf8_lossy(&inserted).into_owned(),
+            created: existing.is_none(),
+            created_dirs,
+        },
+        target,
+        new,
+        metadata,
+        line: hook.line.clone(),
     }))
 }
 
+impl Planned {
+    /// What the receipt should record.
+    pub fn applied(&self) -> &Applied {
+        &self.applied
+    }
+
+    /// Writes the change.
+    pub fn write(self) -> Result<Applied, ShellError> {
+        let line = self.line;
+        let io_error = |source| ShellError::Io {
+            path: self.applied.file.clone(),
+            help: format!("add this line to it yourself: {line}"),
+            source,
+        };
+        write_keeping_links(&self.target, &self.new, self.metadata.as_ref()).map_err(io_error)?;
+        Ok(self.applied)
+    }
+}
+
 /// Undoes [`apply`]: removes the block from the file (see [`remove`]), and deletes the file when
-/// cudaup created it and nothing else is in it. A file that is gone, or no longer holds the
-/// block, is left alone.
+/// cudaup created it and nothing else is in it, then the directories it created for it, if
+/// empty. A file that is gone, or no longer holds the block, is left alone.
 pub fn revert(applied: &Applied) -> Result<(), ShellError> {
     let lines = applied.inserted.trim().to_owned();
     let io_error = |source| ShellError::Io {
@@ -302,6 +356,7 @@ pub fn revert(applied: &Applied) -> Result<(), ShellError> {
     };
     let target = resolve(&applied.file)?;
     let Some((content, metadata)) = read_if_exists(&target).map_err(io_error)? else {
+        remove_created_dirs(applied);
         return Ok(());
     };
     let new = remove(&content, applied.inserted.as_bytes());
@@ -316,10 +371,65 @@ pub fn revert(applied: &Applied) -> Result<(), ShellError> {
         });
     }
     if delete {
-        fs_err::remove_file(&target).map_err(io_error)
+        fs_err::remove_file(&target).map_err(io_error)?;
+        remove_created_dirs(applied);
+        Ok(())
     } else {
-        write_atomically(&target, &new, Some(&metadata)).map_err(io_error)
+        write_keeping_links(&target, &new, Some(&metadata)).map_err(io_error)
     }
+}
+
+fn remove_created_dirs(applied: &Applied) {
+    for dir in applied.created_dirs.iter().rev() {
+        // Only if empty: remove_dir refuses otherwise, and never follows a symlink.
+        if fs_err::remove_dir(dir).is_err() {
+            break;
+        }
+    }
+}
+
+/// Replaces `target`'s content with `bytes`, keeping a hard link a hard link.
+///
+/// A file with one link is replaced atomically ([`write_atomically`]): a crash leaves the old
+/// file or the new one. A file with several links (`~/.bashrc` hard-linked into a dotfiles
+/// directory) cannot be renamed over without turning the other names into a separate, stale
+/// copy, so it is changed in place instead, as cheaply torn as possible: an append when only
+/// bytes are added (a crash leaves the old file plus part of cudaup's block), a truncation when
+/// only the end goes (one syscall), and otherwise a rewrite from the first changed byte, which
+/// a crash can leave half done. The link is what the user chose to keep; the torn case needs a
+/// crash during a write of a few hundred bytes.
+fn write_keeping_links(
+    target: &Path,
+    bytes: &[u8],
+    original: Option<&std::fs::Metadata>,
+) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let Some(meta) = original.filter(|m| m.nlink() > 1) {
+            return write_in_place(target, bytes, meta.len());
+        }
+    }
+    write_atomically(target, bytes, original)
+}
+
+fn write_in_place(target: &Path, bytes: &[u8], old_len: u64) -> io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = fs_err::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(target)?;
+    let mut old = Vec::with_capacity(old_len as usize);
+    f.read_to_end(&mut old)?;
+    let same = old.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+    if same < bytes.len() {
+        f.seek(SeekFrom::Start(same as u64))?;
+        f.write_all(&bytes[same..])?;
+    }
+    if (bytes.len() as u64) < old.len() as u64 {
+        f.set_len(bytes.len() as u64)?;
+    }
+    f.sync_all()
 }
 
 /// Follows `path` through any chain of symlinks to the file that holds the content. A dangling
@@ -739,6 +849,57 @@ mod tests {
         fs_err::remove_file(&file).unwrap();
         revert(&applied).unwrap();
         assert!(!file.exists());
+    }
+
+    #[test]
+    fn a_hard_linked_rc_file_keeps_its_inode() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("dotfiles-bashrc");
+        let file = dir.path().join(".bashrc");
+        fs_err::write(&real, "export A=1\n").unwrap();
+        std::fs::hard_link(&real, &file).unwrap();
+        let ino = fs_err::metadata(&file).unwrap().ino();
+        let applied = apply(&hook(&file)).unwrap().unwrap();
+        assert_eq!(fs_err::metadata(&file).unwrap().ino(), ino);
+        assert!(fs_err::read_to_string(&real).unwrap().contains(LINE));
+        // Something of the user's after the block: the revert rewrites from the block on.
+        let mut content = fs_err::read(&file).unwrap();
+        content.extend_from_slice(b"export B=2\n");
+        fs_err::write(&file, &content).unwrap();
+        revert(&applied).unwrap();
+        assert_eq!(fs_err::metadata(&file).unwrap().ino(), ino);
+        assert_eq!(fs_err::metadata(&real).unwrap().nlink(), 2);
+        assert_eq!(fs_err::read(&real).unwrap(), b"export A=1\nexport B=2\n");
+        // The plain case: the block at the end is cut off.
+        let applied = apply(&hook(&file)).unwrap().unwrap();
+        revert(&applied).unwrap();
+        assert_eq!(fs_err::read(&real).unwrap(), b"export A=1\nexport B=2\n");
+        assert_eq!(fs_err::metadata(&file).unwrap().ino(), ino);
+    }
+
+    #[test]
+    fn directories_made_for_a_new_file_go_when_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(".config/fish/conf.d/cudaup.fish");
+        let applied = plan_apply(&hook(&file)).unwrap().unwrap();
+        assert_eq!(
+            applied.applied().created_dirs,
+            [
+                dir.path().join(".config"),
+                dir.path().join(".config/fish"),
+                dir.path().join(".config/fish/conf.d")
+            ]
+        );
+        let applied = applied.write().unwrap();
+        revert(&applied).unwrap();
+        assert!(!dir.path().join(".config").exists());
+        // A directory the user put something in stays.
+        let applied = apply(&hook(&file)).unwrap().unwrap();
+        fs_err::write(dir.path().join(".config/fish/config.fish"), "").unwrap();
+        revert(&applied).unwrap();
+        assert!(!dir.path().join(".config/fish/conf.d").exists());
+        assert!(dir.path().join(".config/fish/config.fish").exists());
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod framework;
 mod hostile;
 mod hostile_fetch;
 mod hostile_merge;
+mod hostile_small;
 mod install;
 mod plan;
 mod repair;
