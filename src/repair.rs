@@ -41,6 +41,11 @@ pub enum Step {
         /// The line.
         line: String,
     },
+    /// Remove what interrupted runs left (see [`crate::install::litter`]).
+    Litter {
+        /// How many pieces, and their size.
+        why: String,
+    },
 }
 
 impl Step {
@@ -51,6 +56,7 @@ impl Step {
             Step::Venv { .. } => "venv-packages",
             Step::EnvScripts { .. } => "env-scripts",
             Step::RcHook { .. } => "rc-hook",
+            Step::Litter { .. } => "litter",
         }
     }
 }
@@ -91,6 +97,7 @@ impl std::fmt::Display for Step {
                 self.id(),
                 file.display()
             ),
+            Step::Litter { why } => write!(f, "[{}] remove {why}", self.id()),
         }
     }
 }
@@ -141,6 +148,16 @@ pub fn toolkit_problems(receipt: &Receipt) -> Vec<String> {
 pub fn plan(home: &Path, venv_ok: &dyn Fn(&VenvReceipt) -> Option<String>) -> Vec<Step> {
     let receipts = Receipts::load(home);
     let mut steps = Vec::new();
+    let litter = crate::install::litter::find(home, &receipts);
+    if !litter.is_empty() {
+        steps.push(Step::Litter {
+            why: format!(
+                "{} leftover(s) of interrupted runs ({})",
+                litter.len(),
+                indicatif::HumanBytes(litter.iter().map(|l| l.bytes).sum())
+            ),
+        });
+    }
     for (_, r) in &receipts.toolkits {
         let problems = if r.prefix.join(crate::install::receipt::FILE_NAME).is_file() {
             toolkit_problems(r)

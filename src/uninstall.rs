@@ -46,6 +46,12 @@ pub enum Step {
         /// The cache directory.
         dir: PathBuf,
     },
+    /// Remove what interrupted runs left (half-unpacked trees, staging directories), and put
+    /// back a prefix an interrupted commit set aside, so its files are removed too.
+    Litter {
+        /// What is there.
+        found: Vec<crate::install::litter::Litter>,
+    },
 }
 
 impl std::fmt::Display for Step {
@@ -61,6 +67,12 @@ impl std::fmt::Display for Step {
             Step::RcFile { file } => write!(f, "take cudaup's lines out of {}", file.display()),
             Step::File { path } => write!(f, "remove {}", path.display()),
             Step::Cache { dir } => write!(f, "remove the download cache {}", dir.display()),
+            Step::Litter { found } => write!(
+                f,
+                "remove {} leftover(s) of interrupted runs ({})",
+                found.len(),
+                indicatif::HumanBytes(found.iter().map(|l| l.bytes).sum())
+            ),
         }
     }
 }
@@ -69,6 +81,10 @@ impl std::fmt::Display for Step {
 pub fn plan(home: &Path, purge: bool) -> Vec<Step> {
     let receipts = Receipts::load(home);
     let mut steps = Vec::new();
+    let found = crate::install::litter::find(home, &receipts);
+    if !found.is_empty() {
+        steps.push(Step::Litter { found });
+    }
     for (path, r) in &receipts.toolkits {
         steps.push(Step::Toolkit {
             prefix: r.prefix.clone(),
@@ -162,6 +178,9 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
                 }
             }
             Step::Cache { dir } => remove_tree(dir)?,
+            Step::Litter { .. } => {
+                crate::install::litter::clean(home, &Receipts::load(home))?;
+            }
         }
     }
     if shell.hooks.is_empty() {

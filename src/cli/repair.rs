@@ -22,7 +22,7 @@ use super::Style;
 /// `cudaup repair` flags.
 #[derive(Debug, Args)]
 pub struct RepairArgs {
-    /// Only this repair: toolkit-files, venv-packages, env-scripts or rc-hook
+    /// Only this repair: toolkit-files, venv-packages, env-scripts, rc-hook or litter
     #[arg(long, value_name = "ID")]
     pub fix: Option<String>,
     /// Do not ask for confirmation
@@ -93,7 +93,13 @@ pub(super) fn run(
     let home = process.cudaup_home().ok_or_else(|| {
         Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
     })?;
-    let ids = ["toolkit-files", "venv-packages", "env-scripts", "rc-hook"];
+    let ids = [
+        "toolkit-files",
+        "venv-packages",
+        "env-scripts",
+        "rc-hook",
+        "litter",
+    ];
     // Doctor's finding ids name the same repairs.
     let fix = args.fix.as_deref().map(|id| match id {
         "toolkit-prefix-missing" | "toolkit-files-missing" | "toolkit-files-changed" => {
@@ -223,6 +229,9 @@ pub(super) fn run(
                         receipt.venv.display()
                     ))));
                 }
+            }
+            Step::Litter { .. } => {
+                install::litter::clean(&home, &crate::receipts::Receipts::load(&home))?;
             }
             Step::EnvScripts { .. } => {
                 super::env::write_scripts(&home, Active::read(&home).toolkit.as_deref())?;

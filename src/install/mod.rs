@@ -4,6 +4,7 @@
 
 mod assemble;
 pub mod layout;
+pub mod litter;
 mod merge;
 pub mod receipt;
 pub mod stamps;
@@ -245,8 +246,40 @@ pub(crate) struct Unpacked {
 /// An unpacked tree, or why it could not be made.
 type UnpackResult = Result<Unpacked, InstallError>;
 
+/// What the unpacked cache has for an item.
+enum Cached {
+    /// A tree that still holds the verified bytes.
+    Hit(Unpacked),
+    /// Nothing (or an incomplete tree without its entry list).
+    Miss,
+    /// A tree whose files changed since they were verified.
+    Damaged(PathBuf),
+}
+
+fn cached(dir: &Path) -> Cached {
+    let Some(entries) = assemble::read_entries(&dir.join(assemble::ENTRIES_FILE)) else {
+        return Cached::Miss;
+    };
+    let mut stamps = stamps::Stamps::read(dir);
+    match stamps.verify(dir, &entries) {
+        stamps::Verdict::Intact { rehashed } => {
+            if rehashed > 0 {
+                let _ = stamps.write(dir);
+            }
+            Cached::Hit(Unpacked {
+                dir: dir.to_owned(),
+                entries,
+                stamps,
+            })
+        }
+        stamps::Verdict::Damaged(path) => Cached::Damaged(path),
+    }
+}
+
 /// Fetches and unpacks one item into the unpacked cache, or finds it there and checks that it
-/// still holds the verified bytes ([`stamps`]).
+/// still holds the verified bytes ([`stamps`]). Unpacking happens under the key's lock
+/// ([`crate::fetch::Cache::lock_unpacking`]), which also makes every half-built tree of that
+/// key left by a killed run this run's to delete.
 fn ensure_unpacked(
     fetcher: &Fetcher,
     id: usize,
@@ -256,40 +289,43 @@ fn ensure_unpacked(
 ) -> UnpackResult {
     let key = format!("{}-l{}", item.artifact.sha256, layout::LAYOUT_VERSION);
     let dir = fetcher.cache().unpacked(&key);
-    let index = dir.join(assemble::ENTRIES_FILE);
-    if let Some(entries) = assemble::read_entries(&index) {
-        let mut stamps = stamps::Stamps::read(&dir);
-        match stamps.verify(&dir, &entries) {
-            stamps::Verdict::Intact { rehashed } => {
-                if rehashed > 0 {
-                    let _ = stamps.write(&dir);
-                }
-                fetcher
-                    .reporter()
-                    .start(id, &item.artifact.name, item.artifact.size);
-                fetcher.reporter().finish(id, "cached");
-                return Ok(Unpacked {
-                    dir,
-                    entries,
-                    stamps,
-                });
-            }
-            stamps::Verdict::Damaged(path) => {
-                fetcher.reporter().message(&format!(
-                    "{}: `{}` in the unpacked cache is not the verified file any more (edited through a hard link in a prefix?); unpacking it again",
-                    item.artifact.name,
-                    path.display()
-                ));
-                transaction::remove_tree(&dir)?;
-            }
+    let hit = |u: Unpacked| {
+        fetcher
+            .reporter()
+            .start(id, &item.artifact.name, item.artifact.size);
+        fetcher.reporter().finish(id, "cached");
+        Ok(u)
+    };
+    if let Cached::Hit(u) = cached(&dir) {
+        return hit(u);
+    }
+    let _lock = fetcher.cache().lock_unpacking(&key, || {
+        fetcher.reporter().message(&format!(
+            "{}: waiting for another cudaup unpacking it",
+            item.artifact.name
+        ))
+    })?;
+    match cached(&dir) {
+        Cached::Hit(u) => return hit(u),
+        Cached::Damaged(path) => fetcher.reporter().message(&format!(
+            "{}: `{}` in the unpacked cache is not the verified file any more (edited through a hard link in a prefix?); unpacking it again",
+            item.artifact.name,
+            path.display()
+        )),
+        Cached::Miss => {}
+    }
+    // Under the lock: no tree of this key is being built but ours, and whatever is at `dir`
+    // is damaged or incomplete.
+    for (stale, k) in fetcher.cache().unpacking_trees() {
+        if k == key {
+            transaction::remove_tree(&stale)?;
         }
     }
+    transaction::remove_tree(&dir)?;
     static SEQ: AtomicUsize = AtomicUsize::new(0);
-    let tmp = fetcher.cache().unpacked(&format!(
-        ".tmp-{key}-{}-{}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    ));
+    let tmp = fetcher
+        .cache()
+        .unpacking(&key, SEQ.fetch_add(1, Ordering::Relaxed));
     let result = unpack_into(fetcher, id, item, threads, max, &tmp);
     let entries = match result {
         Ok(e) => e,
@@ -298,29 +334,31 @@ fn ensure_unpacked(
             return Err(e);
         }
     };
+    crate::checkpoint::reach("unpacked-tmp");
     let stamps = stamps::Stamps::fresh(&tmp, &entries)?;
     stamps.write(&tmp)?;
     // Last: a tree with its entry list is complete.
     assemble::write_entries(&tmp.join(assemble::ENTRIES_FILE), &entries)?;
-    if let Err(e) = fs_err::rename(&tmp, &dir) {
-        // Another cudaup unpacked the same artifact meanwhile: use theirs.
-        let _ = transaction::remove_tree(&tmp);
-        let Some(theirs) = assemble::read_entries(&index) else {
-            return Err(e.into());
-        };
-        fetcher.reporter().finish(id, "done");
-        return Ok(Unpacked {
-            stamps: stamps::Stamps::read(&dir),
-            dir,
-            entries: theirs,
-        });
-    }
+    fs_err::rename(&tmp, &dir)?;
     fetcher.reporter().finish(id, "done");
     Ok(Unpacked {
         dir,
         entries,
         stamps,
     })
+}
+
+/// Deletes the half-built unpacked-cache trees of killed runs (those whose key nobody is
+/// unpacking now); returns them.
+pub fn sweep_unpacking(cache: &crate::fetch::Cache) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for (tree, key) in cache.unpacking_trees() {
+        if let Some(_lock) = cache.try_lock_unpacking(&key)? {
+            transaction::remove_tree(&tree)?;
+            out.push(tree);
+        }
+    }
+    Ok(out)
 }
 
 fn unpack_into(
@@ -401,6 +439,9 @@ pub fn install(
         ))
     })?;
     let tx = transaction::Transaction::begin(&prefix)?;
+    // Half-unpacked trees of killed runs, for any key nobody is unpacking (best effort: a
+    // failure here must not stop the install; the next run or `repair` tries again).
+    let _ = sweep_unpacking(fetcher.cache());
 
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let workers = items.len().clamp(1, 4);

@@ -452,3 +452,64 @@ impl Sandbox {
         self.assert_clean(what);
     }
 }
+
+/// Starts cudaup with this sandbox's HOME, parked at `checkpoint` (CUDAUP_TEST_CHECKPOINT);
+/// returns once it says so, for the caller to kill.
+pub fn parked(sb: &Sandbox, args: &[String], checkpoint: &str) -> std::process::Child {
+    use std::io::{BufRead, BufReader};
+    let mut child = sb.spawn(args, &[("CUDAUP_TEST_CHECKPOINT", checkpoint)]);
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let started = std::time::Instant::now();
+    let mut seen = Vec::new();
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(100)) {
+            Ok(line) if line.contains("parked at checkpoint") => return child,
+            Ok(line) => seen.push(line),
+            Err(_) => {}
+        }
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "{checkpoint}: never parked: {seen:?}"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{checkpoint}: exited: {seen:?}"
+        );
+    }
+}
+
+impl Sandbox {
+    /// Starts cudaup (this sandbox's HOME and `--home`), stdout discarded, stderr piped.
+    pub fn spawn(&self, args: &[String], env: &[(&str, &str)]) -> std::process::Child {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cudaup"));
+        cmd.arg("--home")
+            .arg(self.cudaup_home())
+            .args(args)
+            .current_dir(self.home.path())
+            .env_clear()
+            .env("HOME", self.home.path())
+            .env("PATH", "/usr/bin:/bin")
+            .env("NO_COLOR", "1")
+            .env("CUDAUP_NO_NVML", "1")
+            .env("CUDAUP_TEST_NO_RETRY_DELAY", "1")
+            .env("SHELL", "/bin/bash")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.spawn().expect("cudaup starts")
+    }
+}
+
+/// SIGKILL, and reap.
+pub fn kill(mut child: std::process::Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -7,6 +7,7 @@ mod doctor;
 mod fleet;
 mod framework;
 mod hostile;
+mod hostile_crash;
 mod hostile_fetch;
 mod hostile_merge;
 mod hostile_small;
