@@ -3,12 +3,17 @@
 //! allows), link them into a staging directory, write the receipt, and rename it into place.
 
 mod assemble;
+pub mod driver;
 pub mod layout;
 pub mod litter;
 mod merge;
-pub mod receipt;
+pub mod python;
+pub(crate) mod receipt_file;
+pub mod receipts;
+pub mod sources;
 pub mod stamps;
 pub mod transaction;
+pub mod uninstall;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,6 +26,7 @@ use crate::sources::redist::{self, Redist, RedistError};
 use crate::unpack::{self, Entry, Format, UnpackError};
 use crate::version::Version;
 
+pub use crate::model::receipt;
 pub use layout::Shape;
 pub use receipt::Receipt;
 

@@ -19,6 +19,7 @@ pub mod driver;
 pub mod framework;
 pub mod kernel;
 pub mod libs;
+pub mod tensorrt;
 pub mod toolkit;
 
 use std::path::{Path, PathBuf};
@@ -218,6 +219,7 @@ pub fn verify(ctx: &Context<'_>, opts: &Options) -> Report {
         }
         checks.push(check);
     }
+    checks.extend(tensorrt::check(&exec, bench_venv, &gpus, &receipts));
     if opts.bench {
         checks.extend(framework::bench(&exec, bench_venv, &gpus));
     }
