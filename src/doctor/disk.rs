@@ -96,9 +96,42 @@ pub fn litter(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
     vec![d.fix(super::repair("litter"))]
 }
 
-/// `low-disk-space`, one per filesystem; and [`litter`].
+/// `toolkit-install-interrupted`: a toolkit install killed before it finished (its journal is
+/// still in `receipts/pending/`), in place but unrecorded, or not in place at all.
+pub fn interrupted(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
+    let mut out = Vec::new();
+    for (journal, r) in &inputs.receipts.pending {
+        let own = crate::install::Receipt::read(&r.prefix).ok().flatten();
+        let in_place = own.is_some_and(|own| own.same_install(r));
+        let state = if in_place {
+            "the toolkit is in place but its install did not record it"
+        } else {
+            "it did not get the toolkit in place"
+        };
+        out.push(
+            Diagnosis::new(
+                "toolkit-install-interrupted",
+                Severity::Warning,
+                format!(
+                    "an install of CUDA {} into {} was interrupted: {state}",
+                    r.cuda,
+                    r.prefix.display()
+                ),
+            )
+            .evidence(format!("{}: the install's journal", journal.display()))
+            .fix(format!(
+                "{}   # or run the same install again; `cudaup uninstall` removes what it left",
+                super::repair("toolkit-files")
+            )),
+        );
+    }
+    out
+}
+
+/// `low-disk-space`, one per filesystem; [`litter`] and [`interrupted`].
 pub fn check(inputs: &Inputs<'_>, runner: &dyn Runner) -> Vec<Diagnosis> {
     let mut out = litter(inputs);
+    out.extend(interrupted(inputs));
     let mut path = inputs.process.path_entries();
     path.extend(["/usr/bin", "/bin"].map(PathBuf::from));
     let Some(df) = which("df", &path) else {

@@ -41,6 +41,12 @@ pub enum Step {
         /// The line.
         line: String,
     },
+    /// Record a toolkit whose install was killed after it was in place and before it was
+    /// recorded (its receipt is in the prefix; the home only has the install's journal).
+    Register {
+        /// The prefix's own receipt.
+        receipt: Receipt,
+    },
     /// Remove what interrupted runs left (see [`crate::install::litter`]).
     Litter {
         /// How many pieces, and their size.
@@ -52,7 +58,7 @@ impl Step {
     /// The id `repair --fix` (and doctor) use for this kind of repair.
     pub fn id(&self) -> &'static str {
         match self {
-            Step::Toolkit { .. } => "toolkit-files",
+            Step::Toolkit { .. } | Step::Register { .. } => "toolkit-files",
             Step::Venv { .. } => "venv-packages",
             Step::EnvScripts { .. } => "env-scripts",
             Step::RcHook { .. } => "rc-hook",
@@ -98,6 +104,13 @@ impl std::fmt::Display for Step {
                 file.display()
             ),
             Step::Litter { why } => write!(f, "[{}] remove {why}", self.id()),
+            Step::Register { receipt } => write!(
+                f,
+                "[{}] record CUDA {} in {}: its install was interrupted after the toolkit was in place",
+                self.id(),
+                receipt.cuda,
+                receipt.prefix.display()
+            ),
         }
     }
 }
@@ -158,7 +171,32 @@ pub fn plan(home: &Path, venv_ok: &dyn Fn(&VenvReceipt) -> Option<String>) -> Ve
             ),
         });
     }
+    // Installs killed before they finished: the journal says what was asked for.
+    let mut handled: Vec<&Path> = Vec::new();
+    for (_, journal) in &receipts.pending {
+        handled.push(&journal.prefix);
+        match Receipt::read(&journal.prefix).ok().flatten() {
+            Some(own) if own.same_install(journal) => {
+                let problems = toolkit_problems(&own);
+                if problems.is_empty() {
+                    steps.push(Step::Register { receipt: own });
+                } else {
+                    steps.push(Step::Toolkit {
+                        receipt: own,
+                        why: problems.join("; "),
+                    });
+                }
+            }
+            _ => steps.push(Step::Toolkit {
+                receipt: journal.clone(),
+                why: "its install was interrupted before the toolkit was in place".into(),
+            }),
+        }
+    }
     for (_, r) in &receipts.toolkits {
+        if handled.contains(&r.prefix.as_path()) {
+            continue;
+        }
         let problems = if r.prefix.join(crate::install::receipt::FILE_NAME).is_file() {
             toolkit_problems(r)
         } else {

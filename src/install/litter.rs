@@ -1,8 +1,9 @@
 //! What killed runs leave behind, found and removed under the lock that owns each piece:
 //! half-unpacked trees in `$CUDAUP_HOME/cache/unpacked/.tmp-*` (gigabytes with a real cuDNN;
-//! owned by the lock on unpacking their key) and staging or set-aside directories beside a
-//! prefix (`.<name>.staging-*`, `.<name>.old-*`; owned by the prefix lock). A piece whose lock
-//! another cudaup holds is in use, not litter. Doctor counts what [`find`] returns, `repair
+//! owned by the lock on unpacking their key), staging or set-aside directories beside a
+//! prefix (`.<name>.staging-*`, `.<name>.old-*`; owned by the prefix lock), and the temporary
+//! files of receipt and env-script writes (fixed names, rewritten by their writer if removed
+//! under it). A piece whose lock another cudaup holds is in use, not litter. Doctor counts what [`find`] returns, `repair
 //! --fix litter` runs [`clean`], and installs clean their own on the next run.
 
 use std::path::{Path, PathBuf};
@@ -22,13 +23,15 @@ pub struct Litter {
     pub bytes: u64,
 }
 
-/// The prefixes that may have litter beside them: every registered toolkit, and every name
+/// The prefixes that may have litter beside them: every registered toolkit and every install
+/// journal, and every name
 /// that has a lock, staging or set-aside directory under `$CUDAUP_HOME/toolkits/` (an install
 /// killed before it registered anything).
 fn prefixes(home: &Path, receipts: &Receipts) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = receipts
         .toolkits
         .iter()
+        .chain(&receipts.pending)
         .map(|(_, r)| r.prefix.clone())
         .collect();
     let toolkits = home.join("toolkits");
@@ -71,6 +74,25 @@ fn beside_what(path: &Path) -> &'static str {
     }
 }
 
+/// Temporary files of killed writes in `$CUDAUP_HOME` (receipts, journals, env scripts) and
+/// beside the rc files cudaup hooked.
+fn temporaries(home: &Path, receipts: &Receipts) -> Vec<PathBuf> {
+    let mut out = super::receipt_file::temporaries(home);
+    out.extend(
+        receipts
+            .shell
+            .hooks
+            .iter()
+            .filter_map(|h| crate::shell::leftover_of(&h.file)),
+    );
+    out.extend(
+        super::env::script_temporaries(home)
+            .into_iter()
+            .filter(|p| p.symlink_metadata().is_ok()),
+    );
+    out
+}
+
 /// Everything killed runs left that no running cudaup is using.
 pub fn find(home: &Path, receipts: &Receipts) -> Vec<Litter> {
     let mut out = Vec::new();
@@ -83,6 +105,13 @@ pub fn find(home: &Path, receipts: &Receipts) -> Vec<Litter> {
                 what: "a half-unpacked archive in the unpacked cache",
             });
         }
+    }
+    for path in temporaries(home, receipts) {
+        out.push(Litter {
+            bytes: size_of(&path),
+            path,
+            what: "a temporary file of an interrupted write",
+        });
     }
     for prefix in prefixes(home, receipts) {
         let beside = transaction::litter_beside(&prefix);
@@ -102,6 +131,14 @@ pub fn find(home: &Path, receipts: &Receipts) -> Vec<Litter> {
 /// A prefix a killed commit set aside is put back in place when the prefix is missing.
 pub fn clean(home: &Path, receipts: &Receipts) -> std::io::Result<Vec<PathBuf>> {
     let mut removed = super::sweep_unpacking(&Cache::new(home.join("cache")))?;
+    // Safe without a lock: a live writer whose temporary file goes writes it again
+    // (`receipt_file::write_whole`).
+    for path in temporaries(home, receipts) {
+        match fs_err::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => removed.push(path),
+        }
+    }
     for prefix in prefixes(home, receipts) {
         if transaction::litter_beside(&prefix).is_empty() {
             continue;

@@ -4,6 +4,7 @@
 
 mod assemble;
 pub mod driver;
+pub mod env;
 pub mod layout;
 pub mod litter;
 mod merge;
@@ -108,6 +109,10 @@ pub struct ToolkitSpec {
     pub arch: String,
     /// The most bytes one archive may unpack to (a decompression bomb stops there).
     pub max_unpacked: u64,
+    /// The cudaup home to register the prefix in, before anything of it can exist (a journal in
+    /// `receipts/pending/`, then the receipt once it is in place); `None` for no registration
+    /// (a mirror being filled).
+    pub register_in: Option<PathBuf>,
 }
 
 /// One artifact to install.
@@ -432,19 +437,92 @@ fn unpack_into(
 }
 
 /// Fetches, unpacks and installs `items` into `spec.prefix`, atomically. Returns the receipt.
+///
+/// Crash safety (kill -9 at any instant): under the prefix lock, a journal of the install is
+/// registered in `spec.register_in` before the staging directory is made; the receipt is
+/// registered (closing the journal) once the prefix is in place. So every moment leaves either
+/// nothing, or a journal that uninstall, repair and doctor read, or the finished receipt; a
+/// failure that is not a crash puts the journal back as it was.
 pub fn install(
     fetcher: &Fetcher,
     spec: &ToolkitSpec,
     items: &[Item],
 ) -> Result<Receipt, InstallError> {
     let prefix = std::path::absolute(&spec.prefix)?;
-    let _lock = transaction::PrefixLock::acquire(&prefix, |holder| {
+    let lock = transaction::PrefixLock::acquire(&prefix, |holder| {
         fetcher.reporter().message(&format!(
             "waiting for another cudaup installing into {} ({holder})",
             prefix.display()
         ))
     })?;
-    let tx = transaction::Transaction::begin(&prefix)?;
+    let mut receipt = Receipt {
+        schema_version: 1,
+        prefix: prefix.clone(),
+        cuda: spec.cuda.to_string(),
+        cudnn: spec.cudnn.as_ref().map(|v| v.to_string()),
+        source: spec.source.to_string(),
+        installed_at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        components: items
+            .iter()
+            .map(|i| receipt::ReceiptComponent {
+                name: i.component.clone(),
+                version: i.version.clone(),
+                url: i.artifact.location.to_string(),
+                sha256: i.artifact.sha256.clone(),
+                size: i.artifact.size,
+            })
+            .collect(),
+        files: Vec::new(),
+    };
+    let home = spec.register_in.as_deref();
+    let journal = home.map(|h| receipt_file::pending_path(h, &prefix));
+    let before = journal.as_ref().and_then(|j| fs_err::read(j).ok());
+    let result = install_locked(fetcher, spec, items, &mut receipt, home);
+    match (&result, home) {
+        (Ok(()), Some(home)) => {
+            receipt::register(home, &receipt)?;
+        }
+        (Err(_), Some(home)) => {
+            // Not a crash: what was there before this run is still true. A first install that
+            // failed leaves nothing, not even its lock.
+            let first = before.is_none() && !prefix.exists() && !registered(home, &prefix);
+            let _ = match before {
+                Some(bytes) => journal.as_ref().map_or(Ok(()), |j| fs_err::write(j, bytes)),
+                None => receipt_file::remove_pending(home, &prefix),
+            };
+            if first {
+                lock.remove();
+            }
+        }
+        _ => {}
+    }
+    result.map(|()| receipt)
+}
+
+/// Whether `home` has a receipt for `prefix`.
+fn registered(home: &Path, prefix: &Path) -> bool {
+    home.join("receipts")
+        .join(receipt_file::file_name(receipt_file::TOOLKIT, prefix))
+        .exists()
+}
+
+fn install_locked(
+    fetcher: &Fetcher,
+    spec: &ToolkitSpec,
+    items: &[Item],
+    receipt: &mut Receipt,
+    home: Option<&Path>,
+) -> Result<(), InstallError> {
+    let prefix = receipt.prefix.clone();
+    let tx = transaction::Transaction::begin_with(&prefix, || {
+        if let Some(home) = home {
+            receipt_file::write_pending(home, &prefix, &*receipt)?;
+            crate::world::checkpoint::reach("toolkit-journaled");
+        }
+        Ok(())
+    })?;
     // Half-unpacked trees of killed runs, for any key nobody is unpacking (best effort: a
     // failure here must not stop the install; the next run or `repair` tries again).
     let _ = sweep_unpacking(fetcher.cache());
@@ -498,28 +576,7 @@ pub fn install(
         return Err(InstallError::Cancelled);
     }
     crate::checkpoint::reach("toolkit-unpacked");
-    let files = assemble::assemble(tx.staging(), &trees, &spec.arch, fetcher.cancel_flag())?;
-    let receipt = Receipt {
-        schema_version: 1,
-        prefix: prefix.clone(),
-        cuda: spec.cuda.to_string(),
-        cudnn: spec.cudnn.as_ref().map(|v| v.to_string()),
-        source: spec.source.to_string(),
-        installed_at: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        components: items
-            .iter()
-            .map(|i| receipt::ReceiptComponent {
-                name: i.component.clone(),
-                version: i.version.clone(),
-                url: i.artifact.location.to_string(),
-                sha256: i.artifact.sha256.clone(),
-                size: i.artifact.size,
-            })
-            .collect(),
-        files,
-    };
+    receipt.files = assemble::assemble(tx.staging(), &trees, &spec.arch, fetcher.cancel_flag())?;
     receipt.write_into(tx.staging())?;
     if fetcher.cancel_flag().load(Ordering::Relaxed) {
         return Err(InstallError::Cancelled);
@@ -533,7 +590,7 @@ pub fn install(
         tree.stamps.refresh(&tree.dir);
         let _ = tree.stamps.write(&tree.dir);
     }
-    Ok(receipt)
+    Ok(())
 }
 
 /// Rebuilds the artifact list of an install from its receipt (repair's input).

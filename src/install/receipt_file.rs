@@ -50,6 +50,36 @@ fn legacy_name(kind: &str, target: &Path) -> String {
     format!("{kind}{}.json", readable(target))
 }
 
+/// Writes `bytes` to `path` whole: into `tmp` (a fixed name beside it), then renamed over. A
+/// write killed halfway leaves `tmp`, which the next write of the same file reuses and
+/// `repair --fix litter` or uninstall removes; should one of those remove it under a live
+/// writer's feet, the writer writes it again.
+pub(crate) fn write_whole(path: &Path, tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tries = 0;
+    loop {
+        fs_err::write(tmp, bytes)?;
+        match fs_err::rename(tmp, path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 3 => tries += 1,
+            other => return other,
+        }
+    }
+}
+
+/// The temporary files killed writes leave in `$CUDAUP_HOME/receipts/` (and its `pending/`).
+pub(crate) fn temporaries(home: &Path) -> Vec<PathBuf> {
+    let receipts = home.join("receipts");
+    let mut out = Vec::new();
+    for dir in [receipts.clone(), receipts.join("pending")] {
+        for e in fs_err::read_dir(&dir).into_iter().flatten().flatten() {
+            if e.file_name().to_string_lossy().ends_with(".tmp") {
+                out.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Writes `value` to `$CUDAUP_HOME/receipts/<file_name>` and returns that path. A receipt an
 /// older cudaup wrote for the same target under its old name is removed (only if it names the
 /// same target, since the old names could collide).
@@ -64,16 +94,67 @@ pub(crate) fn register(
     let name = file_name(kind, target);
     let path = dir.join(&name);
     let tmp = dir.join(format!(".{name}.tmp"));
-    fs_err::write(
+    write_whole(
+        &path,
         &tmp,
-        serde_json::to_vec_pretty(value).expect("receipts serialise"),
+        &serde_json::to_vec_pretty(value).expect("receipts serialise"),
     )?;
-    fs_err::rename(&tmp, &path)?;
+    crate::world::checkpoint::reach("receipt-registered");
     let legacy = dir.join(legacy_name(kind, target));
     if legacy != path && names_target(&legacy, target) {
         let _ = fs_err::remove_file(&legacy);
     }
     Ok(path)
+}
+
+/// Where the journal of an install in progress into `target` is kept:
+/// `$CUDAUP_HOME/receipts/pending/<file_name>`. Written before the prefix (or its staging
+/// directory) can exist and removed once its receipt is registered, it lets uninstall, repair
+/// and doctor find a prefix whose install was killed at any moment.
+pub(crate) fn pending_path(home: &Path, target: &Path) -> PathBuf {
+    home.join("receipts")
+        .join("pending")
+        .join(file_name(TOOLKIT, target))
+}
+
+/// Writes the journal of an install into `target` (whole: a temporary file renamed over).
+pub(crate) fn write_pending(
+    home: &Path,
+    target: &Path,
+    value: &impl Serialize,
+) -> std::io::Result<PathBuf> {
+    let path = pending_path(home, target);
+    let dir = path.parent().expect("has a parent");
+    fs_err::create_dir_all(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.tmp",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    write_whole(
+        &path,
+        &tmp,
+        &serde_json::to_vec_pretty(value).expect("receipts serialise"),
+    )?;
+    Ok(path)
+}
+
+/// Removes the journal of `target` (and a temporary one a killed write left), and the
+/// `pending` directory once empty.
+pub(crate) fn remove_pending(home: &Path, target: &Path) -> std::io::Result<()> {
+    let path = pending_path(home, target);
+    let dir = path.parent().expect("has a parent");
+    let tmp = dir.join(format!(
+        ".{}.tmp",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    for p in [&tmp, &path] {
+        match fs_err::remove_file(p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    let _ = fs_err::remove_dir(dir);
+    Ok(())
 }
 
 /// Whether the receipt at `path` is about `target` (its `prefix` or `venv`).

@@ -30,33 +30,41 @@ impl PrefixLock {
         }
     }
 
+    /// The lock file may be removed by its holder (uninstall, a failed first install), so a
+    /// lock taken on a file that is no longer at `path` protects nothing: it is taken again on
+    /// the file that is there now.
     fn take(
         prefix: &Path,
-        waiting: Option<impl FnOnce(&str)>,
+        mut waiting: Option<impl FnOnce(&str)>,
     ) -> Result<Option<Self>, InstallError> {
         let (parent, name) = split(prefix)?;
-        fs_err::create_dir_all(parent)?;
         let path = parent.join(format!(".{name}.lock"));
-        let file = fs_err::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&path)?
-            .into_parts()
-            .0;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let Some(waiting) = waiting else {
-                    return Ok(None);
-                };
-                let holder = fs_err::read_to_string(&path).unwrap_or_default();
-                waiting(holder.trim());
-                file.lock()?;
+        let file = loop {
+            fs_err::create_dir_all(parent)?;
+            let file = fs_err::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true)
+                .open(&path)?
+                .into_parts()
+                .0;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let Some(waiting) = waiting.take() else {
+                        return Ok(None);
+                    };
+                    let holder = fs_err::read_to_string(&path).unwrap_or_default();
+                    waiting(holder.trim());
+                    file.lock()?;
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
             }
-            Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
-        }
+            if same_file(&file, &path) {
+                break file;
+            }
+        };
         use std::io::Write;
         let mut f = &file;
         let _ = f.set_len(0);
@@ -67,6 +75,20 @@ impl PrefixLock {
     /// The lock file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Removes the lock file while holding it (nothing is left of the prefix to protect); a
+    /// waiter on it then locks the file afresh ([`PrefixLock::take`]).
+    pub fn remove(self) {
+        let _ = fs_err::remove_file(&self.path);
+    }
+}
+
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), path.metadata()) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
     }
 }
 
@@ -91,7 +113,17 @@ impl Transaction {
     /// Starts one for `prefix`. Refuses a prefix that exists and was not installed by cudaup:
     /// cudaup never replaces files it did not put there.
     pub fn begin(prefix: &Path) -> Result<Self, InstallError> {
+        Self::begin_with(prefix, || Ok(()))
+    }
+
+    /// [`Transaction::begin`], running `before` once the prefix is known to be usable and
+    /// before anything is created beside it (the journal of the install goes there).
+    pub fn begin_with(
+        prefix: &Path,
+        before: impl FnOnce() -> Result<(), InstallError>,
+    ) -> Result<Self, InstallError> {
         Self::check_prefix(prefix)?;
+        before()?;
         Self::start(prefix)
     }
 

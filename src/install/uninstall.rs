@@ -91,6 +91,15 @@ pub fn plan(home: &Path, purge: bool) -> Vec<Step> {
             receipt: path.clone(),
         });
     }
+    // Installs killed before they were recorded: their journal names the prefix.
+    for (path, r) in &receipts.pending {
+        if !receipts.toolkits.iter().any(|(_, t)| t.prefix == r.prefix) {
+            steps.push(Step::Toolkit {
+                prefix: r.prefix.clone(),
+                receipt: path.clone(),
+            });
+        }
+    }
     for (path, v) in &receipts.venvs {
         steps.push(if v.created {
             Step::Venv {
@@ -121,6 +130,19 @@ pub fn plan(home: &Path, purge: bool) -> Vec<Step> {
     for name in own {
         let p = home.join(name);
         if p.symlink_metadata().is_ok() && !(matches!(name, "venvs" | "toolkits") && p.is_dir()) {
+            steps.push(Step::File { path: p });
+        }
+    }
+    // Directories of cudaup's own that an install which failed or was killed left empty.
+    for name in ["receipts", "toolkits", "venvs"] {
+        let p = home.join(name);
+        if fs_err::read_dir(&p).is_ok_and(|mut d| d.next().is_none()) {
+            steps.push(Step::File { path: p });
+        }
+    }
+    // What a killed write of the env scripts left.
+    for p in crate::install::env::script_temporaries(home) {
+        if p.symlink_metadata().is_ok() {
             steps.push(Step::File { path: p });
         }
     }
@@ -186,6 +208,16 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
     if shell.hooks.is_empty() {
         let _ = fs_err::remove_file(ShellReceipt::path(home));
     }
+    // Journals of installs whose prefixes are gone by now, and the temporary files killed
+    // receipt writes left (`.<name>.json.tmp`, `shell.json.tmp`).
+    remove_tree(&home.join("receipts").join("pending"))?;
+    if let Ok(rd) = fs_err::read_dir(home.join("receipts")) {
+        for e in rd.flatten() {
+            if e.file_name().to_string_lossy().ends_with(".tmp") {
+                let _ = fs_err::remove_file(e.path());
+            }
+        }
+    }
     // Directories cudaup made, once empty.
     for d in ["receipts", "venvs", "toolkits"] {
         let _ = fs_err::remove_dir(home.join(d));
@@ -220,9 +252,27 @@ fn remove_toolkit(
         }
         return Ok(());
     };
+    let Ok(lock) = crate::install::transaction::PrefixLock::try_acquire(prefix) else {
+        return Ok(());
+    };
+    if lock.is_none() && prefix.parent().is_some_and(Path::is_dir) {
+        out.kept.push((
+            prefix.to_owned(),
+            "another cudaup is installing into it right now".into(),
+        ));
+        return Ok(());
+    }
+    let remove_lock = || {
+        if let (Some(parent), Some(name)) = (prefix.parent(), prefix.file_name()) {
+            let _ = fs_err::remove_file(parent.join(format!(".{}.lock", name.to_string_lossy())));
+        }
+    };
     let root = match beneath::open_dir(prefix) {
         Ok(Some(root)) => root,
-        Ok(None) => return Ok(()),
+        Ok(None) => {
+            remove_lock();
+            return Ok(());
+        }
         Err(why) => {
             out.kept.push((prefix.to_owned(), why));
             return Ok(());
@@ -246,9 +296,8 @@ fn remove_toolkit(
             prefix.to_owned(),
             "it holds files cudaup did not install".into(),
         ));
-    } else if let (Some(parent), Some(name)) = (prefix.parent(), prefix.file_name()) {
-        // The lock file beside the prefix.
-        let _ = fs_err::remove_file(parent.join(format!(".{}.lock", name.to_string_lossy())));
+    } else {
+        remove_lock();
     }
     Ok(())
 }

@@ -227,7 +227,9 @@ pub fn add(content: &[u8], line: &str) -> Option<(Vec<u8>, Vec<u8>)> {
 ///
 /// Removes the last exact occurrence of `inserted`, which restores the file byte for byte. When
 /// the user has edited the block, removes instead every line that matches one of its lines (the
-/// marker, the sourcing line) wherever it is. Returns `content` unchanged when neither is found.
+/// marker, the sourcing line) wherever it is. Either way, a [`MARKER`] line left alone by an
+/// earlier block whose sourcing line the user deleted goes too. Returns `content` unchanged when
+/// none of this is found.
 pub fn remove(content: &[u8], inserted: &[u8]) -> Vec<u8> {
     if let Some(at) = rfind(content, inserted) {
         let end = at + inserted.len();
@@ -238,16 +240,28 @@ pub fn remove(content: &[u8], inserted: &[u8]) -> Vec<u8> {
             out.extend_from_slice(if uses_crlf(content) { b"\r\n" } else { b"\n" });
         }
         out.extend_from_slice(&content[end..]);
-        return out;
+        if !out
+            .split(|&b| b == b'\n')
+            .any(|l| l.trim_ascii() == MARKER.as_bytes())
+        {
+            return out;
+        }
+        return remove_lines(&out, &[MARKER.as_bytes()]);
     }
-    let ours: Vec<&[u8]> = inserted
+    let mut ours: Vec<&[u8]> = inserted
         .split(|&b| b == b'\n')
         .map(<[u8]>::trim_ascii)
         .filter(|text| !text.is_empty())
         .collect();
+    ours.push(MARKER.as_bytes());
+    remove_lines(content, &ours)
+}
+
+/// `content` without the lines whose trimmed text is one of `lines`.
+fn remove_lines(content: &[u8], lines: &[&[u8]]) -> Vec<u8> {
     let mut out = Vec::with_capacity(content.len());
     for piece in content.split_inclusive(|&b| b == b'\n') {
-        if !ours.contains(&piece.trim_ascii()) {
+        if !lines.contains(&piece.trim_ascii()) {
             out.extend_from_slice(piece);
         }
     }
@@ -288,6 +302,7 @@ pub fn plan_apply(hook: &Hook) -> Result<Option<Planned>, ShellError> {
         source,
     };
     let target = resolve(&hook.file)?;
+    remove_temporary(&target);
     let existing = read_if_exists(&target).map_err(io_error)?;
     let content = existing.as_ref().map_or(&[][..], |(bytes, _)| bytes);
     let Some((new, inserted)) = add(content, &hook.line) else {
@@ -331,6 +346,15 @@ impl Planned {
         &self.applied
     }
 
+    /// Carries over what an earlier hook of the same file recorded (a line put back by repair
+    /// into a file cudaup created is still in a file cudaup created).
+    pub fn inherit(&mut self, earlier: &Applied) {
+        self.applied.created |= earlier.created;
+        if self.applied.created_dirs.is_empty() {
+            self.applied.created_dirs = earlier.created_dirs.clone();
+        }
+    }
+
     /// Writes the change.
     pub fn write(self) -> Result<Applied, ShellError> {
         let line = self.line;
@@ -355,6 +379,7 @@ pub fn revert(applied: &Applied) -> Result<(), ShellError> {
         source,
     };
     let target = resolve(&applied.file)?;
+    remove_temporary(&target);
     let Some((content, metadata)) = read_if_exists(&target).map_err(io_error)? else {
         remove_created_dirs(applied);
         return Ok(());
@@ -381,11 +406,34 @@ pub fn revert(applied: &Applied) -> Result<(), ShellError> {
 
 fn remove_created_dirs(applied: &Applied) {
     for dir in applied.created_dirs.iter().rev() {
-        // Only if empty: remove_dir refuses otherwise, and never follows a symlink.
-        if fs_err::remove_dir(dir).is_err() {
-            break;
+        // Only if empty: remove_dir refuses otherwise, and never follows a symlink. One already
+        // gone (a revert killed halfway) is no reason to stop.
+        match fs_err::remove_dir(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(_) => break,
         }
     }
+}
+
+/// The temporary file a write of `target` goes through: `.<name>.cudaup-tmp` beside it.
+fn temporary(target: &Path) -> PathBuf {
+    let mut name = std::ffi::OsString::from(".");
+    name.push(target.file_name().unwrap_or_default());
+    name.push(".cudaup-tmp");
+    target.with_file_name(name)
+}
+
+/// The temporary file a killed write of the rc file `file` (followed through its symlinks)
+/// would have left, if one is there.
+pub fn leftover_of(file: &Path) -> Option<PathBuf> {
+    let t = temporary(&resolve(file).ok()?);
+    t.symlink_metadata().is_ok().then_some(t)
+}
+
+/// Removes what a write of `target` killed halfway left beside it.
+fn remove_temporary(target: &Path) {
+    let _ = fs_err::remove_file(temporary(target));
 }
 
 /// Replaces `target`'s content with `bytes`, keeping a hard link a hard link.
@@ -498,45 +546,48 @@ fn write_atomically(
             format!("{error} (temporary file in '{}')", dir.display()),
         )
     };
-    let mut temp = tempfile::Builder::new()
-        .prefix(".cudaup-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(in_dir)?;
+    // A fixed name beside the file, not a random one: a run killed here leaves a file the next
+    // write of the same rc file (or its revert) removes, instead of one that stays forever.
+    let temp_path = temporary(target);
+    match fs_err::remove_file(&temp_path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(in_dir(e)),
+        _ => {}
+    }
+    let mut options = fs_err::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    fs_err::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut temp = options.open(&temp_path).map_err(in_dir)?.into_parts().0;
     temp.write_all(bytes).map_err(in_dir)?;
     match original {
         Some(metadata) => {
-            temp.as_file()
-                .set_permissions(metadata.permissions())
+            temp.set_permissions(metadata.permissions())
                 .map_err(in_dir)?;
             #[cfg(unix)]
             {
                 use std::os::unix::fs::MetadataExt;
                 // Keeps the user's ownership when run with privileges; an unprivileged user can
                 // only "change" it to themselves, so a failure here changes nothing that matters.
-                let _ = std::os::unix::fs::fchown(
-                    temp.as_file(),
-                    Some(metadata.uid()),
-                    Some(metadata.gid()),
-                );
+                let _ =
+                    std::os::unix::fs::fchown(&temp, Some(metadata.uid()), Some(metadata.gid()));
             }
         }
         None => {
-            // tempfile creates files as 0600; a new rc file is as readable as the user's others.
+            // Created as 0600; a new rc file is as readable as the user's others.
             #[cfg(unix)]
             {
                 use std::os::unix::fs::PermissionsExt;
-                temp.as_file()
-                    .set_permissions(std::fs::Permissions::from_mode(0o644))
+                temp.set_permissions(std::fs::Permissions::from_mode(0o644))
                     .map_err(in_dir)?;
             }
         }
     }
-    temp.as_file().sync_all().map_err(in_dir)?;
-    temp.persist(target).map_err(|error| {
+    temp.sync_all().map_err(in_dir)?;
+    drop(temp);
+    std::fs::rename(&temp_path, target).map_err(|error| {
         io::Error::new(
-            error.error.kind(),
-            format!("{} (renaming over '{}')", error.error, target.display()),
+            error.kind(),
+            format!("{error} (renaming over '{}')", target.display()),
         )
     })?;
     // Makes the rename itself durable; not every platform lets a directory be synced.

@@ -404,7 +404,6 @@ impl Sandbox {
         let left: Vec<String> = fs_err::read_dir(&parent)
             .map(|rd| {
                 rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                    .filter(|n| n != ".cuda.lock")
                     .collect()
             })
             .unwrap_or_default();

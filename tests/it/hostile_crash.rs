@@ -2,6 +2,9 @@
 //! the next run, `repair` or `uninstall`; and, killed at random moments, install, repair and
 //! uninstall each converge when run again.
 
+use std::time::Duration;
+
+use crate::common::server::{Fault, Server};
 use crate::hostile::*;
 
 fn doctor_ids(sb: &Sandbox) -> Vec<String> {
@@ -50,10 +53,13 @@ fn litter_of_killed_runs_is_counted_and_removed() {
         )])
     };
     let sb = Sandbox::new();
-    let staged = sb.install_args(&["--mirror", &m.arg()], None);
+    let staged = sb.install_args(
+        &["--mirror", &m.arg()],
+        Some(&sb.root.path().join("a/b/other")),
+    );
     kill(parked(&sb, &staged, "toolkit-staged"));
     let m2 = fresh();
-    let args = sb.install_args(&["--mirror", &m2.arg()], None);
+    let args = sb.install_args(&["--mirror", &m2.arg()], Some(&sb.prefix()));
     kill(parked(&sb, &args, "unpacked-tmp"));
     let left = litter_of(&sb);
     assert!(
@@ -94,4 +100,377 @@ fn litter_of_killed_runs_is_counted_and_removed() {
     assert_eq!(un.code, 0, "{}", un.stderr);
     assert!(litter_of(&sb).is_empty(), "{:?}", litter_of(&sb));
     sb.assert_canary("litter");
+}
+
+/// xorshift64*: small, seeded, reproducible.
+struct Rng(u64);
+
+impl Rng {
+    /// Seeded from `CUDAUP_TEST_SEED`, else the clock; the seed is printed so a failure can be
+    /// replayed with `CUDAUP_TEST_SEED=<seed>`.
+    #[allow(clippy::print_stderr)]
+    fn new(what: &str) -> Rng {
+        let seed = std::env::var("CUDAUP_TEST_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+            });
+        eprintln!("{what}: CUDAUP_TEST_SEED={seed}");
+        Rng(seed.max(1))
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// Kills that must land (the process still running) per command; a kill that comes after the
+/// run ended does not count, and the loop goes on until this many landed.
+const KILLS: usize = 20;
+
+/// Runs `args` and SIGKILLs it after `delay`, unless it finished (or the server killed it)
+/// first. Returns whether it died by SIGKILL.
+fn kill_after(sb: &Sandbox, args: &[String], delay: Duration, server: Option<&Server>) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = sb.spawn(args, &[]);
+    if let Some(s) = server {
+        s.set_victim(child.id());
+    }
+    let started = std::time::Instant::now();
+    while started.elapsed() < delay {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.signal() == Some(9);
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let _ = child.kill();
+    child.wait().unwrap().signal() == Some(9)
+}
+
+/// A delay below four fifths of `most` (an uninterrupted run's time), uniform.
+fn delay(rng: &mut Rng, most: Duration) -> Duration {
+    Duration::from_micros(rng.below(most.as_micros() as u64 * 4 / 5))
+}
+
+fn elapsed_of(f: impl FnOnce()) -> std::time::Duration {
+    let t = std::time::Instant::now();
+    f();
+    t.elapsed()
+}
+
+/// No litter anywhere: beside the prefix, in the unpacked cache, in CUDAUP_HOME, in HOME.
+fn assert_no_litter(sb: &Sandbox, what: &str) {
+    assert!(litter_of(sb).is_empty(), "{what}: {:?}", litter_of(sb));
+    let mut tmp = Vec::new();
+    for dir in [
+        sb.home.path().to_owned(),
+        sb.cudaup_home(),
+        sb.cudaup_home().join("receipts"),
+    ] {
+        for e in fs_err::read_dir(&dir).into_iter().flatten() {
+            let n = e.unwrap().file_name().to_string_lossy().into_owned();
+            if n.ends_with(".tmp") || n.ends_with("tmp-cudaup") || n.ends_with(".cudaup-tmp") {
+                tmp.push(dir.join(n));
+            }
+        }
+    }
+    assert!(tmp.is_empty(), "{what}: temporary files left: {tmp:?}");
+}
+
+/// Fully installed: every file of the prefix's receipt is there with its bytes, the home's
+/// receipt is that receipt and no journal is open, the env scripts name the prefix, `.profile`
+/// and `.bashrc` source them exactly once and the shell receipt records both, no litter.
+fn assert_converged(sb: &Sandbox, what: &str) {
+    let prefix = sb.prefix();
+    let own: serde_json::Value = serde_json::from_slice(
+        &fs_err::read(prefix.join(".cudaup-receipt.json"))
+            .unwrap_or_else(|e| panic!("{what}: {e}")),
+    )
+    .unwrap();
+    for f in own["files"].as_array().unwrap() {
+        let p = prefix.join(f["path"].as_str().unwrap());
+        match f["link"].as_str() {
+            Some(t) => assert_eq!(
+                fs_err::read_link(&p).unwrap_or_else(|e| panic!("{what}: {e}")),
+                std::path::Path::new(t),
+                "{what}"
+            ),
+            None => assert_eq!(
+                sha256_hex(&fs_err::read(&p).unwrap_or_else(|e| panic!("{what}: {e}"))),
+                f["sha256"].as_str().unwrap(),
+                "{what}: {}",
+                p.display()
+            ),
+        }
+    }
+    let receipts = sb.cudaup_home().join("receipts");
+    let registered: Vec<serde_json::Value> = fs_err::read_dir(&receipts)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("toolkit-")
+        })
+        .map(|p| serde_json::from_slice::<serde_json::Value>(&fs_err::read(p).unwrap()).unwrap())
+        .filter(|r| r["prefix"] == own["prefix"])
+        .collect();
+    assert_eq!(registered.len(), 1, "{what}: one receipt for the prefix");
+    assert!(
+        registered[0] == own,
+        "{what}: the home's receipt is the prefix's"
+    );
+    assert!(
+        !receipts.join("pending").exists(),
+        "{what}: a journal is still open"
+    );
+    let env = fs_err::read_to_string(sb.cudaup_home().join("env"))
+        .unwrap_or_else(|e| panic!("{what}: env script: {e}"));
+    assert!(
+        env.contains(&format!("{}/bin", prefix.display())),
+        "{what}: {env}"
+    );
+    let line = format!(". \"{}/env\"", sb.cudaup_home().display());
+    for rc in [".profile", ".bashrc"] {
+        let text = fs_err::read_to_string(sb.home.path().join(rc)).unwrap();
+        assert_eq!(text.matches(&line).count(), 1, "{what}: {rc}:\n{text}");
+    }
+    let shell = fs_err::read_to_string(receipts.join("shell.json")).unwrap();
+    assert!(
+        shell.contains(".profile") && shell.contains(".bashrc"),
+        "{what}: {shell}"
+    );
+    assert_no_litter(sb, what);
+}
+
+/// Nothing registered and no litter (a kill before the install wrote its journal).
+fn assert_untouched(sb: &Sandbox, what: &str) {
+    assert!(!sb.prefix().exists(), "{what}: a prefix without a record");
+    assert_no_litter(sb, what);
+}
+
+fn installed(sb: &Sandbox) -> bool {
+    sb.prefix().join(".cudaup-receipt.json").exists()
+        || sb.cudaup_home().join("receipts/pending").exists()
+}
+
+/// How long `run` takes with a cold and with a warm cache (to aim the kills), leaving nothing
+/// installed and the cache warm.
+fn calibrate(sb: &Sandbox, install: impl Fn() -> crate::common::Run) -> (Duration, Duration) {
+    let cold = elapsed_of(|| assert_eq!(install().code, 0));
+    assert_eq!(sb.uninstall().code, 0);
+    let warm = elapsed_of(|| assert_eq!(install().code, 0));
+    assert_eq!(sb.uninstall().code, 0);
+    (cold, warm)
+}
+
+fn cold_cache(sb: &Sandbox) {
+    let _ = fs_err::remove_dir_all(sb.cudaup_home().join("cache"));
+}
+
+/// Install killed at 20 random moments (by time with a cold or a warm cache, and by the
+/// server in the middle of a download), each followed by the same install, by `repair`, or by
+/// `uninstall`: each converges, and the `uninstall` that ends every round leaves nothing.
+#[test]
+fn install_killed_at_random_moments_converges() {
+    let mut rng = Rng::new("install");
+    let m = Redist::new(&[]);
+    let server = Server::start(m.path().to_owned());
+    let source = [
+        "--mirror".to_owned(),
+        server.url(),
+        "--allow-http".to_owned(),
+    ];
+    let refs: Vec<&str> = source.iter().map(String::as_str).collect();
+    let sb = Sandbox::new();
+    let args = sb.install_args(&refs, Some(&sb.prefix()));
+    let (cold, warm) = calibrate(&sb, || sb.install(&refs, Some(&sb.prefix())));
+    let mut landed = 0;
+    let mut i = 0;
+    while landed < KILLS {
+        i += 1;
+        assert!(
+            i <= 3 * KILLS,
+            "only {landed} kills landed in {} runs",
+            i - 1
+        );
+        let is_cold = rng.below(2) == 0;
+        if is_cold {
+            cold_cache(&sb);
+        }
+        let by_server = is_cold && rng.below(3) == 0;
+        let wait = if by_server {
+            let (component, _) = COMPONENTS[rng.below(COMPONENTS.len() as u64) as usize];
+            let after = rng.below(200);
+            server.fault(&m.archive_path(component), Fault::Kill { after }, 1);
+            Duration::from_secs(60)
+        } else {
+            delay(&mut rng, if is_cold { cold } else { warm })
+        };
+        let what = format!(
+            "install kill {i} ({}, {} cache)",
+            if by_server {
+                "by the server mid-download".to_owned()
+            } else {
+                format!("after {wait:?}")
+            },
+            if is_cold { "cold" } else { "warm" }
+        );
+        landed += usize::from(kill_after(&sb, &args, wait, Some(&server)));
+        server.clear_faults();
+        match i % 3 {
+            0 => {
+                let run = sb.install(&refs, Some(&sb.prefix()));
+                assert_eq!(run.code, 0, "{what}: re-run: {}", run.stderr);
+                assert_converged(&sb, &what);
+            }
+            1 => {
+                let was = installed(&sb);
+                let run = sb.run(&["repair", "--yes", "--allow-http"]);
+                assert_eq!(
+                    run.code, 0,
+                    "{what}: repair: {}\n{}",
+                    run.stdout, run.stderr
+                );
+                if was {
+                    // repair converges the toolkit; the env step is install's, so the same
+                    // install then finds nothing to do and converges the rest.
+                    let again = sb.install(&refs, Some(&sb.prefix()));
+                    assert_eq!(again.code, 0, "{what}: {}", again.stderr);
+                    assert_converged(&sb, &what);
+                } else {
+                    assert_untouched(&sb, &what);
+                }
+            }
+            _ => {}
+        }
+        let un = sb.uninstall();
+        assert_eq!(un.code, 0, "{what}: uninstall: {}", un.stderr);
+        sb.assert_clean(&what);
+    }
+    assert!(
+        landed >= KILLS,
+        "only {landed} of {KILLS} kills landed before the end"
+    );
+}
+
+/// Breaks an installed sandbox the way a user or a disk does: a prefix file gone, one edited
+/// in place (through its hard link into the cache), the env script gone, the rc line gone.
+fn break_it(sb: &Sandbox, rng: &mut Rng) {
+    let p = sb.prefix();
+    let (c, _) = COMPONENTS[rng.below(COMPONENTS.len() as u64) as usize];
+    let _ = fs_err::remove_file(p.join(format!("include/{c}.h")));
+    let (c, _) = COMPONENTS[rng.below(COMPONENTS.len() as u64) as usize];
+    let mut f = fs_err::OpenOptions::new()
+        .append(true)
+        .open(p.join(format!("share/licenses/{c}/LICENSE")))
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"edited\n").unwrap();
+    if rng.below(2) == 0 {
+        let _ = fs_err::remove_file(sb.cudaup_home().join("env"));
+    }
+    if rng.below(2) == 0 {
+        let profile = sb.home.path().join(".profile");
+        let text = fs_err::read_to_string(&profile).unwrap();
+        let line = format!(". \"{}/env\"", sb.cudaup_home().display());
+        fs_err::write(&profile, text.replace(&line, "")).unwrap();
+    }
+}
+
+/// Repair killed at 20 random moments, each followed by repair again: it converges.
+#[test]
+fn repair_killed_at_random_moments_converges() {
+    let mut rng = Rng::new("repair");
+    let m = Redist::new(&[]);
+    let sb = Sandbox::new();
+    let source = ["--mirror", &m.arg()];
+    let install = || sb.install(&source, Some(&sb.prefix()));
+    let repair: Vec<String> = vec!["repair".into(), "--yes".into()];
+    assert_eq!(install().code, 0);
+    break_it(&sb, &mut rng);
+    let full = elapsed_of(|| assert_eq!(sb.run(&["repair", "--yes"]).code, 0));
+    assert_converged(&sb, "calibration");
+    let mut landed = 0;
+    let mut i = 0;
+    while landed < KILLS {
+        i += 1;
+        assert!(
+            i <= 3 * KILLS,
+            "only {landed} kills landed in {} runs",
+            i - 1
+        );
+        if rng.below(3) == 0 {
+            cold_cache(&sb);
+        }
+        break_it(&sb, &mut rng);
+        let wait = delay(&mut rng, full);
+        let what = format!("repair kill {i} (after {wait:?})");
+        landed += usize::from(kill_after(&sb, &repair, wait, None));
+        let run = sb.run(&["repair", "--yes"]);
+        assert_eq!(run.code, 0, "{what}: {}\n{}", run.stdout, run.stderr);
+        let what = format!("{what}; repair said:\n{}{}", run.stdout, run.stderr);
+        assert_converged(&sb, &what);
+        let again = sb.run(&["repair", "--dry-run"]);
+        assert!(
+            again.stdout.contains("nothing to repair"),
+            "{what}: {}",
+            again.stdout
+        );
+    }
+    assert_eq!(sb.uninstall().code, 0);
+    sb.assert_clean("repair loop");
+    assert!(
+        landed >= KILLS,
+        "only {landed} of {KILLS} kills landed before the end"
+    );
+}
+
+/// Uninstall killed at 20 random moments, each followed by uninstall again: nothing is left,
+/// and the rc files are byte for byte what they were.
+#[test]
+fn uninstall_killed_at_random_moments_converges() {
+    let mut rng = Rng::new("uninstall");
+    let m = Redist::new(&[]);
+    let sb = Sandbox::new();
+    let source = ["--mirror", &m.arg()];
+    let install = || {
+        let run = sb.install(&source, Some(&sb.prefix()));
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    };
+    let uninstall: Vec<String> = vec!["uninstall".into(), "--yes".into()];
+    install();
+    let full = elapsed_of(|| assert_eq!(sb.uninstall().code, 0));
+    let mut landed = 0;
+    let mut i = 0;
+    while landed < KILLS {
+        i += 1;
+        assert!(
+            i <= 3 * KILLS,
+            "only {landed} kills landed in {} runs",
+            i - 1
+        );
+        install();
+        let wait = delay(&mut rng, full);
+        let what = format!("uninstall kill {i} (after {wait:?})");
+        landed += usize::from(kill_after(&sb, &uninstall, wait, None));
+        let run = sb.uninstall();
+        assert_eq!(run.code, 0, "{what}: {}\n{}", run.stdout, run.stderr);
+        sb.assert_clean(&what);
+    }
+    assert!(
+        landed >= KILLS,
+        "only {landed} of {KILLS} kills landed before the end"
+    );
 }

@@ -48,6 +48,9 @@ pub enum Fault {
     NoLength,
     /// `Content-Encoding: gzip` whatever the client asked for: the body gzip-compressed.
     Gzip,
+    /// Send `after` body bytes, then SIGKILL the process set with [`Server::set_victim`]: a
+    /// kill at a moment chosen inside a download.
+    Kill { after: u64 },
 }
 
 /// One request as the server saw it, and the status it answered.
@@ -82,6 +85,8 @@ struct Shared {
     /// Body bytes written per decoded path (accepted by the kernel: the client read at most
     /// that many).
     sent: Mutex<HashMap<String, u64>>,
+    /// The process [`Fault::Kill`] kills (0: none).
+    victim: std::sync::atomic::AtomicU32,
 }
 
 /// A panicking test thread must not turn every later lock into a second panic.
@@ -145,6 +150,11 @@ impl Server {
     /// Empties the request log.
     pub fn clear_log(&self) {
         lock(&self.shared.log).clear();
+    }
+
+    /// The process a [`Fault::Kill`] kills.
+    pub fn set_victim(&self, pid: u32) {
+        self.shared.victim.store(pid, SeqCst);
     }
 
     /// Body bytes written so far for `path`, over all requests.
@@ -539,6 +549,19 @@ fn send(stream: &mut TcpStream, reply: &Reply, head_only: bool, shared: &Shared)
     };
     let count = |n: usize| *lock(&shared.sent).entry(reply.path.clone()).or_default() += n as u64;
     match reply.fault {
+        Some(Fault::Kill { after }) if !head_only => {
+            let (first, _) = body.split_at(body.len().min(after as usize));
+            stream.write_all(first)?;
+            stream.flush()?;
+            count(first.len());
+            let pid = shared.victim.load(SeqCst);
+            if pid != 0 {
+                let _ = std::process::Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+            }
+            return Ok(());
+        }
         Some(Fault::Endless) if !head_only => {
             stream.write_all(body)?;
             count(body.len());
