@@ -556,7 +556,19 @@ pub(super) fn run_install(
         let total: u64 = items.iter().filter_map(|i| i.artifact.size).sum();
         let reporter = reporter_for(args.json, process.stdout_is_tty && !global.quiet, total);
         let fetcher = fetcher(process, args.source.allow_http, cancel.clone(), reporter)?;
-        let receipt = install::install(&fetcher, spec, items)?;
+        // What the env step will do, for `repair` to finish should this run be killed first.
+        install::env::Intent {
+            toolkit: Some(std::path::absolute(&spec.prefix)?),
+            shells: chosen_shells(args, process)?
+                .iter()
+                .map(|s| s.name().to_owned())
+                .collect(),
+            modify_path: !args.no_modify_path,
+        }
+        .record(&home)?;
+        let receipt = install::install(&fetcher, spec, items).inspect_err(|_| {
+            let _ = install::env::Intent::done(&home);
+        })?;
         drop(fetcher);
         install::receipt::register(&home, &receipt)?;
         let nvcc = spec.prefix.join("bin/nvcc");
@@ -712,6 +724,25 @@ pub(super) fn run_install(
     Ok(code)
 }
 
+/// The shells `--shell` names, or those found here.
+fn chosen_shells(args: &InstallArgs, process: &Process) -> Result<Vec<crate::shell::Shell>> {
+    if args.shells.is_empty() {
+        return Ok(super::env::shells_here(process));
+    }
+    let mut chosen = Vec::new();
+    for name in &args.shells {
+        let shell = crate::shell::Shell::parse(name).ok_or_else(|| {
+            Error::Usage(format!(
+                "--shell {name}: use sh, bash, zsh, fish or powershell"
+            ))
+        })?;
+        if !chosen.contains(&shell) {
+            chosen.push(shell);
+        }
+    }
+    Ok(chosen)
+}
+
 /// The environment step: the env scripts for `active_toolkit` and, unless `--no-modify-path`,
 /// cudaup's line in the rc files. Returns whether an rc file changed and the JSON report, or
 /// `None` without an active toolkit.
@@ -732,24 +763,9 @@ fn env_step(
     let rc_changed = if args.no_modify_path {
         Vec::new()
     } else {
-        let shells = if args.shells.is_empty() {
-            super::env::shells_here(process)
-        } else {
-            let mut chosen = Vec::new();
-            for name in &args.shells {
-                let shell = crate::shell::Shell::parse(name).ok_or_else(|| {
-                    Error::Usage(format!(
-                        "--shell {name}: use sh, bash, zsh, fish or powershell"
-                    ))
-                })?;
-                if !chosen.contains(&shell) {
-                    chosen.push(shell);
-                }
-            }
-            chosen
-        };
-        super::env::hook(process, home, &shells)?
+        super::env::hook(process, home, &chosen_shells(args, process)?)?
     };
+    install::env::Intent::done(home)?;
     if talk {
         for f in &rc_changed {
             writeln!(out, "  added to {}: {source}", f.display())?;

@@ -238,6 +238,12 @@ pub(super) fn run(
                     )));
                 }
             }
+            Step::Env { intent } => {
+                intent.finish(process, &home).map_err(|e| match e {
+                    install::env::HookError::Io(e) => Error::Io(e),
+                    refused => Error::Usage(refused.to_string()),
+                })?;
+            }
             Step::Register { receipt } => {
                 install::receipt::register(&home, receipt)?;
             }

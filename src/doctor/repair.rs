@@ -47,6 +47,12 @@ pub enum Step {
         /// The prefix's own receipt.
         receipt: Receipt,
     },
+    /// Finish the environment step of an install that was killed before it (env scripts for
+    /// its toolkit, and the rc hooks it meant to add).
+    Env {
+        /// What the install meant to do.
+        intent: crate::install::env::Intent,
+    },
     /// Remove what interrupted runs left (see [`crate::install::litter`]).
     Litter {
         /// How many pieces, and their size.
@@ -60,7 +66,7 @@ impl Step {
         match self {
             Step::Toolkit { .. } | Step::Register { .. } => "toolkit-files",
             Step::Venv { .. } => "venv-packages",
-            Step::EnvScripts { .. } => "env-scripts",
+            Step::EnvScripts { .. } | Step::Env { .. } => "env-scripts",
             Step::RcHook { .. } => "rc-hook",
             Step::Litter { .. } => "litter",
         }
@@ -104,6 +110,20 @@ impl std::fmt::Display for Step {
                 file.display()
             ),
             Step::Litter { why } => write!(f, "[{}] remove {why}", self.id()),
+            Step::Env { intent } => write!(
+                f,
+                "[{}] finish the environment step of an interrupted install: env scripts for {}{}",
+                self.id(),
+                intent
+                    .toolkit
+                    .as_deref()
+                    .map_or("no toolkit".into(), |t| t.display().to_string()),
+                if intent.modify_path {
+                    format!(", rc hooks for {}", intent.shells.join(", "))
+                } else {
+                    String::new()
+                }
+            ),
             Step::Register { receipt } => write!(
                 f,
                 "[{}] record CUDA {} in {}: its install was interrupted after the toolkit was in place",
@@ -207,6 +227,11 @@ pub fn plan(home: &Path, venv_ok: &dyn Fn(&VenvReceipt) -> Option<String>) -> Ve
                 receipt: r.clone(),
                 why: problems.join("; "),
             });
+        }
+    }
+    if let Some(intent) = crate::install::env::Intent::read(home) {
+        if intent.toolkit_exists(home) {
+            steps.push(Step::Env { intent });
         }
     }
     for (_, v) in &receipts.venvs {

@@ -127,3 +127,77 @@ fn apply_journaled(
         }
     }
 }
+
+/// What the environment step of an install in progress will do: written before the toolkit
+/// install starts and removed once the step is done, so `repair` can finish it for a run that
+/// was killed in between (it knows which shells to hook, and whether to at all).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Intent {
+    /// The toolkit the env scripts will name.
+    pub toolkit: Option<PathBuf>,
+    /// The shells whose rc files get the line (`sh`, `fish`, `powershell`).
+    pub shells: Vec<String>,
+    /// `false` for `--no-modify-path`.
+    pub modify_path: bool,
+}
+
+/// Where the intent is kept: beside the toolkit journals, under a name their reader skips.
+fn intent_path(home: &Path) -> PathBuf {
+    home.join("receipts").join("pending").join(".env.json")
+}
+
+impl Intent {
+    /// Where it is kept.
+    pub fn path(home: &Path) -> PathBuf {
+        intent_path(home)
+    }
+
+    /// Records it (whole).
+    pub fn record(&self, home: &Path) -> std::io::Result<()> {
+        let path = intent_path(home);
+        fs_err::create_dir_all(path.parent().expect("has a parent"))?;
+        write_whole(&path, &serde_json::to_vec_pretty(self).expect("serialises"))
+    }
+
+    /// The recorded intent, if an install's env step has not finished.
+    pub fn read(home: &Path) -> Option<Intent> {
+        fs_err::read(intent_path(home))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+    }
+
+    /// The env step is done (or will not happen): forgets the intent.
+    pub fn done(home: &Path) -> std::io::Result<()> {
+        for p in [intent_path(home), tmp_of(&intent_path(home))] {
+            match fs_err::remove_file(&p) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        let _ = fs_err::remove_dir(home.join("receipts").join("pending"));
+        Ok(())
+    }
+
+    /// Whether the toolkit it names is there, or an install of it is journaled (which repair
+    /// finishes first); otherwise the intent is stale.
+    pub fn toolkit_exists(&self, home: &Path) -> bool {
+        self.toolkit.as_ref().is_none_or(|t| {
+            t.join(crate::install::receipt::FILE_NAME).is_file()
+                || super::receipt_file::pending_path(home, t).is_file()
+        })
+    }
+
+    /// Does the env step: the env scripts, then the rc hooks (unless `modify_path` is off),
+    /// then forgets the intent.
+    pub fn finish(&self, process: &Process, home: &Path) -> Result<Vec<PathBuf>, HookError> {
+        write_scripts(home, self.toolkit.as_deref())?;
+        let changed = if self.modify_path {
+            let shells: Vec<Shell> = self.shells.iter().filter_map(|s| Shell::parse(s)).collect();
+            hook(process, home, &shells)?
+        } else {
+            Vec::new()
+        };
+        Intent::done(home)?;
+        Ok(changed)
+    }
+}

@@ -106,6 +106,16 @@ pub fn find(home: &Path, receipts: &Receipts) -> Vec<Litter> {
             });
         }
     }
+    if let Some(intent) = super::env::Intent::read(home) {
+        if !intent.toolkit_exists(home) {
+            out.push(Litter {
+                path: super::env::Intent::path(home),
+                what:
+                    "the plan of an environment step whose install never got its toolkit in place",
+                bytes: size_of(&super::env::Intent::path(home)),
+            });
+        }
+    }
     for path in temporaries(home, receipts) {
         out.push(Litter {
             bytes: size_of(&path),
@@ -133,6 +143,12 @@ pub fn clean(home: &Path, receipts: &Receipts) -> std::io::Result<Vec<PathBuf>> 
     let mut removed = super::sweep_unpacking(&Cache::new(home.join("cache")))?;
     // Safe without a lock: a live writer whose temporary file goes writes it again
     // (`receipt_file::write_whole`).
+    if let Some(intent) = super::env::Intent::read(home) {
+        if !intent.toolkit_exists(home) {
+            super::env::Intent::done(home)?;
+            removed.push(super::env::Intent::path(home));
+        }
+    }
     for path in temporaries(home, receipts) {
         match fs_err::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),

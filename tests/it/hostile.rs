@@ -49,12 +49,22 @@ pub const WHEELS: [(&str, &str); 6] = [
 #[derive(Clone, Debug)]
 pub enum Member {
     File(String, Vec<u8>),
+    /// An executable file (mode 0755).
+    Exe(String, Vec<u8>),
     Dir(String),
     Link(String, String),
 }
 
 pub fn file(path: &str, contents: &str) -> Member {
     Member::File(path.into(), contents.as_bytes().to_vec())
+}
+
+/// A `bin/nvcc` that answers `--version` like CUDA 13.0.2's, so detect sees the toolkit.
+pub fn nvcc() -> Member {
+    Member::Exe(
+        "bin/nvcc".into(),
+        b"#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.88'\n".to_vec(),
+    )
 }
 
 pub fn link(path: &str, target: &str) -> Member {
@@ -90,9 +100,13 @@ pub fn tar_gz(top: &str, members: &[Member]) -> Vec<u8> {
         let mut h = tar::Header::new_gnu();
         h.set_mtime(1_700_000_000);
         match m {
-            Member::File(p, bytes) => {
+            Member::File(p, bytes) | Member::Exe(p, bytes) => {
                 h.set_entry_type(tar::EntryType::Regular);
-                h.set_mode(0o644);
+                h.set_mode(if matches!(m, Member::Exe(..)) {
+                    0o755
+                } else {
+                    0o644
+                });
                 h.set_size(bytes.len() as u64);
                 tar.append_data(&mut h, format!("{top}/{p}"), &bytes[..])
                     .unwrap();
@@ -129,6 +143,11 @@ pub fn wheel(project: &str, version: &str, members: &[Member]) -> (String, Vec<u
         match m {
             Member::File(p, bytes) => {
                 zip.start_file(format!("nvidia/cu13/{p}"), opts).unwrap();
+                zip.write_all(bytes).unwrap();
+            }
+            Member::Exe(p, bytes) => {
+                zip.start_file(format!("nvidia/cu13/{p}"), opts.unix_permissions(0o755))
+                    .unwrap();
                 zip.write_all(bytes).unwrap();
             }
             Member::Dir(p) => zip

@@ -255,6 +255,71 @@ fn assert_converged(sb: &Sandbox, what: &str) {
     assert_no_litter(sb, what);
 }
 
+/// Killed right after the toolkit is committed, after it is registered, after the env scripts,
+/// and after an rc change is journaled: the same install, `repair`, and `uninstall` each
+/// converge (the "nothing to do" that skipped the env step, and the orphaned prefix).
+#[test]
+fn killed_after_the_commit_every_follow_up_converges() {
+    let m = Redist::new(&[]);
+    let sb = Sandbox::new();
+    let source = ["--mirror", &m.arg()];
+    for checkpoint in [
+        "toolkit-journaled",
+        "toolkit-committed",
+        "receipt-registered",
+        "env-written",
+        "rc-journaled",
+    ] {
+        for follow in ["install", "repair", "uninstall"] {
+            let what = format!("killed at {checkpoint}, then {follow}");
+            let args = sb.install_args(&source, Some(&sb.prefix()));
+            kill(parked(&sb, &args, checkpoint));
+            match follow {
+                "install" => {
+                    let run = sb.install(&source, Some(&sb.prefix()));
+                    assert_eq!(run.code, 0, "{what}: {}", run.stderr);
+                    assert_converged(&sb, &what);
+                }
+                "repair" => {
+                    let run = sb.run(&["repair", "--yes"]);
+                    assert_eq!(run.code, 0, "{what}: {}\n{}", run.stdout, run.stderr);
+                    assert_converged(&sb, &what);
+                }
+                _ => {}
+            }
+            let un = sb.uninstall();
+            assert_eq!(un.code, 0, "{what}: {}", un.stderr);
+            sb.assert_clean(&what);
+        }
+    }
+    // The default prefix with a toolkit detect recognises (an nvcc that answers), where a
+    // re-run plans "already installed": it still registers it and writes the env scripts and
+    // hooks.
+    let mut members = harmless("cuda_nvcc");
+    members.push(nvcc());
+    let m = Redist::new(&[("cuda_nvcc", members)]);
+    let source = ["--mirror", &m.arg()];
+    let args = sb.install_args(&source, None);
+    kill(parked(&sb, &args, "toolkit-committed"));
+    let run = sb.install(&source, None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("Nothing to install"), "{}", run.stdout);
+    let line = format!(". \"{}/env\"", sb.cudaup_home().display());
+    assert!(fs_err::read_to_string(sb.home.path().join(".profile"))
+        .unwrap()
+        .contains(&line));
+    assert!(sb.cudaup_home().join("env").is_file());
+    assert!(!sb.cudaup_home().join("receipts/pending").exists());
+    let un = sb.uninstall();
+    assert_eq!(un.code, 0);
+    assert!(
+        !sb.cudaup_home().join("toolkits/cuda-13.0.2").exists(),
+        "registered, so uninstall removes it: {}",
+        un.stdout
+    );
+    sb.assert_clean("default prefix");
+}
+
 /// Nothing registered and no litter (a kill before the install wrote its journal).
 fn assert_untouched(sb: &Sandbox, what: &str) {
     assert!(!sb.prefix().exists(), "{what}: a prefix without a record");
@@ -345,10 +410,6 @@ fn install_killed_at_random_moments_converges() {
                     run.stdout, run.stderr
                 );
                 if was {
-                    // repair converges the toolkit; the env step is install's, so the same
-                    // install then finds nothing to do and converges the rest.
-                    let again = sb.install(&refs, Some(&sb.prefix()));
-                    assert_eq!(again.code, 0, "{what}: {}", again.stderr);
                     assert_converged(&sb, &what);
                 } else {
                     assert_untouched(&sb, &what);
