@@ -340,12 +340,7 @@ pub(super) fn remote<T>(
                 *consumer,
             );
             match (consumed, pumped) {
-                (_, Err(e)) => {
-                    if matches!(e, FetchError::TooLong { .. }) {
-                        fs_err::remove_file(&partial)?;
-                    }
-                    return Err(e);
-                }
+                (_, Err(e)) => return Err(discard_if_too_long(e, &partial)),
                 (Ok(v), Ok(())) => streamed = Some(v),
                 (Err(e), Ok(())) => {
                     // The body arrived whole: if its hash is wrong, that is the real story, and
@@ -372,10 +367,7 @@ pub(super) fn remote<T>(
             &url,
             |_| true,
         ) {
-            if matches!(e, FetchError::TooLong { .. }) {
-                fs_err::remove_file(&partial)?;
-            }
-            return Err(e);
+            return Err(discard_if_too_long(e, &partial));
         }
         file.flush()?;
         if let Err(e) = finish_size(artifact, &url, state.count) {
@@ -402,6 +394,16 @@ pub(super) fn remote<T>(
         path: done,
         streamed,
     })
+}
+
+/// A download cut off at a limit is not resumed: its partial file goes.
+fn discard_if_too_long(e: FetchError, partial: &Path) -> FetchError {
+    if matches!(e, FetchError::TooLong { .. }) {
+        if let Err(io) = fs_err::remove_file(partial) {
+            return io.into();
+        }
+    }
+    e
 }
 
 /// A body that ended before the declared size (the pump never reads past it).

@@ -139,6 +139,35 @@ impl Rng {
 /// run ended does not count, and the loop goes on until this many landed.
 const KILLS: usize = 20;
 
+/// Counts the kill attempts of one loop until [`KILLS`] landed (at most three times as many
+/// attempts).
+#[derive(Default)]
+struct Kills {
+    attempts: usize,
+    landed: usize,
+}
+
+impl Kills {
+    /// The next attempt's number, or `None` once enough landed.
+    fn next(&mut self) -> Option<usize> {
+        if self.landed >= KILLS {
+            return None;
+        }
+        assert!(
+            self.attempts < 3 * KILLS,
+            "only {} kills landed in {} runs",
+            self.landed,
+            self.attempts
+        );
+        self.attempts += 1;
+        Some(self.attempts - 1)
+    }
+
+    fn landed(&mut self, landed: bool) {
+        self.landed += usize::from(landed);
+    }
+}
+
 /// Runs `args` and SIGKILLs it after `delay`, unless it finished (or the server killed it)
 /// first. Returns whether it died by SIGKILL.
 fn kill_after(sb: &Sandbox, args: &[String], delay: Duration, server: Option<&Server>) -> bool {
@@ -362,15 +391,8 @@ fn install_killed_at_random_moments_converges() {
     let sb = Sandbox::new();
     let args = sb.install_args(&refs, Some(&sb.prefix()));
     let (cold, warm) = calibrate(&sb, || sb.install(&refs, Some(&sb.prefix())));
-    let mut landed = 0;
-    let mut i = 0;
-    while landed < KILLS {
-        i += 1;
-        assert!(
-            i <= 3 * KILLS,
-            "only {landed} kills landed in {} runs",
-            i - 1
-        );
+    let mut kills = Kills::default();
+    while let Some(i) = kills.next() {
         let is_cold = rng.below(2) == 0;
         if is_cold {
             cold_cache(&sb);
@@ -393,7 +415,7 @@ fn install_killed_at_random_moments_converges() {
             },
             if is_cold { "cold" } else { "warm" }
         );
-        landed += usize::from(kill_after(&sb, &args, wait, Some(&server)));
+        kills.landed(kill_after(&sb, &args, wait, Some(&server)));
         server.clear_faults();
         match i % 3 {
             0 => {
@@ -421,10 +443,6 @@ fn install_killed_at_random_moments_converges() {
         assert_eq!(un.code, 0, "{what}: uninstall: {}", un.stderr);
         sb.assert_clean(&what);
     }
-    assert!(
-        landed >= KILLS,
-        "only {landed} of {KILLS} kills landed before the end"
-    );
 }
 
 /// Breaks an installed sandbox the way a user or a disk does: a prefix file gone, one edited
@@ -463,22 +481,15 @@ fn repair_killed_at_random_moments_converges() {
     break_it(&sb, &mut rng);
     let full = elapsed_of(|| assert_eq!(sb.run(&["repair", "--yes"]).code, 0));
     assert_converged(&sb, "calibration");
-    let mut landed = 0;
-    let mut i = 0;
-    while landed < KILLS {
-        i += 1;
-        assert!(
-            i <= 3 * KILLS,
-            "only {landed} kills landed in {} runs",
-            i - 1
-        );
+    let mut kills = Kills::default();
+    while let Some(i) = kills.next() {
         if rng.below(3) == 0 {
             cold_cache(&sb);
         }
         break_it(&sb, &mut rng);
         let wait = delay(&mut rng, full);
         let what = format!("repair kill {i} (after {wait:?})");
-        landed += usize::from(kill_after(&sb, &repair, wait, None));
+        kills.landed(kill_after(&sb, &repair, wait, None));
         let run = sb.run(&["repair", "--yes"]);
         assert_eq!(run.code, 0, "{what}: {}\n{}", run.stdout, run.stderr);
         let what = format!("{what}; repair said:\n{}{}", run.stdout, run.stderr);
@@ -492,10 +503,6 @@ fn repair_killed_at_random_moments_converges() {
     }
     assert_eq!(sb.uninstall().code, 0);
     sb.assert_clean("repair loop");
-    assert!(
-        landed >= KILLS,
-        "only {landed} of {KILLS} kills landed before the end"
-    );
 }
 
 /// Uninstall killed at 20 random moments, each followed by uninstall again: nothing is left,
@@ -513,25 +520,14 @@ fn uninstall_killed_at_random_moments_converges() {
     let uninstall: Vec<String> = vec!["uninstall".into(), "--yes".into()];
     install();
     let full = elapsed_of(|| assert_eq!(sb.uninstall().code, 0));
-    let mut landed = 0;
-    let mut i = 0;
-    while landed < KILLS {
-        i += 1;
-        assert!(
-            i <= 3 * KILLS,
-            "only {landed} kills landed in {} runs",
-            i - 1
-        );
+    let mut kills = Kills::default();
+    while let Some(i) = kills.next() {
         install();
         let wait = delay(&mut rng, full);
         let what = format!("uninstall kill {i} (after {wait:?})");
-        landed += usize::from(kill_after(&sb, &uninstall, wait, None));
+        kills.landed(kill_after(&sb, &uninstall, wait, None));
         let run = sb.uninstall();
         assert_eq!(run.code, 0, "{what}: {}\n{}", run.stdout, run.stderr);
         sb.assert_clean(&what);
     }
-    assert!(
-        landed >= KILLS,
-        "only {landed} of {KILLS} kills landed before the end"
-    );
 }

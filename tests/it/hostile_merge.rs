@@ -21,6 +21,14 @@ fn escape() -> Vec<(&'static str, Vec<Member>)> {
     ]
 }
 
+fn install_wheels(sb: &Sandbox, index: &std::path::Path) -> crate::common::Run {
+    let index = index.display().to_string();
+    sb.install(
+        &["--source", "wheels", "--index-url", &index],
+        Some(&sb.prefix()),
+    )
+}
+
 #[test]
 fn two_redist_archives_cannot_write_outside_the_prefix() {
     let sb = Sandbox::new();
@@ -39,15 +47,7 @@ fn two_redist_archives_cannot_write_outside_the_prefix() {
 fn two_wheels_cannot_write_outside_the_prefix() {
     let sb = Sandbox::new();
     let index = wheel_index(&escape());
-    let run = sb.install(
-        &[
-            "--source",
-            "wheels",
-            "--index-url",
-            &index.path().display().to_string(),
-        ],
-        Some(&sb.prefix()),
-    );
+    let run = install_wheels(&sb, index.path());
     sb.assert_refused(&run, "unsafe archive entry `include/x", "wheel escape");
     assert!(
         run.stderr
@@ -151,15 +151,7 @@ fn a_wheel_cannot_plant_a_receipt() {
         r#"{{"schema_version":1,"prefix":"{canary}","cuda":"13.0.2","cudnn":null,"source":"x","installed_at":0,"components":[],"files":[{{"path":"victim"}}]}}"#
     );
     let index = wheel_index(&[("cuda_cccl", vec![file(".cudaup-receipt.json", &forged)])]);
-    let run = sb.install(
-        &[
-            "--source",
-            "wheels",
-            "--index-url",
-            &index.path().display().to_string(),
-        ],
-        Some(&sb.prefix()),
-    );
+    let run = install_wheels(&sb, index.path());
     sb.assert_refused(&run, "a name cudaup reserves", "planted receipt");
 }
 
