@@ -9,6 +9,11 @@ use std::process::Command;
 use crate::common::server::{Fault, Server};
 use crate::common::*;
 
+const H200: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/h200-detect.json"
+);
+
 const NVCC: &str =
     "/compute/cuda/redist/cuda_nvcc/linux-x86_64/cuda_nvcc-linux-x86_64-13.0.88-archive.tar.xz";
 
@@ -37,6 +42,10 @@ impl Env {
             "--home",
             &home,
             "install",
+            "--system",
+            H200,
+            "--driver",
+            "keep",
             "--profile",
             "cuda-dev",
             "--cuda",
@@ -181,6 +190,10 @@ fn dry_run_and_missing_yes_change_nothing() {
             "--home",
             &home,
             "install",
+            "--system",
+            H200,
+            "--driver",
+            "keep",
             "--profile",
             "cuda-dev",
             "--cuda",
@@ -205,6 +218,10 @@ fn dry_run_and_missing_yes_change_nothing() {
             "--home",
             &home,
             "install",
+            "--system",
+            H200,
+            "--driver",
+            "keep",
             "--profile",
             "cuda-dev",
             "--cuda",
@@ -540,6 +557,10 @@ fn ctrl_c_halfway_rolls_back() {
             "--home",
             &home,
             "install",
+            "--system",
+            H200,
+            "--driver",
+            "keep",
             "--profile",
             "cuda-dev",
             "--cuda",
@@ -589,7 +610,7 @@ fn ctrl_c_halfway_rolls_back() {
 
 #[test]
 #[allow(clippy::print_stderr)]
-fn a_full_disk_installs_nothing() {
+fn needs_root_a_full_disk_installs_nothing() {
     // A 256 KiB tmpfs for the prefix's parent: the toolkit does not fit. Needs root (CI runs as
     // root); elsewhere the test says why it could not run.
     let env = Env::new();
@@ -639,6 +660,10 @@ fn mirror_create_then_install_offline() {
             "mirror",
             "create",
             &out_arg,
+            "--system",
+            H200,
+            "--driver",
+            "keep",
             "--profile",
             "cuda-dev",
             "--cuda",
@@ -672,7 +697,7 @@ fn mirror_create_then_install_offline() {
 /// Real NVIDIA wheels (the two small ones), fetched from PyPI once with pip and then served by a
 /// loopback PEP 503 index.
 #[test]
-fn real_nvidia_wheels_through_a_loopback_index() {
+fn needs_network_real_nvidia_wheels_through_a_loopback_index() {
     let wheels = Path::new(env!("CARGO_TARGET_TMPDIR")).join("nvidia-wheels");
     if !wheels.join("done").exists() {
         let out = Command::new("python3")
@@ -725,6 +750,10 @@ fn real_nvidia_wheels_through_a_loopback_index() {
             "--manifests",
             &manifests_arg,
             "install",
+            "--system",
+            H200,
+            "--driver",
+            "keep",
             "--profile",
             "cuda-dev",
             "--cuda",
