@@ -763,7 +763,11 @@ fn env_step(
     let rc_changed = if args.no_modify_path {
         Vec::new()
     } else {
-        super::env::hook(process, home, &chosen_shells(args, process)?)?
+        // A refused rc file (read-only) is the user's to fix, as the error says: the env step
+        // is over either way, so repair does not try it again and again.
+        let hooked = super::env::hook(process, home, &chosen_shells(args, process)?);
+        install::env::Intent::done(home)?;
+        hooked?
     };
     install::env::Intent::done(home)?;
     if talk {

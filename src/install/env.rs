@@ -193,11 +193,15 @@ impl Intent {
         write_scripts(home, self.toolkit.as_deref())?;
         let changed = if self.modify_path {
             let shells: Vec<Shell> = self.shells.iter().filter_map(|s| Shell::parse(s)).collect();
-            hook(process, home, &shells)?
+            hook(process, home, &shells)
         } else {
-            Vec::new()
+            Ok(Vec::new())
         };
-        Intent::done(home)?;
-        Ok(changed)
+        // Done even when an rc file refused the line: the error says how to add it by hand,
+        // and trying again would refuse again.
+        if !matches!(changed, Err(HookError::Io(_))) {
+            Intent::done(home)?;
+        }
+        changed
     }
 }

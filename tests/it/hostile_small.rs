@@ -223,3 +223,23 @@ fn uninstall_removes_the_fish_directories_it_created() {
     assert!(sb.home.path().join(".config/fish").is_dir());
     assert!(!sb.home.path().join(".config/fish/conf.d").exists());
 }
+
+/// A read-only `.bashrc`: the install says which line to add by hand (exit 2) and is otherwise
+/// complete; `repair` does not fail on it again and again, and uninstall leaves it as it was.
+#[test]
+fn a_read_only_bashrc_is_named_once_not_forever() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let bashrc = sb.home.path().join(".bashrc");
+    fs_err::set_permissions(&bashrc, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let m = Redist::new(&[]);
+    let run = sb.install(&["--mirror", &m.arg()], Some(&sb.prefix()));
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("yourself"), "{}", run.stderr);
+    assert!(sb.cudaup_home().join("env").is_file());
+    let repair = sb.run(&["repair", "--yes"]);
+    assert_eq!(repair.code, 0, "{}\n{}", repair.stdout, repair.stderr);
+    assert_eq!(sb.uninstall().code, 0);
+    fs_err::set_permissions(&bashrc, std::fs::Permissions::from_mode(0o644)).unwrap();
+    sb.assert_clean("read-only .bashrc");
+}
