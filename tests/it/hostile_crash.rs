@@ -139,7 +139,7 @@ impl Rng {
 /// run ended does not count, and the loop goes on until this many landed.
 const KILLS: usize = 20;
 
-/// Counts the kill attempts of one loop until [`KILLS`] landed (at most three times as many
+/// Counts the kill attempts of one loop until [`KILLS`] landed (at most five times as many
 /// attempts).
 #[derive(Default)]
 struct Kills {
@@ -154,7 +154,7 @@ impl Kills {
             return None;
         }
         assert!(
-            self.attempts < 3 * KILLS,
+            self.attempts < 5 * KILLS,
             "only {} kills landed in {} runs",
             self.landed,
             self.attempts
@@ -374,9 +374,10 @@ fn cold_cache(sb: &Sandbox) {
     let _ = fs_err::remove_dir_all(sb.cudaup_home().join("cache"));
 }
 
-/// Install killed at 20 random moments (by time with a cold or a warm cache, and by the
-/// server in the middle of a download), each followed by the same install, by `repair`, or by
-/// `uninstall`: each converges, and the `uninstall` that ends every round leaves nothing.
+/// Install killed at 20 random moments (by time with a cold or a warm cache, over nothing or
+/// over an installed prefix, and by the server in the middle of a download), each followed by
+/// the same install, which converges; more kills are followed by `repair` (converges) or by
+/// `uninstall` (leaves nothing).
 #[test]
 fn install_killed_at_random_moments_converges() {
     let mut rng = Rng::new("install");
@@ -391,7 +392,11 @@ fn install_killed_at_random_moments_converges() {
     let sb = Sandbox::new();
     let args = sb.install_args(&refs, Some(&sb.prefix()));
     let (cold, warm) = calibrate(&sb, || sb.install(&refs, Some(&sb.prefix())));
+    // 20 landed kills followed by the same install; every fifth kill is followed by repair
+    // and every fifth by uninstall instead (not counted). Between rounds the prefix is
+    // sometimes left installed, so the next kill lands in a re-install over it.
     let mut kills = Kills::default();
+    let mut others = 0;
     while let Some(i) = kills.next() {
         let is_cold = rng.below(2) == 0;
         if is_cold {
@@ -407,23 +412,24 @@ fn install_killed_at_random_moments_converges() {
             delay(&mut rng, if is_cold { cold } else { warm })
         };
         let what = format!(
-            "install kill {i} ({}, {} cache)",
+            "install kill {i} ({}, {} cache, over {})",
             if by_server {
                 "by the server mid-download".to_owned()
             } else {
                 format!("after {wait:?}")
             },
-            if is_cold { "cold" } else { "warm" }
-        );
-        kills.landed(kill_after(&sb, &args, wait, Some(&server)));
-        server.clear_faults();
-        match i % 3 {
-            0 => {
-                let run = sb.install(&refs, Some(&sb.prefix()));
-                assert_eq!(run.code, 0, "{what}: re-run: {}", run.stderr);
-                assert_converged(&sb, &what);
+            if is_cold { "cold" } else { "warm" },
+            if sb.prefix().exists() {
+                "an installed prefix"
+            } else {
+                "nothing"
             }
-            1 => {
+        );
+        let landed = kill_after(&sb, &args, wait, Some(&server));
+        server.clear_faults();
+        match (i + others) % 5 {
+            3 => {
+                others += usize::from(landed);
                 let was = installed(&sb);
                 let run = sb.run(&["repair", "--yes", "--allow-http"]);
                 assert_eq!(
@@ -437,12 +443,29 @@ fn install_killed_at_random_moments_converges() {
                     assert_untouched(&sb, &what);
                 }
             }
-            _ => {}
+            4 => others += usize::from(landed),
+            _ => {
+                kills.landed(landed);
+                let run = sb.install(&refs, Some(&sb.prefix()));
+                assert_eq!(run.code, 0, "{what}: re-run: {}", run.stderr);
+                assert_converged(&sb, &what);
+                if rng.below(2) == 0 {
+                    continue;
+                }
+            }
         }
         let un = sb.uninstall();
         assert_eq!(un.code, 0, "{what}: uninstall: {}", un.stderr);
         sb.assert_clean(&what);
     }
+    if sb.prefix().exists() {
+        assert_eq!(sb.uninstall().code, 0);
+        sb.assert_clean("install loop");
+    }
+    assert!(
+        others >= 4,
+        "only {others} kills followed by repair or uninstall"
+    );
 }
 
 /// Breaks an installed sandbox the way a user or a disk does: a prefix file gone, one edited
