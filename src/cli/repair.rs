@@ -11,7 +11,7 @@ use crate::error::{Error, ExitCode, Result};
 use crate::fetch::Location;
 use crate::install::python::check::{self, TfReport, TorchExpectation, TorchReport};
 use crate::install::python::{Session, Tool, Venv, VenvReceipt};
-use crate::install::receipts::{Active, ShellReceipt};
+use crate::install::receipts::Active;
 use crate::install::{self, Source, ToolkitSpec};
 use crate::model::version::Version;
 use crate::world::process::Process;
@@ -22,7 +22,7 @@ use super::Style;
 /// `cudaup repair` flags.
 #[derive(Debug, Args)]
 pub struct RepairArgs {
-    /// Only this repair: toolkit-files, venv-packages, env-scripts, rc-hook or self-copy
+    /// Only this repair: toolkit-files, venv-packages, env-scripts, rc-hook, self-copy or litter
     #[arg(long, value_name = "ID")]
     pub fix: Option<String>,
     /// Do not ask for confirmation
@@ -103,12 +103,14 @@ pub(super) fn run(
         "env-scripts",
         "rc-hook",
         "self-copy",
+        "litter",
     ];
     // Doctor's finding ids name the same repairs.
     let fix = args.fix.as_deref().map(|id| match id {
-        "toolkit-prefix-missing" | "toolkit-files-missing" | "toolkit-files-changed" => {
-            "toolkit-files"
-        }
+        "toolkit-prefix-missing"
+        | "toolkit-files-missing"
+        | "toolkit-files-changed"
+        | "toolkit-install-interrupted" => "toolkit-files",
         "venv-missing" | "venv-python-missing" | "torch-cpu-only" => "venv-packages",
         "env-script-missing" | "active-toolkit-missing" => "env-scripts",
         "shell-hook-missing" => "rc-hook",
@@ -193,6 +195,7 @@ pub(super) fn run(
                     source,
                     arch: arch.clone(),
                     max_unpacked: crate::unpack::Limits::default().max_total_bytes,
+                    register_in: Some(home.clone()),
                 };
                 let fresh = install::install(&fetcher, &spec, &items)?;
                 install::receipt::register(&home, &fresh)?;
@@ -238,6 +241,18 @@ pub(super) fn run(
                     )));
                 }
             }
+            Step::Env { intent } => {
+                intent.finish(process, &home).map_err(|e| match e {
+                    install::env::HookError::Io(e) => Error::Io(e),
+                    refused => Error::Usage(refused.to_string()),
+                })?;
+            }
+            Step::Register { receipt } => {
+                install::receipt::register(&home, receipt)?;
+            }
+            Step::Litter { .. } => {
+                install::litter::clean(&home, &crate::receipts::Receipts::load(&home))?;
+            }
             Step::EnvScripts { .. } => {
                 super::env::write_scripts(&home, Active::read(&home).toolkit.as_deref())?;
             }
@@ -248,7 +263,11 @@ pub(super) fn run(
                 if active.cudaup_bin != crate::install::self_copy::on_path(&home) {
                     super::env::write_scripts(&home, active.toolkit.as_deref())?;
                 }
-                if done.in_home() && ShellReceipt::read(&home).hooks.is_empty() {
+                if done.in_home()
+                    && crate::install::receipts::ShellReceipt::read(&home)
+                        .hooks
+                        .is_empty()
+                {
                     writeln!(
                         out,
                         "  no shell loads cudaup's env yet: `{}` in a shell (or `cudaup install`, which hooks your shells)",
@@ -257,18 +276,10 @@ pub(super) fn run(
                 }
             }
             Step::RcHook { file, line } => {
-                let hook = crate::shell::Hook {
-                    file: file.clone(),
-                    line: line.clone(),
-                };
-                if let Some(applied) =
-                    crate::shell::apply(&hook).map_err(|e| Error::Usage(e.to_string()))?
-                {
-                    let mut receipt = ShellReceipt::read(&home);
-                    receipt.hooks.retain(|a| &a.file != file);
-                    receipt.hooks.push(applied);
-                    receipt.write(&home)?;
-                }
+                install::env::rehook(&home, file, line).map_err(|e| match e {
+                    install::env::HookError::Io(e) => Error::Io(e),
+                    refused => Error::Usage(refused.to_string()),
+                })?;
             }
         }
         writeln!(out, "  {} {}", style.good("repaired"), step)?;
