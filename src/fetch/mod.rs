@@ -276,10 +276,7 @@ impl Fetcher {
                     .get(url.clone())
                     .header(reqwest::header::RANGE, range)
                     .send()
-                    .map_err(|source| FetchError::Transport {
-                        url: url.to_string(),
-                        source,
-                    })?;
+                    .map_err(|e| FetchError::transport(url.as_str(), e))?;
                 let status = resp.status().as_u16();
                 if status != 206 {
                     return Err(if resp.status().is_success() {
@@ -318,10 +315,7 @@ impl Fetcher {
                 let mut body = Vec::new();
                 resp.take(want)
                     .read_to_end(&mut body)
-                    .map_err(|source| FetchError::Read {
-                        url: url.to_string(),
-                        source,
-                    })?;
+                    .map_err(|e| FetchError::read(url.as_str(), e))?;
                 if (body.len() as u64) < want {
                     return Err(FetchError::Truncated {
                         url: url.to_string(),
