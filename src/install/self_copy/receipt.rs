@@ -87,18 +87,18 @@ impl SelfReceipt {
         }
     }
 
-    /// Writes it whole (temporary file, fsync, rename).
+    /// Writes it whole (a fixed-name temporary beside it, fsync, rename): a write killed
+    /// halfway leaves `.self.json.tmp`, which the next write reuses and litter counts.
     pub(super) fn write(&self, home: &Path) -> io::Result<()> {
         let path = receipt_path(home);
         let dir = path.parent().expect("receipts/ has a parent");
         fs_err::create_dir_all(dir)?;
-        let mut temp = tempfile::Builder::new()
-            .prefix(".self-")
-            .suffix(".json.tmp")
-            .tempfile_in(dir)?;
+        let tmp = dir.join(".self.json.tmp");
+        let mut temp = fs_err::File::create(&tmp)?;
         temp.write_all(&serde_json::to_vec_pretty(self).expect("receipts serialise"))?;
-        temp.as_file().sync_all()?;
-        temp.persist(&path).map_err(|e| e.error)?;
+        temp.sync_all()?;
+        drop(temp);
+        fs_err::rename(&tmp, &path)?;
         sync_dir(dir);
         Ok(())
     }
