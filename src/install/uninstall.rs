@@ -256,7 +256,11 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
     }
     let _ = fs_err::remove_file(Active::path(home));
     // cudaup's own copy last of all (a running binary's file can be unlinked on Linux).
-    if steps.iter().any(|s| matches!(s, Step::SelfCopy { .. })) {
+    // Also without a receipt: a copy killed before its receipt was written left only its
+    // temporary in bin/, which this sweeps.
+    if steps.iter().any(|s| matches!(s, Step::SelfCopy { .. }))
+        || crate::install::self_copy::bin_dir(home).is_dir()
+    {
         if let crate::install::self_copy::Removed::Kept(path, why) =
             crate::install::self_copy::remove(home)?
         {
