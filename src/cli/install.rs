@@ -12,6 +12,7 @@ use crate::catalog::Catalog;
 use crate::error::{Error, ExitCode, Result};
 use crate::fetch::{Fetcher, Location, Settings};
 use crate::install::sources::{pypi, redist};
+use crate::install::python::route::{IndexSettings, TorchSource};
 use crate::install::{self, InstallError, Item, Source, ToolkitSpec};
 use crate::model::plan::{Action, Plan, Status};
 use crate::model::request::Profile;
@@ -53,9 +54,36 @@ pub struct SourceArgs {
     pub allow_http: bool,
 }
 
+/// `--torch-source`'s values, listed in `--help`.
+pub fn torch_source_parser() -> impl clap::builder::TypedValueParser<Value = TorchSource> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(["auto", "pytorch", "pypi"])
+        .map(|s| s.parse::<TorchSource>().expect("a listed value"))
+}
+
 impl SourceArgs {
+    /// A local offline bundle at `--index-url` or `--mirror` (its manifest is there).
+    fn local_bundle(&self) -> Option<(PathBuf, crate::install::python::bundle::BundleManifest)> {
+        [&self.index_url, &self.mirror]
+            .into_iter()
+            .flatten()
+            .filter_map(|l| crate::install::python::probe::local_dir(l))
+            .find_map(|dir| crate::install::python::bundle::read_dir(&dir).map(|m| (dir, m)))
+    }
+
     fn source(&self) -> Result<Source> {
-        Ok(match self.source.unwrap_or(SourceKind::Redist) {
+        // A bundle says how its toolkit is stored.
+        let bundled = self
+            .local_bundle()
+            .and_then(|(_, m)| m.toolkit)
+            .map(|t| {
+                if t.source == "wheels" {
+                    SourceKind::Wheels
+                } else {
+                    SourceKind::Redist
+                }
+            });
+        Ok(match self.source.or(bundled).unwrap_or(SourceKind::Redist) {
             SourceKind::Redist => Source::Redist(
                 Location::parse(self.mirror.as_deref().unwrap_or(redist::NVIDIA_BASE))
                     .map_err(fetch_usage)?,
@@ -102,14 +130,21 @@ pub struct InstallArgs {
     /// [default: $CUDAUP_HOME/venvs/<profile>]
     #[arg(long, value_name = "DIR")]
     pub venv: Option<PathBuf>,
-    /// PyPI or a mirror of it, for TensorFlow and the frameworks' dependencies
+    /// PyPI or a mirror of it (a URL, a PEP 503 directory or a flat folder of wheels), for
+    /// TensorFlow, the frameworks' dependencies, and PyTorch when the planned build is PyPI's
     /// [default: https://pypi.org/simple]
-    #[arg(long, value_name = "URL", env = "CUDAUP_PYPI_INDEX")]
+    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_PYPI_INDEX")]
     pub pypi_index: Option<String>,
-    /// PyTorch's wheel index or a mirror of its layout (`<base>/<variant>`, e.g. `<base>/cu130`)
+    /// PyTorch's wheel index or a copy of its layout (`<base>/<variant>/<project>/`, a flat
+    /// `<base>/<variant>/` listing, or one variant's index), a URL or a directory
     /// [default: https://download.pytorch.org/whl]
-    #[arg(long, value_name = "URL", env = "CUDAUP_TORCH_INDEX")]
+    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_TORCH_INDEX")]
     pub torch_index: Option<String>,
+    /// Which index may serve PyTorch: auto (ask PyTorch's index and PyPI with a short timeout,
+    /// take the first that has the planned build), pytorch, or pypi (only when the planned build
+    /// is the one PyPI serves) [default: auto]
+    #[arg(long, value_name = "SOURCE", env = "CUDAUP_TORCH_SOURCE", value_parser = torch_source_parser())]
+    pub torch_source: Option<TorchSource>,
     /// Leave cuDNN out
     #[arg(long)]
     pub no_cudnn: bool,
@@ -178,6 +213,41 @@ pub fn fetcher(
     cancel: Arc<AtomicBool>,
     reporter: Arc<dyn Reporter>,
 ) -> Result<Fetcher> {
+    fetcher_with(process, allow_http, cancel, reporter, |_| {})
+}
+
+/// The fetcher that asks the framework's routes: one attempt each, and a short wait
+/// (`CUDAUP_PROBE_TIMEOUT` seconds, default 8) before the next route is taken.
+pub fn probe_fetcher(process: &Process, allow_http: bool, cancel: Arc<AtomicBool>) -> Result<Fetcher> {
+    let seconds = match process.var(crate::world::vars::CUDAUP_PROBE_TIMEOUT) {
+        Some(v) => v.parse::<u64>().ok().filter(|s| *s > 0).ok_or_else(|| {
+            Error::Usage(format!(
+                "{}={v}: not a number of seconds",
+                crate::world::vars::CUDAUP_PROBE_TIMEOUT
+            ))
+        })?,
+        None => 8,
+    };
+    fetcher_with(
+        process,
+        allow_http,
+        cancel,
+        Arc::new(crate::world::progress::Silent),
+        |s| {
+            s.attempts = 1;
+            s.connect_timeout = Duration::from_secs(seconds);
+            s.read_timeout = Duration::from_secs(seconds);
+        },
+    )
+}
+
+fn fetcher_with(
+    process: &Process,
+    allow_http: bool,
+    cancel: Arc<AtomicBool>,
+    reporter: Arc<dyn Reporter>,
+    tweak: impl FnOnce(&mut Settings),
+) -> Result<Fetcher> {
     let home = process.cudaup_home().ok_or_else(|| {
         Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
     })?;
@@ -201,6 +271,7 @@ pub fn fetcher(
     if process.var(crate::world::vars::CUDAUP_TEST_NO_RETRY_DELAY) == Some("1") {
         settings.backoff = Duration::ZERO;
     }
+    tweak(&mut settings);
     Ok(Fetcher::new(settings, cancel, reporter))
 }
 
@@ -430,28 +501,25 @@ pub(super) fn run_install(
         }
     }
 
-    // The framework, for the profiles that have one.
-    let indexes = crate::install::python::step::Indexes {
-        pypi: args
-            .pypi_index
-            .clone()
-            .unwrap_or_else(|| pypi::PYPI_SIMPLE.to_owned()),
-        torch: args
-            .torch_index
-            .clone()
-            .unwrap_or_else(|| crate::install::python::step::TORCH_INDEX.to_owned()),
-    };
-    for url in [&indexes.pypi, &indexes.torch] {
+    // The framework, for the profiles that have one: its route is asked before anything
+    // changes, so a machine that cannot reach it is told so (exit 3) with nothing made.
+    let indexes = index_settings(args, process, cancel.clone())?;
+    for url in [&indexes.pypi, &indexes.torch].into_iter().flatten() {
         if url.starts_with("http://") && !args.source.allow_http {
             return Err(Error::Usage(format!("{url}: refusing a plain-http package index; use https, or pass --allow-http for a mirror you trust")));
         }
     }
     let gpus_here =
         args.system.is_none() && driver_pending.is_none() && live.nvidia_gpus().next().is_some();
-    let mut framework =
-        crate::install::python::step::step(&plan, &system, venv_dir, &indexes, gpus_here)?;
+    let mut framework = crate::install::python::step::step(
+        &plan, &system, catalog, venv_dir, &indexes, gpus_here,
+    )?;
+    if let Some(f) = framework.as_mut() {
+        let probe = probe_fetcher(process, args.source.allow_http, cancel.clone())?;
+        f.choose_route(&probe)?;
+    }
     if args.with.contains(&WithComponent::Tensorrt) {
-        add_tensorrt(framework.as_mut(), catalog, &indexes.pypi)?;
+        add_tensorrt(framework.as_mut(), catalog, &indexes.pypi_base())?;
     }
     if let (Some(f), true) = (&framework, talk || args.dry_run) {
         crate::install::python::step::describe(f, out)?;
@@ -473,12 +541,16 @@ pub(super) fn run_install(
         }
         return Ok(ExitCode::Ok);
     }
+    let plan_doc = match &framework {
+        Some(f) => crate::install::python::route::describe_in_plan(&plan, &f.route_view()),
+        None => serde_json::to_value(&plan).expect("json"),
+    };
     if args.dry_run {
         if args.json {
             writeln!(
                 out,
                 "{}",
-                serde_json::to_string_pretty(&plan).expect("json")
+                serde_json::to_string_pretty(&plan_doc).expect("json")
             )?;
         }
         return Ok(ExitCode::Ok);
@@ -498,8 +570,7 @@ pub(super) fn run_install(
         }
     }
 
-    let mut report =
-        serde_json::json!({"status": "installed", "profile": plan.profile.name(), "plan": plan});
+    let mut report = serde_json::json!({"status": "installed", "profile": plan.profile.name(), "plan": plan_doc});
     // Whether this run changed the machine (a fleet tool reports `changed` from it).
     let mut changed = false;
     let mut reboot_required = false;
@@ -586,20 +657,25 @@ pub(super) fn run_install(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         let log = home.join("logs").join(format!("install-{stamp}.log"));
-        let mut stderr = std::io::stderr();
-        let mut show = |line: &str| {
-            if !global.quiet {
-                let _ = writeln!(stderr, "  {line}");
-            }
+        let progress: Arc<dyn Reporter> = if global.quiet && !args.json {
+            Arc::new(crate::world::progress::Silent)
+        } else if args.json {
+            Arc::new(super::reporter::JsonLines::new(Box::new(std::io::stderr())))
+        } else if process.stdout_is_tty {
+            Arc::new(super::reporter::Bars::growing())
+        } else {
+            Arc::new(super::reporter::Lines::new(Box::new(std::io::stderr())))
         };
-        let (receipt, notes) = crate::install::python::step::execute(
+        let done = crate::install::python::step::execute(
             step,
             runner,
             tool,
             log.clone(),
             request.profile,
-            &mut show,
-        )?;
+            progress.as_ref(),
+        );
+        drop(progress);
+        let (receipt, notes) = done?;
         receipt.register(&home)?;
         crate::world::checkpoint::reach("framework-installed");
         if talk {
@@ -625,7 +701,7 @@ pub(super) fn run_install(
                 receipt.venv.display()
             )?;
         }
-        report["venv"] = serde_json::json!({"path": receipt.venv, "packages": receipt.packages, "notes": notes, "log": log});
+        report["venv"] = serde_json::json!({"path": receipt.venv, "packages": receipt.packages, "route": step.route, "notes": notes, "log": log});
         changed |= step.packages.is_some();
     }
     // The environment: the toolkit installed now, or the one the plan keeps.
@@ -720,6 +796,42 @@ pub(super) fn run_install(
     Ok(code)
 }
 
+/// The framework's index settings: the flags (and their variables), and an offline bundle at
+/// `--index-url` or `--mirror` — a directory, or an http(s) mirror serving one.
+fn index_settings(
+    args: &InstallArgs,
+    process: &Process,
+    cancel: Arc<AtomicBool>,
+) -> Result<IndexSettings> {
+    let bundle = match args.source.local_bundle() {
+        Some((dir, m)) => m.framework.is_some().then(|| dir.display().to_string()),
+        None => {
+            let remote: Vec<&String> = [&args.source.index_url, &args.source.mirror]
+                .into_iter()
+                .flatten()
+                .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+                .collect();
+            if remote.is_empty() {
+                None
+            } else {
+                let probe = probe_fetcher(process, args.source.allow_http, cancel)?;
+                remote.into_iter().find_map(|u| {
+                    let loc = Location::parse(u).ok()?;
+                    crate::install::python::bundle::read(&probe, &loc)
+                        .filter(|m| m.framework.is_some())
+                        .map(|_| u.clone())
+                })
+            }
+        }
+    };
+    Ok(IndexSettings {
+        pypi: args.pypi_index.clone(),
+        torch: args.torch_index.clone(),
+        source: args.torch_source.unwrap_or_default(),
+        bundle,
+    })
+}
+
 /// The Python of an existing venv, as detect sees it.
 fn probe_venv(runner: &dyn Runner, dir: &Path) -> Option<crate::model::system::Python> {
     let venv = crate::install::python::Venv {
@@ -754,9 +866,8 @@ fn add_tensorrt(
     let packages = step
         .packages
         .get_or_insert_with(|| crate::install::python::Packages {
-            requirements: Vec::new(),
             index_url: pypi.to_owned(),
-            extra_index_urls: Vec::new(),
+            ..Default::default()
         });
     packages.requirements.push(requirement);
     packages.extra_index_urls.extend(libs_index);

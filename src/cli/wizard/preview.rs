@@ -109,17 +109,20 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
     let kept_elsewhere = cuda.is_some_and(|c| c.action == Action::Keep && c.path.is_some());
     preview.env = matches!(preview.toolkit, Some(ToolkitChange::New(_))) || kept_elsewhere;
     if !matches!(a.profile, Profile::CudaDev) {
-        let indexes = crate::install::python::step::Indexes {
-            pypi: a
-                .pypi_index
-                .clone()
-                .unwrap_or_else(|| crate::install::sources::pypi::PYPI_SIMPLE.to_owned()),
-            torch: a
-                .torch_index
-                .clone()
-                .unwrap_or_else(|| crate::install::python::step::TORCH_INDEX.to_owned()),
+        let indexes = crate::install::python::route::IndexSettings {
+            pypi: a.pypi_index.clone(),
+            torch: a.torch_index.clone(),
+            source: a.torch_source,
+            bundle: None,
         };
-        match crate::install::python::step::step(plan, &preview.system, venv_dir, &indexes, false) {
+        match crate::install::python::step::step(
+            plan,
+            &preview.system,
+            ctx.catalog,
+            venv_dir,
+            &indexes,
+            false,
+        ) {
             Ok(Some(step)) => {
                 let exists = step.venv.exists();
                 preview.venv = Some((step.venv.dir, exists));

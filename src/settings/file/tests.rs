@@ -111,6 +111,7 @@ fn full_config_reads_every_key() {
             index_url: Some("https://mirrors.example/pypi/simple".into()),
             pypi_index: Some("file:///srv/pypi/simple".into()),
             torch_index: Some("/srv/pytorch/whl".into()),
+            torch_source: None,
             allow_http: Some(false),
         }
     );

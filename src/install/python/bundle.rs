@@ -1,0 +1,394 @@
+//! Offline bundles (`cudaup mirror create DIR`): the wheels a plan needs — NVIDIA's toolkit
+//! wheels and the framework with every dependency, for the target machine's Python and
+//! platform — in a PEP 503 directory index (`DIR/<project>/index.html` linking each wheel with
+//! its `#sha256=`), with a manifest (`DIR/cudaup-bundle.json`) saying what the bundle is for.
+//! `cudaup install --index-url DIR` (or `--mirror DIR`) then reads both from it and needs no
+//! network; pip reads the same tree as `--index-url file:///DIR`.
+//!
+//! PEP 691's JSON form is left out: a static directory cannot negotiate it (`Accept`), and pip,
+//! uv and cudaup all read the HTML form.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::fetch::{Fetcher, Location};
+use crate::install::sources::pypi::normalize;
+use crate::model::system::{OsFamily, System};
+
+use super::route::RouteKind;
+
+/// The manifest's file name, at the bundle's root.
+pub const MANIFEST: &str = "cudaup-bundle.json";
+
+/// What a bundle is for and what it holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleManifest {
+    /// Format version (1).
+    pub schema_version: u32,
+    /// `cudaup 0.1.0`.
+    pub made_by: String,
+    /// The day it was made (UTC, `2026-12-01`).
+    pub created: String,
+    /// The profile planned.
+    pub profile: String,
+    /// The machine it is for.
+    pub target: BundleTarget,
+    /// The plan's components (name, version, build).
+    pub plan: Vec<Planned>,
+    /// The toolkit part, if the profile has one.
+    pub toolkit: Option<BundleToolkit>,
+    /// The framework part, if the profile has one.
+    pub framework: Option<BundleFramework>,
+    /// Every wheel in the bundle.
+    pub files: Vec<BundleFile>,
+}
+
+/// The machine a bundle is for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleTarget {
+    /// `linux`, `windows`, `macos`.
+    pub os: String,
+    /// `x86_64`, `aarch64`.
+    pub arch: String,
+    /// Its GPUs' names.
+    pub gpus: Vec<String>,
+    /// major.minor of the Python the framework is for.
+    pub python: Option<String>,
+    /// The platform tags the framework's wheels were chosen for.
+    pub platforms: Vec<String>,
+}
+
+/// One planned component.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Planned {
+    /// `torch`.
+    pub name: String,
+    /// `2.15.0`.
+    pub version: Option<String>,
+    /// `cu132`.
+    pub variant: Option<String>,
+}
+
+/// The toolkit part of a bundle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleToolkit {
+    /// `redist` (NVIDIA's layout under DIR) or `wheels` (the PEP 503 tree).
+    pub source: String,
+    /// The CUDA release.
+    pub cuda: String,
+    /// The cuDNN release, if any.
+    pub cudnn: Option<String>,
+    /// The machine architectures.
+    pub arches: Vec<String>,
+}
+
+/// The framework part of a bundle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleFramework {
+    /// The route its wheels came from.
+    pub route: RouteKind,
+    /// That route's base.
+    pub from: String,
+    /// The requirement lines it was downloaded for.
+    pub requirements: Vec<String>,
+    /// The planned build (`cu132`), if a torch.
+    pub variant: Option<String>,
+}
+
+/// One wheel in the bundle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleFile {
+    /// Its path under the bundle (`torch/torch-2.15.0-….whl`).
+    pub path: String,
+    /// Its sha256.
+    pub sha256: String,
+    /// Its size.
+    pub size: u64,
+}
+
+/// Reads the manifest of the bundle at `base` (a directory, or an http(s) mirror serving one),
+/// `None` when `base` is no bundle.
+pub fn read(fetcher: &Fetcher, base: &Location) -> Option<BundleManifest> {
+    let bytes = fetcher.get_bytes(&base.join(MANIFEST), None).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Reads the manifest of a local bundle directory.
+pub fn read_dir(dir: &Path) -> Option<BundleManifest> {
+    let bytes = fs_err::read(dir.join(MANIFEST)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Writes the manifest (atomically: a reader never sees half of it).
+pub fn write_manifest(dir: &Path, m: &BundleManifest) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(m).expect("the manifest serialises") + "\n";
+    write_atomic(&dir.join(MANIFEST), text.as_bytes())
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("tmp-cudaup-{}", std::process::id()));
+    {
+        let mut f = fs_err::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    fs_err::rename(&tmp, path)
+}
+
+/// The project a wheel file belongs to (`torch-2.15.0-….whl` → `torch`).
+pub fn project_of(filename: &str) -> Option<String> {
+    let stem = filename.strip_suffix(".whl")?;
+    Some(normalize(stem.split('-').next()?))
+}
+
+/// Puts the wheel at `src` into the bundle as `DIR/<project>/<file name>` (a hard link when
+/// possible, else a copy; through a temporary name, so a killed run leaves no half wheel under
+/// the real name), unless an identical one is there. `sha256` is the wheel's when known (the
+/// fetcher verified it), else it is computed.
+pub fn add_wheel(dir: &Path, src: &Path, sha256: Option<&str>) -> std::io::Result<BundleFile> {
+    let filename = src
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| std::io::Error::other(format!("{}: not a file name", src.display())))?
+        .to_owned();
+    // Names come from indexes and pip: nothing may climb out of the project folder.
+    if filename.contains('/') || filename.contains('\\') || filename.starts_with('.') {
+        return Err(std::io::Error::other(format!(
+            "{filename}: not a plain wheel file name"
+        )));
+    }
+    let project = project_of(&filename)
+        .ok_or_else(|| std::io::Error::other(format!("{filename}: not a wheel")))?;
+    let sha = match sha256 {
+        Some(s) => s.to_owned(),
+        None => crate::fetch::sha256_file(src)?,
+    };
+    let size = fs_err::metadata(src)?.len();
+    let target_dir = dir.join(&project);
+    fs_err::create_dir_all(&target_dir)?;
+    let target = target_dir.join(&filename);
+    let same = fs_err::metadata(&target).is_ok_and(|m| m.len() == size)
+        && crate::fetch::sha256_file(&target).is_ok_and(|s| s == sha);
+    if !same {
+        let tmp = target_dir.join(format!(".{filename}.tmp-cudaup-{}", std::process::id()));
+        let _ = fs_err::remove_file(&tmp);
+        if std::fs::hard_link(src, &tmp).is_err() {
+            fs_err::copy(src, &tmp)?;
+        }
+        fs_err::rename(&tmp, &target)?;
+    }
+    Ok(BundleFile {
+        path: format!("{project}/{filename}"),
+        sha256: sha,
+        size,
+    })
+}
+
+/// Writes the PEP 503 pages: `DIR/<project>/index.html` for every project folder with wheels
+/// (each link `<file, + as %2B>#sha256=<hex>`, the hashes from `known` or computed), and
+/// `DIR/index.html` listing the projects. Returns every wheel with its hash.
+pub fn write_pages(dir: &Path, known: &[BundleFile]) -> std::io::Result<Vec<BundleFile>> {
+    let mut all = Vec::new();
+    let mut projects = Vec::new();
+    for entry in fs_err::read_dir(dir)? {
+        let entry = entry?;
+        if !entry.file_type()?.is_dir() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || normalize(&name) != name {
+            continue;
+        }
+        let mut files: Vec<String> = fs_err::read_dir(entry.path())?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|f| f.ends_with(".whl") && !f.starts_with('.'))
+            .collect();
+        if files.is_empty() {
+            continue;
+        }
+        files.sort();
+        let mut links = String::new();
+        for f in &files {
+            let path = format!("{name}/{f}");
+            let on_disk = entry.path().join(f);
+            let size = fs_err::metadata(&on_disk)?.len();
+            let sha = match known.iter().find(|k| k.path == path && k.size == size) {
+                Some(k) => k.sha256.clone(),
+                None => crate::fetch::sha256_file(&on_disk)?,
+            };
+            links.push_str(&format!(
+                "<a href=\"{}#sha256={sha}\">{}</a><br/>\n",
+                f.replace('+', "%2B"),
+                html_escape(f)
+            ));
+            all.push(BundleFile {
+                path,
+                sha256: sha,
+                size,
+            });
+        }
+        write_atomic(
+            &entry.path().join("index.html"),
+            page(&format!("Links for {name}"), &links).as_bytes(),
+        )?;
+        projects.push(name);
+    }
+    projects.sort();
+    let links: String = projects
+        .iter()
+        .map(|p| format!("<a href=\"{p}/\">{p}</a><br/>\n"))
+        .collect();
+    write_atomic(
+        &dir.join("index.html"),
+        page("Simple index", &links).as_bytes(),
+    )?;
+    all.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(all)
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html>\n<head><meta name=\"pypi:repository-version\" content=\"1.0\">\
+         <title>{title}</title></head>\n<body>\n<h1>{title}</h1>\n{body}</body>\n</html>\n"
+    )
+}
+
+/// The platform tags for `pip download --platform`, most specific first. Linux: every manylinux
+/// tag up to `glibc` (PEP 600 and the legacy aliases, which pip does not expand for another
+/// machine), then `linux_<arch>` (older PyTorch wheels). macOS: the OS version's tag, which pip
+/// expands to the older ones itself.
+pub fn platform_tags(system: &System, glibc: (u32, u32)) -> Vec<String> {
+    let arch = system.os.arch.as_str();
+    match system.os.family {
+        OsFamily::Linux => {
+            let mut out: Vec<String> = (5..=glibc.1.max(17))
+                .rev()
+                .map(|minor| format!("manylinux_{}_{minor}_{arch}", glibc.0))
+                .collect();
+            out.push(format!("manylinux2014_{arch}"));
+            out.push(format!("manylinux2010_{arch}"));
+            out.push(format!("manylinux1_{arch}"));
+            out.push(format!("linux_{arch}"));
+            out
+        }
+        OsFamily::Macos => {
+            let major = system
+                .os
+                .version
+                .as_deref()
+                .and_then(|v| v.split('.').next())
+                .and_then(|m| m.parse::<u32>().ok())
+                .unwrap_or(14)
+                .max(11);
+            let arch = if arch == "aarch64" { "arm64" } else { arch };
+            vec![format!("macosx_{major}_0_{arch}")]
+        }
+        OsFamily::Windows => vec![if arch == "aarch64" {
+            "win_arm64".to_owned()
+        } else {
+            "win_amd64".to_owned()
+        }],
+    }
+}
+
+/// A staging folder for pip's downloads inside the bundle (so moving them in is a rename), left
+/// by no one once the bundle is made.
+pub fn staging(dir: &Path) -> PathBuf {
+    dir.join(format!(".cudaup-download-{}", std::process::id()))
+}
+
+/// The wheels pip left in `staging`, moved into the bundle's tree. The folder is removed.
+pub fn take_downloads(dir: &Path, staging: &Path) -> std::io::Result<Vec<BundleFile>> {
+    let mut out = Vec::new();
+    let mut names: Vec<PathBuf> = fs_err::read_dir(staging)?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .collect();
+    names.sort();
+    for path in names {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        if name.as_deref().is_some_and(|n| n.ends_with(".whl")) {
+            out.push(add_wheel(dir, &path, None)?);
+        }
+    }
+    fs_err::remove_dir_all(staging)?;
+    Ok(out)
+}
+
+/// Today's date, UTC, `YYYY-MM-DD` (days since the epoch to a civil date: Howard Hinnant's
+/// algorithm).
+pub fn today() -> String {
+    let days = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400) as i64;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wheels_land_in_a_pep503_tree_with_hashes() {
+        let src = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let a = src.path().join("torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl");
+        fs_err::write(&a, b"torch").unwrap();
+        let b = src.path().join("Filelock-3.20.0-py3-none-any.whl");
+        fs_err::write(&b, b"filelock").unwrap();
+        let fa = add_wheel(dir.path(), &a, None).unwrap();
+        assert_eq!(
+            fa.path,
+            "torch/torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl"
+        );
+        add_wheel(dir.path(), &b, None).unwrap();
+        // Again: nothing changes.
+        add_wheel(dir.path(), &a, Some(&fa.sha256)).unwrap();
+        let all = write_pages(dir.path(), std::slice::from_ref(&fa)).unwrap();
+        assert_eq!(all.len(), 2);
+        let page = fs_err::read_to_string(dir.path().join("torch/index.html")).unwrap();
+        assert!(page.contains(&format!(
+            "torch-2.15.0%2Bcu132-cp312-cp312-manylinux_2_28_x86_64.whl#sha256={}",
+            fa.sha256
+        )));
+        let root = fs_err::read_to_string(dir.path().join("index.html")).unwrap();
+        assert!(root.contains("<a href=\"filelock/\">filelock</a>"));
+        // cudaup's own reader takes the tree as an index.
+        let files = crate::install::sources::flat::list_dir(&dir.path().join("torch"), None, false);
+        assert_eq!(files.len(), 1);
+        assert!(add_wheel(dir.path(), Path::new("/x/.evil.whl"), None).is_err());
+    }
+
+    #[test]
+    fn platform_tags_for_linux_include_the_legacy_aliases() {
+        let system: System = serde_json::from_str(
+            r#"{"os": {"family": "linux", "arch": "x86_64"}, "gpus": []}"#,
+        )
+        .unwrap();
+        let tags = platform_tags(&system, (2, 28));
+        assert_eq!(tags[0], "manylinux_2_28_x86_64");
+        assert!(tags.contains(&"manylinux_2_17_x86_64".to_owned()));
+        assert!(tags.contains(&"manylinux2014_x86_64".to_owned()));
+        assert_eq!(tags.last().unwrap(), "linux_x86_64");
+        assert_eq!(today().len(), 10);
+    }
+}
