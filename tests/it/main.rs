@@ -10,6 +10,7 @@ mod framework;
 mod install;
 mod plan;
 mod repair;
+mod routes;
 mod uninstall;
 mod verify;
 mod wizard;

@@ -143,16 +143,24 @@ pub fn project_of(filename: &str) -> Option<String> {
     Some(normalize(stem.split('-').next()?))
 }
 
-/// Puts the wheel at `src` into the bundle as `DIR/<project>/<file name>` (a hard link when
-/// possible, else a copy; through a temporary name, so a killed run leaves no half wheel under
-/// the real name), unless an identical one is there. `sha256` is the wheel's when known (the
-/// fetcher verified it), else it is computed.
-pub fn add_wheel(dir: &Path, src: &Path, sha256: Option<&str>) -> std::io::Result<BundleFile> {
-    let filename = src
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| std::io::Error::other(format!("{}: not a file name", src.display())))?
-        .to_owned();
+/// Puts the wheel at `src` into the bundle as `DIR/<project>/<filename>` (`filename` defaults
+/// to `src`'s name; a hard link when possible, else a copy; through a temporary name, so a killed
+/// run leaves no half wheel under the real name), unless an identical one is there. `sha256` is
+/// the wheel's when known (the fetcher verified it), else it is computed.
+pub fn add_wheel(
+    dir: &Path,
+    src: &Path,
+    filename: Option<&str>,
+    sha256: Option<&str>,
+) -> std::io::Result<BundleFile> {
+    let filename = match filename {
+        Some(f) => f.to_owned(),
+        None => src
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| std::io::Error::other(format!("{}: not a file name", src.display())))?
+            .to_owned(),
+    };
     // Names come from indexes and pip: nothing may climb out of the project folder.
     if filename.contains('/') || filename.contains('\\') || filename.starts_with('.') {
         return Err(std::io::Error::other(format!(
@@ -184,6 +192,23 @@ pub fn add_wheel(dir: &Path, src: &Path, sha256: Option<&str>) -> std::io::Resul
         sha256: sha,
         size,
     })
+}
+
+/// Fetches `artifact` (verified against its sha256, through the cache) into the bundle.
+pub fn add_fetched(
+    dir: &Path,
+    fetcher: &Fetcher,
+    id: usize,
+    artifact: &crate::fetch::Artifact,
+) -> Result<BundleFile, crate::install::InstallError> {
+    let fetched = fetcher.fetch::<()>(id, artifact, None)?;
+    fetcher.reporter().finish(id, "bundled");
+    Ok(add_wheel(
+        dir,
+        &fetched.path,
+        Some(&artifact.location.file_name().replace("%2B", "+")),
+        Some(&artifact.sha256),
+    )?)
 }
 
 /// Writes the PEP 503 pages: `DIR/<project>/index.html` for every project folder with wheels
@@ -318,11 +343,108 @@ pub fn take_downloads(dir: &Path, staging: &Path) -> std::io::Result<Vec<BundleF
     for path in names {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
         if name.as_deref().is_some_and(|n| n.ends_with(".whl")) {
-            out.push(add_wheel(dir, &path, None)?);
+            out.push(add_wheel(dir, &path, None, None)?);
         }
     }
     fs_err::remove_dir_all(staging)?;
     Ok(out)
+}
+
+/// The framework part of a bundle: the route asked like an install asks it (for the target's
+/// Python and platform), then `pip download` of the requirements and every dependency from it
+/// into a staging folder, moved into the tree. A failed download leaves no staging folder.
+pub fn add_framework(
+    dir: &Path,
+    job: &FrameworkJob<'_>,
+    probe: &Fetcher,
+    session: &mut super::Session<'_>,
+) -> Result<(super::route::Route, Vec<BundleFile>), super::PyEnvError> {
+    let route = super::probe::choose(probe, job.want, job.candidates, job.settings)?;
+    let mut packages = super::step::packages_for(&route);
+    packages.constraints = job.constraints.clone();
+    let staging = staging(dir);
+    let _ = fs_err::remove_dir_all(&staging);
+    fs_err::create_dir_all(&staging)?;
+    if let Err(e) = session.download(job.pip, &packages, &job.target, &staging) {
+        let _ = fs_err::remove_dir_all(&staging);
+        return Err(e);
+    }
+    let files = take_downloads(dir, &staging)?;
+    Ok((route, files))
+}
+
+/// What [`add_framework`] downloads, and with what.
+#[derive(Debug, Clone)]
+pub struct FrameworkJob<'a> {
+    /// The framework and its companions, for the target.
+    pub want: &'a super::route::Want,
+    /// The routes to ask.
+    pub candidates: &'a [super::route::Candidate],
+    /// The index settings.
+    pub settings: &'a super::route::IndexSettings,
+    /// The target's Python and platform tags.
+    pub target: super::DownloadTarget,
+    /// A Python here with pip (`pip download` runs with it; uv has no download command).
+    pub pip: &'a Path,
+    /// The plan's constraints (`-c`).
+    pub constraints: Vec<String>,
+}
+
+/// Checks that the finished bundle serves `want` by itself, as an install on the target will
+/// ask it.
+pub fn check_serves(
+    dir: &Path,
+    want: &super::route::Want,
+    probe: &Fetcher,
+) -> Result<super::route::Route, super::route::NoRoute> {
+    let settings = super::route::IndexSettings {
+        bundle: Some(dir.display().to_string()),
+        ..Default::default()
+    };
+    let only = super::route::Candidate {
+        route: RouteKind::Bundle,
+        base: dir.display().to_string(),
+        origin: "bundle".into(),
+        refused: None,
+    };
+    super::probe::choose(probe, want, std::slice::from_ref(&only), &settings)
+}
+
+/// A Python here whose pip can download (`python3`, else `python`, on `path`).
+pub fn pip_here(runner: &dyn crate::world::runner::Runner, path: &[PathBuf]) -> Option<PathBuf> {
+    ["python3", "python"].into_iter().find_map(|name| {
+        let python = crate::world::runner::which(name, path)?;
+        runner
+            .run(
+                &python,
+                &["-m", "pip", "--version"],
+                std::time::Duration::from_secs(60),
+            )
+            .ok()
+            .filter(|o| o.success())
+            .map(|_| python)
+    })
+}
+
+/// The glibc of the machine `python` runs on (`platform.libc_ver()`), as (2, N).
+pub fn glibc_of(runner: &dyn crate::world::runner::Runner, python: &Path) -> Option<(u32, u32)> {
+    let out = runner
+        .run(
+            python,
+            &["-c", "import platform; print(platform.libc_ver()[1])"],
+            std::time::Duration::from_secs(60),
+        )
+        .ok()
+        .filter(|o| o.success())?;
+    let mut it = out.stdout.trim().split('.').map(|p| p.parse::<u32>().ok());
+    Some((it.next()??, it.next()??))
+}
+
+/// Seconds since the epoch (log names).
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// Today's date, UTC, `YYYY-MM-DD` (days since the epoch to a civil date: Howard Hinnant's
@@ -351,18 +473,20 @@ mod tests {
     fn wheels_land_in_a_pep503_tree_with_hashes() {
         let src = tempfile::tempdir().unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let a = src.path().join("torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl");
+        let a = src
+            .path()
+            .join("torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl");
         fs_err::write(&a, b"torch").unwrap();
         let b = src.path().join("Filelock-3.20.0-py3-none-any.whl");
         fs_err::write(&b, b"filelock").unwrap();
-        let fa = add_wheel(dir.path(), &a, None).unwrap();
+        let fa = add_wheel(dir.path(), &a, None, None).unwrap();
         assert_eq!(
             fa.path,
             "torch/torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl"
         );
-        add_wheel(dir.path(), &b, None).unwrap();
+        add_wheel(dir.path(), &b, None, None).unwrap();
         // Again: nothing changes.
-        add_wheel(dir.path(), &a, Some(&fa.sha256)).unwrap();
+        add_wheel(dir.path(), &a, None, Some(&fa.sha256)).unwrap();
         let all = write_pages(dir.path(), std::slice::from_ref(&fa)).unwrap();
         assert_eq!(all.len(), 2);
         let page = fs_err::read_to_string(dir.path().join("torch/index.html")).unwrap();
@@ -375,15 +499,15 @@ mod tests {
         // cudaup's own reader takes the tree as an index.
         let files = crate::install::sources::flat::list_dir(&dir.path().join("torch"), None, false);
         assert_eq!(files.len(), 1);
-        assert!(add_wheel(dir.path(), Path::new("/x/.evil.whl"), None).is_err());
+        assert!(add_wheel(dir.path(), &a, Some("../evil.whl"), None).is_err());
+        assert!(add_wheel(dir.path(), &a, Some(".hidden.whl"), None).is_err());
     }
 
     #[test]
     fn platform_tags_for_linux_include_the_legacy_aliases() {
-        let system: System = serde_json::from_str(
-            r#"{"os": {"family": "linux", "arch": "x86_64"}, "gpus": []}"#,
-        )
-        .unwrap();
+        let system: System =
+            serde_json::from_str(r#"{"os": {"family": "linux", "arch": "x86_64"}, "gpus": []}"#)
+                .unwrap();
         let tags = platform_tags(&system, (2, 28));
         assert_eq!(tags[0], "manylinux_2_28_x86_64");
         assert!(tags.contains(&"manylinux_2_17_x86_64".to_owned()));

@@ -94,10 +94,7 @@ impl Target {
                     .is_some_and(|m| m <= minor)
                     && w.abi.iter().any(|a| a == "abi3"))
         });
-        let abi_ok = w
-            .abi
-            .iter()
-            .any(|a| *a == cp || a == "abi3" || a == "none");
+        let abi_ok = w.abi.iter().any(|a| *a == cp || a == "abi3" || a == "none");
         py_ok && abi_ok && w.platform.iter().any(|p| self.platform_fits(p))
     }
 
@@ -475,7 +472,10 @@ pub fn choose(
         return Err(NoRoute {
             wanted: want.describe(),
             attempts: Vec::new(),
-            fixes: vec![format!("the plan's Python `{}` is not a version", want.python)],
+            fixes: vec![format!(
+                "the plan's Python `{}` is not a version",
+                want.python
+            )],
         });
     };
     let pypi = settings.pypi_base();
@@ -522,12 +522,10 @@ pub fn choose(
                     match (&deps, &layout) {
                         (Some(Ok(())), _) => dependencies = Some(pypi.clone()),
                         // PyTorch's own index carries torch's dependencies too.
-                        (Some(Err(e)), Layout::Index { .. }) => {
-                            why.push_str(&format!(
-                                "; the dependencies come from it too ({} did not answer: {e})",
-                                host_of(&pypi)
-                            ))
-                        }
+                        (Some(Err(e)), Layout::Index { .. }) => why.push_str(&format!(
+                            "; the dependencies come from it too ({} did not answer: {e})",
+                            host_of(&pypi)
+                        )),
                         (Some(Err(e)), Layout::FindLinks { .. }) => {
                             tried.push(Attempt {
                                 route: c.route,
@@ -543,14 +541,6 @@ pub fn choose(
                         }
                         (None, _) => {}
                     }
-                }
-                if let Some(first) = tried.first() {
-                    why.push_str(&format!(
-                        "; {} {} was asked first: {}",
-                        first.route.label(),
-                        first.host,
-                        first.outcome
-                    ));
                 }
                 return Ok(Route {
                     route: c.route,
@@ -601,8 +591,7 @@ mod tests {
 
     #[test]
     fn tags_decide_where_a_wheel_runs() {
-        let w =
-            wheel_tags("torch-2.15.0%2Bcu132-cp312-cp312-manylinux_2_28_x86_64.whl").unwrap();
+        let w = wheel_tags("torch-2.15.0%2Bcu132-cp312-cp312-manylinux_2_28_x86_64.whl").unwrap();
         assert_eq!(w.name, "torch");
         assert_eq!(w.version, "2.15.0+cu132");
         assert!(target(12).fits(&w));
@@ -618,7 +607,10 @@ mod tests {
         assert!(target(12).fits(&abi3));
         assert!(!target(9).fits(&abi3));
         let free = wheel_tags("torch-2.15.0-cp314-cp314t-manylinux_2_28_x86_64.whl").unwrap();
-        assert!(!target(14).fits(&free), "free-threaded builds are another ABI");
+        assert!(
+            !target(14).fits(&free),
+            "free-threaded builds are another ABI"
+        );
         let mac = Target {
             os: OsFamily::Macos,
             arch: "aarch64".into(),
@@ -635,7 +627,10 @@ mod tests {
 
     #[test]
     fn hosts_are_named() {
-        assert_eq!(host_of("https://download.pytorch.org/whl"), "download.pytorch.org");
+        assert_eq!(
+            host_of("https://download.pytorch.org/whl"),
+            "download.pytorch.org"
+        );
         assert_eq!(host_of("http://127.0.0.1:9/simple"), "127.0.0.1:9");
         assert_eq!(host_of("/srv/wheels"), "/srv/wheels");
     }

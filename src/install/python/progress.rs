@@ -91,10 +91,7 @@ impl<'a> PipLines<'a> {
             let id = self.start(&name, size);
             self.reporter.phase(id, Phase::Downloading);
             self.active = Some((id, 0));
-        } else if let Some((name, size)) = line
-            .strip_prefix("Using cached ")
-            .map(split_size)
-        {
+        } else if let Some((name, size)) = line.strip_prefix("Using cached ").map(split_size) {
             let id = self.start(&name, size);
             self.reporter.finish(id, "cached");
         } else if let Some(name) = line.strip_prefix("Downloaded ") {
@@ -282,7 +279,10 @@ mod tests {
             self.0.lock().unwrap().push(format!("advance {id} {bytes}"));
         }
         fn finish(&self, id: usize, outcome: &str) {
-            self.0.lock().unwrap().push(format!("finish {id} {outcome}"));
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("finish {id} {outcome}"));
         }
         fn message(&self, text: &str) {
             self.0.lock().unwrap().push(format!("message {text}"));

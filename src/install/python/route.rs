@@ -596,10 +596,29 @@ pub fn fixes(want: &Want, s: &IndexSettings, attempts: &[Attempt]) -> Vec<String
     out
 }
 
-/// The plan's torch component, rewritten for the route taken: its index, and the route with
-/// why (the `plan --json` and `install --json` documents carry these).
+/// The plan with its framework component's index rewritten for the route (taken, or first in
+/// line), so that `from …` in the plan is where the wheels come from.
+pub fn apply(plan: &Plan, route: &RouteView) -> Plan {
+    let mut plan = plan.clone();
+    let main = match plan.profile {
+        Profile::Tensorflow => "tensorflow",
+        _ => "torch",
+    };
+    if let Some(index) = route.index() {
+        for c in plan.components.iter_mut() {
+            if c.name == main && c.action != Action::Keep {
+                c.index_url = Some(index.clone());
+            }
+        }
+    }
+    plan
+}
+
+/// The `plan --json` (and `install --json`) document: the plan as [`apply`] rewrites it, the
+/// framework component with its `route` and `route_reason`, and the whole route (or the order
+/// of the candidates) as `framework_route`.
 pub fn describe_in_plan(plan: &Plan, route: &RouteView) -> serde_json::Value {
-    let mut doc = serde_json::to_value(plan).expect("the plan serialises");
+    let mut doc = serde_json::to_value(apply(plan, route)).expect("the plan serialises");
     let main = match plan.profile {
         Profile::Tensorflow => "tensorflow",
         _ => "torch",
@@ -607,9 +626,6 @@ pub fn describe_in_plan(plan: &Plan, route: &RouteView) -> serde_json::Value {
     if let Some(components) = doc["components"].as_array_mut() {
         for c in components {
             if c["name"] == main && c["action"] != serde_json::json!(Action::Keep) {
-                if let Some(index) = route.index() {
-                    c["index_url"] = index.into();
-                }
                 c["route"] = route.kind().map(|k| k.to_string()).into();
                 c["route_reason"] = route.why().into();
             }
@@ -628,6 +644,9 @@ pub enum RouteView {
     NotProbed {
         /// `--torch-source`.
         source: TorchSource,
+        /// The planned build, which names PyTorch's per-variant index.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        variant: Option<String>,
         /// The routes in the order install asks them.
         candidates: Vec<Candidate>,
     },
@@ -648,10 +667,21 @@ impl RouteView {
             RouteView::Chosen(r) => Some(match &r.layout {
                 Layout::Index { url } | Layout::FindLinks { url } => url.clone(),
             }),
-            RouteView::NotProbed { candidates, .. } => candidates
-                .iter()
-                .find(|c| c.refused.is_none())
-                .map(|c| c.base.clone()),
+            RouteView::NotProbed {
+                candidates,
+                variant,
+                ..
+            } => {
+                candidates
+                    .iter()
+                    .find(|c| c.refused.is_none())
+                    .map(|c| match (c.route, variant) {
+                        (RouteKind::Pytorch, Some(v)) => {
+                            format!("{}/{v}", c.base.trim_end_matches('/'))
+                        }
+                        _ => c.base.clone(),
+                    })
+            }
             RouteView::None { .. } => None,
         }
     }
@@ -670,7 +700,9 @@ impl RouteView {
     fn why(&self) -> String {
         match self {
             RouteView::Chosen(r) => r.why.clone(),
-            RouteView::NotProbed { source, candidates } => {
+            RouteView::NotProbed {
+                source, candidates, ..
+            } => {
                 let order: Vec<String> = candidates
                     .iter()
                     .map(|c| match &c.refused {
@@ -749,7 +781,10 @@ mod tests {
             w.requirements(true),
             ["torch==2.15.0+cu132", "torchvision==0.29.2"]
         );
-        assert_eq!(w.requirements(false), ["torch==2.15.0", "torchvision==0.29.2"]);
+        assert_eq!(
+            w.requirements(false),
+            ["torch==2.15.0", "torchvision==0.29.2"]
+        );
         assert_eq!(w.tagged_version().as_deref(), Some("2.15.0+cu132"));
         assert_eq!(
             w.describe(),
@@ -790,7 +825,9 @@ mod tests {
         assert!(candidates(&w, &s).iter().all(|c| c.refused.is_none()));
         let fixes = fixes(&w, &IndexSettings::default(), &[]);
         assert!(
-            fixes.iter().any(|f| f.contains("--cuda 13.2 plans torch 2.15.0 cu132")),
+            fixes
+                .iter()
+                .any(|f| f.contains("--cuda 13.2 plans torch 2.15.0 cu132")),
             "{fixes:?}"
         );
     }

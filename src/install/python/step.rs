@@ -132,7 +132,10 @@ pub fn step(
                 gpus,
                 gpus_here,
             };
-            (torch.action == Action::Keep && same_venv, Expect::Torch(expect))
+            (
+                torch.action == Action::Keep && same_venv,
+                Expect::Torch(expect),
+            )
         }
     };
     let packages = (!keep).then(|| guess(&want, &candidates, indexes));
@@ -174,7 +177,9 @@ fn guess(want: &Want, candidates: &[Candidate], s: &IndexSettings) -> Packages {
         },
         Some(_) | None => Packages {
             requirements: want.requirements(false),
-            index_url: first.map(|c| c.base.clone()).unwrap_or_else(|| s.pypi_base()),
+            index_url: first
+                .map(|c| c.base.clone())
+                .unwrap_or_else(|| s.pypi_base()),
             ..Packages::default()
         },
     }
@@ -233,6 +238,7 @@ impl FrameworkStep {
             Some(r) => route::RouteView::Chosen(r.clone()),
             None => route::RouteView::NotProbed {
                 source: self.settings.source,
+                variant: self.want.as_ref().and_then(|w| w.variant.clone()),
                 candidates: self.candidates.clone(),
             },
         }
@@ -257,8 +263,17 @@ pub fn describe(step: &FrameworkStep, out: &mut dyn Write) -> Result<()> {
             writeln!(out, "  pip install {}", p.requirements.join(" "))?;
             match &step.route {
                 Some(r) => {
-                    writeln!(out, "  from {} {} ({})", r.route.label(), p.origin(), r.route)?;
+                    writeln!(
+                        out,
+                        "  from {} {} ({})",
+                        r.route.label(),
+                        p.origin(),
+                        r.route
+                    )?;
                     writeln!(out, "  why: {}", r.why)?;
+                    for a in &r.tried {
+                        writeln!(out, "  not {} {}: {}", a.route.label(), a.base, a.outcome)?;
+                    }
                 }
                 None => writeln!(out, "  from {}", p.origin())?,
             }
