@@ -660,6 +660,7 @@ fn a_bundle_installs_with_every_other_source_dead() {
 }
 
 #[test]
+#[allow(clippy::print_stderr)]
 fn needs_root_a_bundle_installs_in_a_network_namespace_without_network() {
     // `unshare --net` gives the install a network namespace with only a downed loopback: no
     // route to anything, loopback included.
