@@ -679,3 +679,140 @@ fn needs_root_a_bundle_installs_in_a_network_namespace_without_network() {
     );
     assert_installed_from_bundle(&run, &venv, home.path());
 }
+
+#[test]
+fn tensorflow_gets_the_same_errors_when_pypi_does_not_answer() {
+    let b = Box_::new();
+    let down = dead();
+    let run = b.install(&[
+        "--profile",
+        "tensorflow",
+        "--pypi-index",
+        &format!("{down}/simple"),
+    ]);
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("no route can serve tensorflow 2."),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(&down["http://".len()..]),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("a PyPI mirror this machine reaches"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("--torch-index"),
+        "TensorFlow has no PyTorch route: {}",
+        run.stderr
+    );
+    assert!(!b.venv().exists());
+}
+
+#[test]
+fn plan_shows_the_route_and_asks_it_with_probe() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().display().to_string();
+    // Without --probe: the order install asks in, and the index of the first.
+    let run = cudaup(
+        &[
+            "--home",
+            &h,
+            "plan",
+            "--system",
+            H200,
+            "--profile",
+            "pytorch",
+            "--json",
+        ],
+        home.path(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc = run.json();
+    assert_eq!(doc["framework_route"]["status"], "not-probed");
+    let torch = doc["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "torch")
+        .unwrap()
+        .clone();
+    assert_eq!(torch["route"], "pytorch");
+    assert_eq!(torch["index_url"], "https://download.pytorch.org/whl/cu132");
+    assert!(torch["route_reason"]
+        .as_str()
+        .unwrap()
+        .contains("then PyPI https://pypi.org/simple"));
+
+    // With --probe: PyTorch's index is down, PyPI's build is the plan's.
+    let index = pypi_index(&PYTORCH);
+    let server = Server::start(index.path().to_owned());
+    let pypi = format!("{}/simple", server.url());
+    let torch_index = format!("{}/whl", dead());
+    let run = cudaup_env(
+        &[
+            "--home",
+            &h,
+            "plan",
+            "--system",
+            H200,
+            "--profile",
+            "pytorch",
+            "--json",
+            "--probe",
+            "--allow-http",
+            "--pypi-index",
+            &pypi,
+            "--torch-index",
+            &torch_index,
+        ],
+        home.path(),
+        &env(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc = run.json();
+    let route = &doc["framework_route"];
+    assert_eq!(route["status"], "chosen");
+    assert_eq!(route["route"], "pypi");
+    assert_eq!(route["requirements"][0], "torch==2.15.0");
+    assert_eq!(route["tried"][0]["route"], "pytorch");
+    assert_eq!(route["tried"][0]["network"], true);
+    let torch = doc["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "torch")
+        .unwrap()
+        .clone();
+    assert_eq!(torch["index_url"], pypi);
+    assert_eq!(torch["route"], "pypi");
+
+    // The human plan says it too; nothing answering is exit 3 even for plan.
+    let run = cudaup_env(
+        &[
+            "--home",
+            &h,
+            "plan",
+            "--system",
+            H200,
+            "--profile",
+            "pytorch",
+            "--probe",
+            "--allow-http",
+            "--pypi-index",
+            &format!("{}/simple", dead()),
+            "--torch-index",
+            &torch_index,
+        ],
+        home.path(),
+        &env(),
+    );
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("Framework route"), "{}", run.stdout);
+    assert!(run.stdout.contains("no route can serve"), "{}", run.stdout);
+}

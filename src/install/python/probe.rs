@@ -625,6 +625,158 @@ mod tests {
         assert!(wheel_tags("torch-2.15.0.tar.gz").is_none());
     }
 
+    use crate::install::python::route::{candidates, Framework, TorchSource, Wanted};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    fn fetcher(dir: &Path) -> Fetcher {
+        let mut s = crate::fetch::Settings::new(dir.join("cache"));
+        s.attempts = 1;
+        Fetcher::new(
+            s,
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(crate::world::progress::Silent),
+        )
+    }
+
+    fn want(variant: &str, pypi: &str) -> Want {
+        Want {
+            framework: Framework::Torch,
+            packages: vec![Wanted {
+                name: "torch".into(),
+                extras: String::new(),
+                version: "2.15.0".into(),
+                tagged: true,
+            }],
+            variant: Some(variant.into()),
+            pypi_build: if pypi == variant {
+                Ok("PyPI's is the plan's".into())
+            } else {
+                Err(format!("PyPI's is {pypi}"))
+            },
+            pypi_variant: Some(pypi.into()),
+            python: "3.12".into(),
+            os: OsFamily::Linux,
+            arch: "x86_64".into(),
+        }
+    }
+
+    /// `dir/<sub>/<project>/index.html` linking `files`.
+    fn page(dir: &Path, sub: &str, files: &[&str]) {
+        let p = dir.join(sub).join("torch");
+        fs_err::create_dir_all(&p).unwrap();
+        let links: String = files
+            .iter()
+            .map(|f| format!("<a href=\"{}#sha256=00\">{f}</a>\n", f.replace('+', "%2B")))
+            .collect();
+        fs_err::write(p.join("index.html"), links).unwrap();
+    }
+
+    const TAGGED: &str = "torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl";
+    const UNTAGGED: &str = "torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl";
+
+    #[test]
+    fn layouts_are_found_by_asking() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = fetcher(tmp.path());
+        let w = want("cu132", "cu132");
+        // PyTorch's own layout.
+        let torch = tmp.path().join("whl");
+        page(&torch, "cu132", &[TAGGED]);
+        let s = IndexSettings {
+            torch: Some(torch.display().to_string()),
+            source: TorchSource::Pytorch,
+            ..IndexSettings::default()
+        };
+        let r = choose(&f, &w, &candidates(&w, &s), &s).unwrap();
+        assert!(r.tagged);
+        assert_eq!(r.requirements, ["torch==2.15.0+cu132"]);
+        assert!(
+            matches!(&r.layout, Layout::Index { url } if url.starts_with("file:///") && url.ends_with("/whl/cu132/"))
+        );
+        // PyPI (a PyPI-style tree) given as --torch-index: `<base>/<project>/`, PyPI's build.
+        let pypi = tmp.path().join("simple");
+        page(&pypi, "", &[UNTAGGED]);
+        let s = IndexSettings {
+            torch: Some(pypi.display().to_string()),
+            source: TorchSource::Pytorch,
+            ..IndexSettings::default()
+        };
+        let r = choose(&f, &w, &candidates(&w, &s), &s).unwrap();
+        assert!(!r.tagged);
+        assert_eq!(r.requirements, ["torch==2.15.0"]);
+        // A flat folder: --find-links, no index.
+        let flat = tmp.path().join("flat");
+        fs_err::create_dir_all(&flat).unwrap();
+        fs_err::write(flat.join(UNTAGGED), "").unwrap();
+        let s = IndexSettings {
+            pypi: Some(flat.display().to_string()),
+            source: TorchSource::Pypi,
+            ..IndexSettings::default()
+        };
+        let r = choose(&f, &w, &candidates(&w, &s), &s).unwrap();
+        assert_eq!(
+            r.layout,
+            Layout::FindLinks {
+                url: flat.display().to_string()
+            }
+        );
+        let p = crate::install::python::step::packages_for(&r);
+        assert!(p.no_index);
+        assert_eq!(p.find_links, [flat.display().to_string()]);
+    }
+
+    #[test]
+    fn an_index_without_the_wheel_is_not_a_network_failure() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = fetcher(tmp.path());
+        // cu130 planned, PyPI's is cu132: the untagged wheel is not the plan's.
+        let w = want("cu130", "cu132");
+        let dir = tmp.path().join("simple");
+        page(
+            &dir,
+            "",
+            &[
+                UNTAGGED,
+                "torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl",
+            ],
+        );
+        let s = IndexSettings {
+            pypi: Some(dir.display().to_string()),
+            source: TorchSource::Pypi,
+            ..IndexSettings::default()
+        };
+        let e = choose(&f, &w, &candidates(&w, &s), &s).unwrap_err();
+        assert!(!e.is_network());
+        assert!(
+            e.attempts[0]
+                .outcome
+                .contains("lists only the untagged torch 2.15.0"),
+            "{e}"
+        );
+        // Nothing for this Python: the versions it does have are named.
+        let w = Want {
+            python: "3.10".into(),
+            ..want("cu132", "cu132")
+        };
+        let e = choose(&f, &w, &candidates(&w, &s), &s).unwrap_err();
+        assert!(
+            e.attempts[0]
+                .outcome
+                .contains("no torch wheel for cp310 on linux x86_64 at all"),
+            "{e}"
+        );
+        // A directory that is not there is "missing", not a network failure.
+        let s = IndexSettings {
+            pypi: Some(tmp.path().join("nope").display().to_string()),
+            source: TorchSource::Pypi,
+            ..IndexSettings::default()
+        };
+        let e = choose(&f, &w, &candidates(&w, &s), &s).unwrap_err();
+        assert!(!e.is_network(), "{e}");
+        assert!(e.to_string().contains("what would work instead:"), "{e}");
+    }
+
     #[test]
     fn hosts_are_named() {
         assert_eq!(
