@@ -247,7 +247,7 @@ pub fn write_pages(dir: &Path, known: &[BundleFile]) -> std::io::Result<Vec<Bund
             };
             links.push_str(&format!(
                 "<a href=\"{}#sha256={sha}\">{}</a><br/>\n",
-                f.replace('+', "%2B"),
+                href(f),
                 html_escape(f)
             ));
             all.push(BundleFile {
@@ -273,6 +273,23 @@ pub fn write_pages(dir: &Path, known: &[BundleFile]) -> std::io::Result<Vec<Bund
     )?;
     all.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(all)
+}
+
+/// A file name as a relative link: what could end or redirect the attribute is escaped.
+fn href(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        match c {
+            '+' | '"' | '#' | '?' | '%' | ' ' | '<' | '>' | '\'' | '&' => {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("%{b:02X}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn html_escape(s: &str) -> String {
@@ -332,6 +349,37 @@ pub fn staging(dir: &Path) -> PathBuf {
     dir.join(format!(".cudaup-download-{}", std::process::id()))
 }
 
+/// Removes what a killed `mirror create` left in the bundle: staging folders and half-copied
+/// wheels named for a process that no longer runs (another one running now keeps its own).
+pub fn sweep(dir: &Path) -> std::io::Result<usize> {
+    let dead = |name: &str, marker: &str| {
+        name.rsplit_once(marker)
+            .and_then(|(_, pid)| pid.parse::<u32>().ok())
+            .is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+    };
+    let mut removed = 0;
+    let Ok(entries) = fs_err::read_dir(dir) else {
+        return Ok(0);
+    };
+    for entry in entries.filter_map(|e| e.ok()) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        if name.starts_with(".cudaup-download-") && dead(&name, "-") {
+            fs_err::remove_dir_all(&path)?;
+            removed += 1;
+        } else if entry.file_type().is_ok_and(|t| t.is_dir()) && !name.starts_with('.') {
+            for inner in fs_err::read_dir(&path)?.filter_map(|e| e.ok()) {
+                let n = inner.file_name().to_string_lossy().into_owned();
+                if n.starts_with('.') && dead(&n, ".tmp-cudaup-") {
+                    fs_err::remove_file(inner.path())?;
+                    removed += 1;
+                }
+            }
+        }
+    }
+    Ok(removed)
+}
+
 /// The wheels pip left in `staging`, moved into the bundle's tree. The folder is removed.
 pub fn take_downloads(dir: &Path, staging: &Path) -> std::io::Result<Vec<BundleFile>> {
     let mut out = Vec::new();
@@ -360,6 +408,7 @@ pub fn add_framework(
     session: &mut super::Session<'_>,
 ) -> Result<(super::route::Route, Vec<BundleFile>), super::PyEnvError> {
     let route = super::probe::choose(probe, job.want, job.candidates, job.settings)?;
+    sweep(dir)?;
     let mut packages = super::step::packages_for(&route);
     packages.constraints = job.constraints.clone();
     let staging = staging(dir);
@@ -501,6 +550,28 @@ mod tests {
         assert_eq!(files.len(), 1);
         assert!(add_wheel(dir.path(), &a, Some("../evil.whl"), None).is_err());
         assert!(add_wheel(dir.path(), &a, Some(".hidden.whl"), None).is_err());
+    }
+
+    #[test]
+    fn a_killed_run_leaves_nothing_the_next_one_keeps() {
+        let dir = tempfile::tempdir().unwrap();
+        // What a run killed while pip downloaded, and while a wheel was copied in, leaves.
+        let gone = u32::MAX;
+        fs_err::create_dir_all(dir.path().join(format!(".cudaup-download-{gone}/x"))).unwrap();
+        fs_err::create_dir_all(dir.path().join("torch")).unwrap();
+        let half = dir.path().join(format!(
+            "torch/.torch-2.15.0-py3-none-any.whl.tmp-cudaup-{gone}"
+        ));
+        fs_err::write(&half, b"half").unwrap();
+        // This process's own staging is not touched.
+        let mine = staging(dir.path());
+        fs_err::create_dir_all(&mine).unwrap();
+        assert_eq!(sweep(dir.path()).unwrap(), 2);
+        assert!(!half.exists());
+        assert!(mine.is_dir());
+        let all = write_pages(dir.path(), &[]).unwrap();
+        assert!(all.is_empty(), "{all:?}");
+        assert_eq!(href("a+b\"#.whl"), "a%2Bb%22%23.whl");
     }
 
     #[test]

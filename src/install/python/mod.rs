@@ -511,3 +511,52 @@ impl VenvReceipt {
         crate::install::receipt_file::register(home, "venv-", &self.venv, self)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_flags_for_pip_and_uv() {
+        let p = Packages {
+            requirements: vec!["torch==2.15.0+cu132".into()],
+            index_url: "https://download.pytorch.org/whl/cu132".into(),
+            extra_index_urls: vec!["http://10.0.0.2:8080/simple".into()],
+            ..Packages::default()
+        };
+        assert_eq!(
+            p.index_args(&Tool::Pip),
+            [
+                "--index-url",
+                "https://download.pytorch.org/whl/cu132",
+                "--extra-index-url",
+                "http://10.0.0.2:8080/simple",
+                "--trusted-host",
+                "10.0.0.2"
+            ]
+        );
+        // uv takes --extra-index-url first and stops at the first index with the package: the
+        // route's own index goes there.
+        assert_eq!(
+            p.index_args(&Tool::Uv("uv".into())),
+            [
+                "--index-url",
+                "http://10.0.0.2:8080/simple",
+                "--extra-index-url",
+                "https://download.pytorch.org/whl/cu132",
+                "--allow-insecure-host",
+                "10.0.0.2"
+            ]
+        );
+        let flat = Packages {
+            find_links: vec!["/srv/wheels".into()],
+            no_index: true,
+            ..Packages::default()
+        };
+        assert_eq!(
+            flat.index_args(&Tool::Pip),
+            ["--no-index", "--find-links", "/srv/wheels"]
+        );
+        assert_eq!(flat.origin(), "--find-links /srv/wheels");
+    }
+}
