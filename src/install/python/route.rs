@@ -573,7 +573,12 @@ pub fn fixes(want: &Want, s: &IndexSettings, attempts: &[Attempt]) -> Vec<String
                     .strip_prefix("cu")
                     .filter(|n| n.len() >= 2)
                     .map(|n| format!("{}.{}", &n[..n.len() - 1], &n[n.len() - 1..]));
-                if let Some(cuda) = cuda {
+                if v == "cpu" {
+                    out.push(format!(
+                        "PyPI's build: --profile pytorch plans torch {} {d}, which PyPI (and its mirrors) carry and which runs on the CPU too (a larger download: it brings CUDA's libraries)",
+                        want.packages[0].version
+                    ));
+                } else if let Some(cuda) = cuda {
                     out.push(format!(
                         "the build PyPI serves: --cuda {cuda} plans torch {} {d}, which PyPI (and its mirrors) carry",
                         want.packages[0].version
