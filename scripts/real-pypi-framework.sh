@@ -57,7 +57,7 @@ echo
 echo "== 2. cudaup install (auto route, pip, empty cache)"
 t0=$(date +%s.%N)
 "$CUDAUP" --home "$WORK/home" install --system "$H200" --profile pytorch \
-  --venv "$WORK/cudaup-venv" --yes --no-modify-path 2>"$WORK/cudaup-progress.txt"
+  --venv "$WORK/cudaup-venv" --driver keep --yes --no-modify-path 2>"$WORK/cudaup-progress.txt"
 t1=$(date +%s.%N)
 cudaup_s=$(python3 -c "print(f'{$t1-$t0:.1f}')")
 tail -n 3 "$WORK/cudaup-progress.txt"
