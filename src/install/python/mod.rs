@@ -4,10 +4,12 @@
 
 pub mod bundle;
 pub mod check;
+pub mod mirrors;
 pub mod probe;
 pub mod progress;
 pub mod route;
 pub mod step;
+pub mod view;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -22,13 +22,16 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use crate::catalog::Catalog;
-use crate::model::plan::{Action, Plan};
+use crate::model::plan::Plan;
 use crate::model::request::Profile;
 use crate::model::system::{OsFamily, System};
 use crate::model::version::Version;
 
 /// PyTorch's wheel index; a mirror replaces this base (`--torch-index`).
 pub const TORCH_INDEX: &str = "https://download.pytorch.org/whl";
+
+pub use super::mirrors::{KnownMirror, KNOWN_MIRRORS};
+pub use super::view::{apply, describe_in_plan, RouteView};
 
 /// `--torch-source`: which kind of index may serve PyTorch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -104,69 +107,6 @@ impl fmt::Display for RouteKind {
         })
     }
 }
-
-/// A public mirror cudaup knows (the README's table, the wizard's choices, the fixes an error
-/// suggests). Each was checked against the mirror's own documentation where the search tool had
-/// it; `confirmed` says whether it did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KnownMirror {
-    /// Who runs it.
-    pub name: &'static str,
-    /// The same, in Chinese (the wizard's `--lang zh`).
-    pub name_zh: &'static str,
-    /// The base to pass (`--pypi-index` or `--torch-index`).
-    pub url: &'static str,
-    /// Which route it copies.
-    pub kind: RouteKind,
-    /// Where its address is documented.
-    pub source: &'static str,
-}
-
-/// Mirrors of PyPI and of PyTorch's index, in the order the wizard offers them.
-pub const KNOWN_MIRRORS: &[KnownMirror] = &[
-    KnownMirror {
-        name: "Tsinghua University TUNA",
-        name_zh: "清华大学 TUNA",
-        url: "https://pypi.tuna.tsinghua.edu.cn/simple",
-        kind: RouteKind::Pypi,
-        source: "https://github.com/tuna/mirror-web/blob/master/_posts/help/1970-01-01-pypi.md",
-    },
-    KnownMirror {
-        name: "USTC",
-        name_zh: "中国科学技术大学",
-        url: "https://mirrors.ustc.edu.cn/pypi/simple",
-        kind: RouteKind::Pypi,
-        source: "https://github.com/ustclug/mirrorhelp/blob/master/docs/pypi.md",
-    },
-    KnownMirror {
-        name: "Alibaba Cloud",
-        name_zh: "阿里云",
-        url: "https://mirrors.aliyun.com/pypi/simple",
-        kind: RouteKind::Pypi,
-        source: "https://developer.aliyun.com/mirror/pypi (`index-url = https://mirrors.aliyun.com/pypi/simple/`, as the wizard's first author quoted it; not readable here: unconfirmed)",
-    },
-    KnownMirror {
-        name: "SJTU",
-        name_zh: "上海交通大学",
-        url: "https://mirror.sjtu.edu.cn/pypi/web/simple",
-        kind: RouteKind::Pypi,
-        source: "https://mirrors.sjtug.sjtu.edu.cn/docs/pypi-packages (not readable here: unconfirmed)",
-    },
-    KnownMirror {
-        name: "Nanjing University",
-        name_zh: "南京大学",
-        url: "https://mirrors.nju.edu.cn/pytorch/whl",
-        kind: RouteKind::Pytorch,
-        source: "https://github.com/mirrorz-org/mirrorz-docs/blob/master/pytorch/usage.zh.md (the `<endpoint>/whl/<variant>` layout; NJU's endpoint from its users, unconfirmed)",
-    },
-    KnownMirror {
-        name: "Alibaba Cloud pytorch-wheels",
-        name_zh: "阿里云 pytorch-wheels",
-        url: "https://mirrors.aliyun.com/pytorch-wheels",
-        kind: RouteKind::Pytorch,
-        source: "a flat `<base>/<variant>/` listing for pip --find-links, as its users pass it (Aliyun's page not readable here: unconfirmed)",
-    },
-];
 
 /// One framework package to install.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -607,150 +547,6 @@ pub fn fixes(want: &Want, s: &IndexSettings, attempts: &[Attempt]) -> Vec<String
         );
     }
     out
-}
-
-/// The plan with its framework component's index rewritten for the route (taken, or first in
-/// line), so that `from …` in the plan is where the wheels come from.
-pub fn apply(plan: &Plan, route: &RouteView) -> Plan {
-    let mut plan = plan.clone();
-    let main = match plan.profile {
-        Profile::Tensorflow => "tensorflow",
-        _ => "torch",
-    };
-    if let Some(index) = route.index() {
-        for c in plan.components.iter_mut() {
-            if c.name == main && c.action != Action::Keep {
-                c.index_url = Some(index.clone());
-            }
-        }
-    }
-    plan
-}
-
-/// The `plan --json` (and `install --json`) document: the plan as [`apply`] rewrites it, the
-/// framework component with its `route` and `route_reason`, and the whole route (or the order
-/// of the candidates) as `framework_route`.
-pub fn describe_in_plan(plan: &Plan, route: &RouteView) -> serde_json::Value {
-    let mut doc = serde_json::to_value(apply(plan, route)).expect("the plan serialises");
-    let main = match plan.profile {
-        Profile::Tensorflow => "tensorflow",
-        _ => "torch",
-    };
-    if let Some(components) = doc["components"].as_array_mut() {
-        for c in components {
-            if c["name"] == main && c["action"] != serde_json::json!(Action::Keep) {
-                c["route"] = route.kind().map(|k| k.to_string()).into();
-                c["route_reason"] = route.why().into();
-            }
-        }
-    }
-    doc["framework_route"] = serde_json::to_value(route).expect("serialises");
-    doc
-}
-
-/// A route as `plan` shows it: chosen by asking (with `--probe`, and always at install), or the
-/// order cudaup would ask in.
-#[derive(Debug, Clone, Serialize)]
-#[serde(tag = "status", rename_all = "kebab-case")]
-pub enum RouteView {
-    /// Not asked: the candidates in order.
-    NotProbed {
-        /// `--torch-source`.
-        source: TorchSource,
-        /// The planned build, which names PyTorch's per-variant index.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        variant: Option<String>,
-        /// The routes in the order install asks them.
-        candidates: Vec<Candidate>,
-    },
-    /// Asked: the one that serves the plan.
-    Chosen(Route),
-    /// Asked: none can.
-    None {
-        /// In words.
-        error: String,
-        /// How each answered.
-        attempts: Vec<Attempt>,
-    },
-}
-
-impl RouteView {
-    fn index(&self) -> Option<String> {
-        match self {
-            RouteView::Chosen(r) => Some(match &r.layout {
-                Layout::Index { url } | Layout::FindLinks { url } => url.clone(),
-            }),
-            RouteView::NotProbed {
-                candidates,
-                variant,
-                ..
-            } => {
-                candidates
-                    .iter()
-                    .find(|c| c.refused.is_none())
-                    .map(|c| match (c.route, variant) {
-                        (RouteKind::Pytorch, Some(v)) => {
-                            format!("{}/{v}", c.base.trim_end_matches('/'))
-                        }
-                        _ => c.base.clone(),
-                    })
-            }
-            RouteView::None { .. } => None,
-        }
-    }
-
-    fn kind(&self) -> Option<RouteKind> {
-        match self {
-            RouteView::Chosen(r) => Some(r.route),
-            RouteView::NotProbed { candidates, .. } => candidates
-                .iter()
-                .find(|c| c.refused.is_none())
-                .map(|c| c.route),
-            RouteView::None { .. } => None,
-        }
-    }
-
-    fn why(&self) -> String {
-        match self {
-            RouteView::Chosen(r) => r.why.clone(),
-            RouteView::NotProbed {
-                source, candidates, ..
-            } => {
-                let order: Vec<String> = candidates
-                    .iter()
-                    .map(|c| match &c.refused {
-                        Some(why) => format!("{} {} (not usable: {why})", c.route.label(), c.base),
-                        None => format!("{} {}", c.route.label(), c.base),
-                    })
-                    .collect();
-                format!(
-                    "--torch-source {source}: install asks {} in this order and takes the first that lists the planned wheel (`plan --probe` asks now)",
-                    order.join(", then ")
-                )
-            }
-            RouteView::None { error, .. } => error.clone(),
-        }
-    }
-
-    /// Lines for the human plan.
-    pub fn lines(&self) -> Vec<String> {
-        match self {
-            RouteView::Chosen(r) => {
-                let mut out = vec![format!("{} {}: {}", r.route.label(), r.base, r.why)];
-                for a in &r.tried {
-                    out.push(format!(
-                        "  (not {} {}: {})",
-                        a.route.label(),
-                        a.base,
-                        a.outcome
-                    ));
-                }
-                out
-            }
-            RouteView::NotProbed { .. } => vec![self.why()],
-            RouteView::None { error, .. } => error.lines().map(str::to_owned).collect(),
-        }
-    }
 }
 
 #[cfg(test)]
