@@ -1029,14 +1029,7 @@ pub(super) fn run_mirror(
                 let mut bytes = 0u64;
                 let mut count = 0;
                 for arch in &arches {
-                    let spec = ToolkitSpec {
-                        cuda: cuda.clone(),
-                        cudnn: cudnn.clone(),
-                        prefix: dir.clone(),
-                        source: source.clone(),
-                        arch: arch.clone(),
-                        max_unpacked: max_unpacked(process)?,
-                    };
+                    let spec = mirror_spec(process, &cuda, &cudnn, dir, &source, arch)?;
                     let items = install::resolve_items(&fetcher, catalog, &spec)?;
                     for (id, item) in items.iter().enumerate() {
                         let f = bundle::add_fetched(dir, &fetcher, id, &item.artifact)?;
@@ -1231,6 +1224,26 @@ fn parse_glibc(text: &str) -> Result<(u32, u32)> {
     }
 }
 
+/// The toolkit a mirror copies, for one architecture (its prefix is the mirror: nothing is
+/// unpacked there).
+fn mirror_spec(
+    process: &Process,
+    cuda: &Version,
+    cudnn: &Option<Version>,
+    dir: &Path,
+    source: &Source,
+    arch: &str,
+) -> Result<ToolkitSpec> {
+    Ok(ToolkitSpec {
+        cuda: cuda.clone(),
+        cudnn: cudnn.clone(),
+        prefix: dir.to_owned(),
+        source: source.clone(),
+        arch: arch.to_owned(),
+        max_unpacked: max_unpacked(process)?,
+    })
+}
+
 /// NVIDIA's layout: the redistrib JSONs byte for byte and every archive, verified.
 #[allow(clippy::too_many_arguments)]
 fn mirror_redist(
@@ -1255,14 +1268,14 @@ fn mirror_redist(
         write_file(&dir.join(&rel), &body)?;
     }
     for arch in arches {
-        let spec = ToolkitSpec {
-            cuda: cuda.clone(),
-            cudnn: cudnn.clone(),
-            prefix: dir.to_owned(),
-            source: Source::Redist(base.clone()),
-            arch: arch.clone(),
-            max_unpacked: max_unpacked(process)?,
-        };
+        let spec = mirror_spec(
+            process,
+            cuda,
+            cudnn,
+            dir,
+            &Source::Redist(base.clone()),
+            arch,
+        )?;
         let items = install::resolve_items(fetcher, catalog, &spec)?;
         for (id, item) in items.iter().enumerate() {
             let target = dir.join(relative(base, &item.artifact.location)?);
