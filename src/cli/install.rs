@@ -71,8 +71,16 @@ impl SourceArgs {
     }
 
     fn source(&self) -> Result<Source> {
-        // A bundle says how its toolkit is stored.
-        let bundled = self.local_bundle().and_then(|(_, m)| m.toolkit).map(|t| {
+        self.source_for(self.local_bundle().map(|(_, m)| m).as_ref())
+    }
+
+    /// The toolkit's source; an offline bundle found at `--index-url` or `--mirror` says how
+    /// its toolkit is stored when `--source` does not.
+    fn source_for(
+        &self,
+        bundle: Option<&crate::install::python::bundle::BundleManifest>,
+    ) -> Result<Source> {
+        let bundled = bundle.and_then(|m| m.toolkit.as_ref()).map(|t| {
             if t.source == "wheels" {
                 SourceKind::Wheels
             } else {
@@ -96,6 +104,31 @@ impl SourceArgs {
                 ),
             },
         )
+    }
+
+    /// An offline bundle at `--index-url` or `--mirror`: a directory, or an http(s) mirror
+    /// serving one (asked for its manifest with the probe's short timeout).
+    fn find_bundle(
+        &self,
+        process: &Process,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<Option<(String, crate::install::python::bundle::BundleManifest)>> {
+        if let Some((dir, m)) = self.local_bundle() {
+            return Ok(Some((dir.display().to_string(), m)));
+        }
+        let remote: Vec<&String> = [&self.index_url, &self.mirror]
+            .into_iter()
+            .flatten()
+            .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+            .collect();
+        if remote.is_empty() {
+            return Ok(None);
+        }
+        let probe = probe_fetcher(process, self.allow_http, cancel)?;
+        Ok(remote.into_iter().find_map(|u| {
+            let loc = Location::parse(u).ok()?;
+            crate::install::python::bundle::read(&probe, &loc).map(|m| (u.clone(), m))
+        }))
     }
 }
 
@@ -470,6 +503,8 @@ pub(super) fn run_install(
         }
     }
     let driver_pending = driver_change;
+    // An offline bundle at --index-url or --mirror serves the toolkit and the framework.
+    let bundle = args.source.find_bundle(process, cancel.clone())?;
     // The toolkit, for the profiles that have one.
     let mut toolkit: Option<(ToolkitSpec, Vec<Item>)> = None;
     if request.profile.has_toolkit() {
@@ -501,7 +536,7 @@ pub(super) fn run_install(
                     cuda,
                     cudnn,
                     prefix,
-                    source: args.source.source()?,
+                    source: args.source.source_for(bundle.as_ref().map(|(_, m)| m))?,
                     arch: live.os.arch.clone(),
                     max_unpacked: max_unpacked(process)?,
                 };
@@ -522,7 +557,7 @@ pub(super) fn run_install(
 
     // The framework, for the profiles that have one: its route is asked before anything
     // changes, so a machine that cannot reach it is told so (exit 3) with nothing made.
-    let indexes = index_settings(args, process, cancel.clone())?;
+    let indexes = index_settings(args, bundle.as_ref());
     for url in [&indexes.pypi, &indexes.torch].into_iter().flatten() {
         if url.starts_with("http://") && !args.source.allow_http {
             return Err(Error::Usage(format!("{url}: refusing a plain-http package index; use https, or pass --allow-http for a mirror you trust")));
@@ -814,40 +849,20 @@ pub(super) fn run_install(
     Ok(code)
 }
 
-/// The framework's index settings: the flags (and their variables), and an offline bundle at
-/// `--index-url` or `--mirror` — a directory, or an http(s) mirror serving one.
+/// The framework's index settings: the flags (and their variables), and the offline bundle
+/// found at `--index-url` or `--mirror` when it holds a framework.
 fn index_settings(
     args: &InstallArgs,
-    process: &Process,
-    cancel: Arc<AtomicBool>,
-) -> Result<IndexSettings> {
-    let bundle = match args.source.local_bundle() {
-        Some((dir, m)) => m.framework.is_some().then(|| dir.display().to_string()),
-        None => {
-            let remote: Vec<&String> = [&args.source.index_url, &args.source.mirror]
-                .into_iter()
-                .flatten()
-                .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
-                .collect();
-            if remote.is_empty() {
-                None
-            } else {
-                let probe = probe_fetcher(process, args.source.allow_http, cancel)?;
-                remote.into_iter().find_map(|u| {
-                    let loc = Location::parse(u).ok()?;
-                    crate::install::python::bundle::read(&probe, &loc)
-                        .filter(|m| m.framework.is_some())
-                        .map(|_| u.clone())
-                })
-            }
-        }
-    };
-    Ok(IndexSettings {
+    bundle: Option<&(String, crate::install::python::bundle::BundleManifest)>,
+) -> IndexSettings {
+    IndexSettings {
         pypi: args.pypi_index.clone(),
         torch: args.torch_index.clone(),
         source: args.torch_source.unwrap_or_default(),
-        bundle,
-    })
+        bundle: bundle
+            .filter(|(_, m)| m.framework.is_some())
+            .map(|(at, _)| at.clone()),
+    }
 }
 
 /// The Python of an existing venv, as detect sees it.

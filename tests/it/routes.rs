@@ -573,9 +573,10 @@ fn make_bundle() -> (tempfile::TempDir, PathBuf) {
     (out, system)
 }
 
-/// The install from a bundle, every other source pointing at a dead port.
+/// The install from a bundle (`--index-url DIR`, or `--mirror URL` for one served over http),
+/// every other source pointing at a dead port.
 fn install_from_bundle(
-    bundle: &Path,
+    bundle: (&str, &str),
     system: &Path,
     home: &Path,
     wrap: Option<&str>,
@@ -594,8 +595,8 @@ fn install_from_bundle(
         "--driver",
         "keep",
         "--no-cudnn",
-        "--index-url",
-        &bundle.display().to_string(),
+        bundle.0,
+        bundle.1,
         "--pypi-index",
         &format!("{down}/simple"),
         "--torch-index",
@@ -660,9 +661,21 @@ fn assert_installed_from_bundle(run: &Run, venv: &Path, home: &Path) {
 #[test]
 fn a_bundle_installs_with_every_other_source_dead() {
     let (out, system) = make_bundle();
+    let bundle = out.path().join("bundle");
     let home = tempfile::tempdir().unwrap();
-    let (run, venv) = install_from_bundle(&out.path().join("bundle"), &system, home.path(), None);
+    let dir = bundle.display().to_string();
+    let (run, venv) = install_from_bundle(("--index-url", &dir), &system, home.path(), None);
     assert_installed_from_bundle(&run, &venv, home.path());
+    // The same bundle served over http for a lab: found by its manifest, its toolkit read as
+    // the wheels it is.
+    let server = Server::start(bundle.clone());
+    let home = tempfile::tempdir().unwrap();
+    let (run, venv) = install_from_bundle(("--mirror", &server.url()), &system, home.path(), None);
+    assert_installed_from_bundle(&run, &venv, home.path());
+    assert!(server
+        .requests()
+        .iter()
+        .any(|r| r.path == "/cudaup-bundle.json"));
 }
 
 #[test]
@@ -677,12 +690,9 @@ fn needs_root_a_bundle_installs_in_a_network_namespace_without_network() {
     }
     let (out, system) = make_bundle();
     let home = tempfile::tempdir().unwrap();
-    let (run, venv) = install_from_bundle(
-        &out.path().join("bundle"),
-        &system,
-        home.path(),
-        Some("unshare"),
-    );
+    let dir = out.path().join("bundle").display().to_string();
+    let (run, venv) =
+        install_from_bundle(("--index-url", &dir), &system, home.path(), Some("unshare"));
     assert_installed_from_bundle(&run, &venv, home.path());
 }
 
