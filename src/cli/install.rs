@@ -1130,7 +1130,11 @@ pub(super) fn run_mirror(
                 platforms: platforms.clone(),
             },
             pip: &pip,
-            constraints: Vec::new(),
+            constraints: plan
+                .constraints
+                .iter()
+                .map(|c| c.requirement.clone())
+                .collect(),
         };
         let done = {
             let mut session = crate::install::python::Session::new(

@@ -221,6 +221,95 @@ impl Fetcher {
         }
     }
 
+    /// Fetches `len` bytes of `loc` from offset `start`, or its last `len` bytes when `start` is
+    /// `None`, with the resource's total size. Only a 206 whose Content-Range matches is accepted:
+    /// a server that ignores Range would send the whole file, which the caller never wants.
+    pub fn get_range(
+        &self,
+        loc: &Location,
+        start: Option<u64>,
+        len: u64,
+    ) -> Result<(Vec<u8>, u64), FetchError> {
+        use std::io::{Seek, SeekFrom};
+        self.check_trust(loc)?;
+        match loc {
+            Location::File(p) => {
+                let mut f = fs_err::File::open(p)?;
+                let total = f.metadata()?.len();
+                let from = start.unwrap_or(total.saturating_sub(len)).min(total);
+                f.seek(SeekFrom::Start(from))?;
+                let mut body = Vec::new();
+                f.take(len).read_to_end(&mut body)?;
+                Ok((body, total))
+            }
+            Location::Http(url) => self.with_retries(&loc.to_string(), |_| {
+                let range = match start {
+                    Some(a) => format!("bytes={a}-{}", a + len.max(1) - 1),
+                    None => format!("bytes=-{}", len.max(1)),
+                };
+                let resp = self
+                    .client()?
+                    .get(url.clone())
+                    .header(reqwest::header::RANGE, range)
+                    .send()
+                    .map_err(|source| FetchError::Transport {
+                        url: url.to_string(),
+                        source,
+                    })?;
+                let status = resp.status().as_u16();
+                if status != 206 {
+                    return Err(if resp.status().is_success() {
+                        FetchError::BadLocation {
+                            location: url.to_string(),
+                            message: "the server ignores HTTP Range requests, so only the whole file could be had; not downloading it".into(),
+                        }
+                    } else {
+                        FetchError::Status {
+                            url: url.to_string(),
+                            status,
+                        }
+                    });
+                }
+                let bad = |message: &str| FetchError::BadLocation {
+                    location: url.to_string(),
+                    message: message.to_owned(),
+                };
+                // `bytes A-B/TOTAL`
+                let (a, b, total) = resp
+                    .headers()
+                    .get(reqwest::header::CONTENT_RANGE)
+                    .and_then(|h| h.to_str().ok())
+                    .and_then(|h| h.strip_prefix("bytes "))
+                    .and_then(|h| {
+                        let (span, total) = h.split_once('/')?;
+                        let (a, b) = span.split_once('-')?;
+                        Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?, total.parse::<u64>().ok()?))
+                    })
+                    .ok_or_else(|| bad("a 206 answer without a usable Content-Range"))?;
+                let want_a = start.unwrap_or(total.saturating_sub(len));
+                if a != want_a || b < a || b >= total || b - a + 1 > len {
+                    return Err(bad("the server answered a different range than was asked"));
+                }
+                let want = b - a + 1;
+                let mut body = Vec::new();
+                resp.take(want)
+                    .read_to_end(&mut body)
+                    .map_err(|source| FetchError::Read {
+                        url: url.to_string(),
+                        source,
+                    })?;
+                if (body.len() as u64) < want {
+                    return Err(FetchError::Truncated {
+                        url: url.to_string(),
+                        got: body.len() as u64,
+                        expected: want,
+                    });
+                }
+                Ok((body, total))
+            }),
+        }
+    }
+
     /// Fetches `artifact` and verifies it. When `consume` is given and no partial download
     /// exists, the bytes are handed to it as they arrive (one pass: download, hash, cache and
     /// unpack together); if that stream breaks, the download resumes into the cache and

@@ -8,6 +8,8 @@ mod doctor;
 mod fleet;
 mod framework;
 mod install;
+mod manifests;
+mod manifests_constraints;
 mod plan;
 mod repair;
 mod routes;

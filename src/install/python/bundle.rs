@@ -409,12 +409,11 @@ pub fn add_framework(
 ) -> Result<(super::route::Route, Vec<BundleFile>), super::PyEnvError> {
     let route = super::probe::choose(probe, job.want, job.candidates, job.settings)?;
     sweep(dir)?;
-    let mut packages = super::step::packages_for(&route);
-    packages.constraints = job.constraints.clone();
+    let packages = super::step::packages_for(&route);
     let staging = staging(dir);
     let _ = fs_err::remove_dir_all(&staging);
     fs_err::create_dir_all(&staging)?;
-    if let Err(e) = session.download(job.pip, &packages, &job.target, &staging) {
+    if let Err(e) = session.download(job.pip, &packages, &job.constraints, &job.target, &staging) {
         let _ = fs_err::remove_dir_all(&staging);
         return Err(e);
     }

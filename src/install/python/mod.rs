@@ -115,9 +115,6 @@ pub struct Packages {
     /// index would send them to the network).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub isolated: bool,
-    /// Bounds for what the requirements leave floating, passed as a constraints file (`-c`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub constraints: Vec<String>,
 }
 
 impl Packages {
@@ -318,13 +315,25 @@ impl<'a> Session<'a> {
 
     /// Installs `packages` into `venv`.
     pub fn install(&mut self, venv: &Venv, packages: &Packages) -> Result<(), PyEnvError> {
-        self.install_with(venv, packages, false)
+        self.install_with(venv, packages, false, &[])
+    }
+
+    /// Installs `packages` with the plan's constraints (`nvidia-cudnn-cu12<9.11`): written to a
+    /// file beside the log and passed as `-c`, so what the requirements leave floating stays
+    /// within what every planned GPU runs.
+    pub fn install_constrained(
+        &mut self,
+        venv: &Venv,
+        packages: &Packages,
+        constraints: &[String],
+    ) -> Result<(), PyEnvError> {
+        self.install_with(venv, packages, false, constraints)
     }
 
     /// Installs `packages` again over whatever is there (repair: a CPU-only torch, a damaged
     /// package).
     pub fn reinstall(&mut self, venv: &Venv, packages: &Packages) -> Result<(), PyEnvError> {
-        self.install_with(venv, packages, true)
+        self.install_with(venv, packages, true, &[])
     }
 
     /// pip's progress flag: `raw` counters from pip 24.1 (pypa/pip#12586), else none.
@@ -348,14 +357,21 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// A constraints file next to the log, for `-c`.
-    fn constraints_file(&self, packages: &Packages) -> Result<Option<PathBuf>, PyEnvError> {
-        if packages.constraints.is_empty() {
-            return Ok(None);
+    /// The plan's constraints (`nvidia-cudnn-cu12<9.11`) as a file beside the log, and the
+    /// `-c FILE` arguments that pass it.
+    fn constraints_args(&mut self, constraints: &[String]) -> Result<Vec<String>, PyEnvError> {
+        if constraints.is_empty() {
+            return Ok(Vec::new());
         }
-        let path = self.log_path.with_extension("constraints.txt");
-        fs_err::write(&path, packages.constraints.join("\n") + "\n")?;
-        Ok(Some(path))
+        let file = self.log_path.with_extension("constraints.txt");
+        fs_err::write(&file, constraints.join("\n") + "\n")?;
+        writeln!(
+            self.log,
+            "# constraints ({}): {}",
+            file.display(),
+            constraints.join(", ")
+        )?;
+        Ok(vec!["-c".into(), file.display().to_string()])
     }
 
     fn install_with(
@@ -363,6 +379,7 @@ impl<'a> Session<'a> {
         venv: &Venv,
         packages: &Packages,
         force: bool,
+        constraints: &[String],
     ) -> Result<(), PyEnvError> {
         let python = venv.python();
         let python_arg = python.display().to_string();
@@ -389,10 +406,7 @@ impl<'a> Session<'a> {
             args.push("--no-deps".into());
         }
         args.extend(packages.index_args(&self.tool));
-        if let Some(c) = self.constraints_file(packages)? {
-            args.push("-c".into());
-            args.push(c.display().to_string());
-        }
+        args.extend(self.constraints_args(constraints)?);
         args.extend(packages.requirements.iter().cloned());
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         self.step("installing the framework", &program, &refs)?;
@@ -400,11 +414,13 @@ impl<'a> Session<'a> {
     }
 
     /// Downloads `packages` and all their dependencies as wheels for `target` into `dest`, with
-    /// `python`'s pip (`pip download --only-binary=:all:`; uv has no download command).
+    /// `python`'s pip (`pip download --only-binary=:all:`; uv has no download command), within
+    /// the plan's `constraints`.
     pub fn download(
         &mut self,
         python: &Path,
         packages: &Packages,
+        constraints: &[String],
         target: &DownloadTarget,
         dest: &Path,
     ) -> Result<(), PyEnvError> {
@@ -438,10 +454,7 @@ impl<'a> Session<'a> {
         args.extend(["-d".to_owned(), dest.display().to_string()]);
         // pip's tags for another machine are the ones given: the generic Tool::Pip flags apply.
         args.extend(packages.index_args(&Tool::Pip));
-        if let Some(c) = self.constraints_file(packages)? {
-            args.push("-c".into());
-            args.push(c.display().to_string());
-        }
+        args.extend(self.constraints_args(constraints)?);
         args.extend(packages.requirements.iter().cloned());
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         self.step("downloading the framework", python, &refs)?;

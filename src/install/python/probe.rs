@@ -655,6 +655,7 @@ mod tests {
                 Err(format!("PyPI's is {pypi}"))
             },
             pypi_variant: Some(pypi.into()),
+            pypi_first: false,
             python: "3.12".into(),
             os: OsFamily::Linux,
             arch: "x86_64".into(),

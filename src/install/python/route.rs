@@ -134,6 +134,8 @@ pub struct Want {
     pub pypi_build: Result<String, String>,
     /// The variant PyPI serves for this release, when the catalog says.
     pub pypi_variant: Option<String>,
+    /// The plan itself names PyPI as the build's home (macOS wheels): ask it first.
+    pub pypi_first: bool,
     /// The Python the venv is made from (major.minor).
     pub python: String,
     /// The machine the wheels must run on.
@@ -221,6 +223,7 @@ pub fn want(plan: &Plan, system: &System, catalog: &Catalog) -> Option<Want> {
             variant: None,
             pypi_build: Ok("TensorFlow is published on PyPI only".into()),
             pypi_variant: None,
+            pypi_first: true,
             python,
             os,
             arch,
@@ -284,6 +287,7 @@ pub fn want(plan: &Plan, system: &System, catalog: &Catalog) -> Option<Want> {
         variant: Some(variant),
         pypi_build,
         pypi_variant,
+        pypi_first: plan_says_pypi,
         python,
         os,
         arch,
@@ -378,8 +382,9 @@ pub fn candidates(want: &Want, s: &IndexSettings) -> Vec<Candidate> {
     match s.source {
         TorchSource::Pytorch => out.push(torch),
         TorchSource::Pypi => out.push(pypi),
-        // A PyPI mirror given on its own says where this machine reaches: ask it first.
-        TorchSource::Auto if s.pypi.is_some() && s.torch.is_none() => {
+        // A PyPI mirror given on its own says where this machine reaches, and a build the plan
+        // names on PyPI lives there: ask it first.
+        TorchSource::Auto if (s.pypi.is_some() && s.torch.is_none()) || want.pypi_first => {
             out.push(pypi);
             out.push(torch);
         }
@@ -577,6 +582,7 @@ mod tests {
                 None => Err("unknown".into()),
             },
             pypi_variant: pypi.map(str::to_owned),
+            pypi_first: false,
             python: "3.12".into(),
             os: OsFamily::Linux,
             arch: "x86_64".into(),

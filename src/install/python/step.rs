@@ -50,6 +50,8 @@ pub struct FrameworkStep {
     pub settings: IndexSettings,
     /// The route taken, once asked.
     pub route: Option<Route>,
+    /// The plan's constraints: passed to pip/uv as `-c`, and checked after the install.
+    pub constraints: Vec<String>,
 }
 
 /// Index settings for the framework step (kept under its old name).
@@ -149,6 +151,11 @@ pub fn step(
         candidates,
         settings: indexes.clone(),
         route: None,
+        constraints: plan
+            .constraints
+            .iter()
+            .map(|c| c.requirement.clone())
+            .collect(),
     }))
 }
 
@@ -214,13 +221,11 @@ impl FrameworkStep {
     /// plan; nothing is changed on the machine. `Err` names every host asked and what works
     /// instead.
     pub fn choose_route(&mut self, fetcher: &Fetcher) -> std::result::Result<(), PyEnvError> {
-        let (Some(packages), Some(want)) = (&self.packages, &self.want) else {
+        let (Some(_), Some(want)) = (&self.packages, &self.want) else {
             return Ok(());
         };
-        let constraints = packages.constraints.clone();
         let route = super::probe::choose(fetcher, want, &self.candidates, &self.settings)?;
-        let mut p = packages_for(&route);
-        p.constraints = constraints;
+        let p = packages_for(&route);
         if let Expect::Torch(t) = &mut self.expect {
             t.index_url = match &route.layout {
                 Layout::Index { url } | Layout::FindLinks { url } => url.clone(),
@@ -277,6 +282,13 @@ pub fn describe(step: &FrameworkStep, out: &mut dyn Write) -> Result<()> {
                 }
                 None => writeln!(out, "  from {}", p.origin())?,
             }
+            if !step.constraints.is_empty() {
+                writeln!(
+                    out,
+                    "  with -c constraints: {}",
+                    step.constraints.join(", ")
+                )?;
+            }
             for e in &p.extra_index_urls {
                 writeln!(out, "  and  {e} (dependencies)")?;
             }
@@ -301,7 +313,7 @@ pub fn execute(
     let created = session.create(&step.base_python, &step.python_version, &step.venv)?;
     crate::world::checkpoint::reach("venv-created");
     if let Some(p) = &step.packages {
-        if let Err(e) = session.install(&step.venv, p) {
+        if let Err(e) = session.install_constrained(&step.venv, p, &step.constraints) {
             if created {
                 let _ = fs_err::remove_dir_all(&step.venv.dir);
             }
@@ -309,7 +321,7 @@ pub fn execute(
         }
     }
     let python = step.venv.python().display().to_string();
-    let notes = match &step.expect {
+    let mut notes = match &step.expect {
         Expect::Torch(want) => {
             let report: TorchReport =
                 crate::install::python::report(runner, &step.venv, check::TORCH_SCRIPT)?;
@@ -321,6 +333,14 @@ pub fn execute(
             check::judge_tf(&report, v, false).map_err(PyEnvError::Check)?
         }
     };
+    if !step.constraints.is_empty() {
+        // The installed cuDNN (and any other bounded wheel) must serve every planned GPU.
+        let installed: std::collections::BTreeMap<String, String> =
+            crate::install::python::report(runner, &step.venv, check::WHEELS_SCRIPT)?;
+        notes.extend(
+            check::judge_constraints(&installed, &step.constraints).map_err(PyEnvError::Check)?,
+        );
+    }
     let receipt = VenvReceipt {
         schema_version: 1,
         venv: std::path::absolute(&step.venv.dir)?,
