@@ -45,8 +45,8 @@ const PYTORCH: Build = Build {
     cuda: "13.2",
 };
 
-/// `--profile full` (the H200's CUDA 13.0): torch 2.14.1 cu130, PyPI's build of 2.14.1.
-const FULL: Build = Build {
+/// torch 2.14.1 cu130, PyPI's build of 2.14.1 (what `--cuda 13.0` plans for the H200).
+const CU130: Build = Build {
     torch: "2.14.1",
     vision: "0.29.1",
     audio: "2.11.0",
@@ -255,7 +255,7 @@ fn pypi_is_refused_with_the_reason_when_its_build_is_not_the_plan() {
     let b214 = Build {
         variant: "cu132",
         cuda: "13.2",
-        ..FULL
+        ..CU130
     };
     let index = pypi_index(&b214);
     let server = Server::start(index.path().to_owned());
@@ -393,7 +393,9 @@ fn a_pytorch_layout_mirror_and_a_flat_variant_listing_are_both_routes() {
         assert_eq!(run.code, 0, "{base}: {}\n{}", run.stdout, run.stderr);
         assert!(
             run.stdout
-                .contains("pip install torch==2.15.0+cu132 torchvision==0.29.2+cu132"),
+                // The catalog plans PyPI's companions (a `+cu132` torchvision on PyTorch's
+                // index is unconfirmed): they carry no tag.
+                .contains("pip install torch==2.15.0+cu132 torchvision==0.29.2 torchaudio==2.11.1"),
             "{}",
             run.stdout
         );
@@ -443,7 +445,7 @@ fn a_flat_folder_of_wheels_serves_the_framework_and_the_toolkit() {
 
     // cudaup's own index reader takes a flat folder too: the toolkit from NVIDIA's wheels.
     let nvidia = tempfile::tempdir().unwrap();
-    nvidia_stand_ins(nvidia.path());
+    nvidia_stand_ins(nvidia.path(), "13.0.88");
     let b = Box_::new();
     let prefix = b.home.path().join("cuda");
     let run = b.install(&[
@@ -463,9 +465,9 @@ fn a_flat_folder_of_wheels_serves_the_framework_and_the_toolkit() {
     assert!(prefix.join("include/nvidia-cuda-runtime.h").is_file());
 }
 
-/// Stand-ins for the NVIDIA wheels of the catalog's CUDA 13 wheel route (version 13.0.88), each
-/// with one header in NVIDIA's `nvidia/cu13/` layout.
-fn nvidia_stand_ins(dir: &Path) -> Vec<PathBuf> {
+/// Stand-ins for the NVIDIA wheels of the catalog's CUDA 13 wheel route (at `version`, e.g.
+/// 13.0.88), each with one header in NVIDIA's `nvidia/cu13/` layout.
+fn nvidia_stand_ins(dir: &Path, version: &str) -> Vec<PathBuf> {
     let catalog = cudaup::catalog::Catalog::embedded();
     let projects = catalog.components.for_major(13).unwrap().wheels.clone();
     projects
@@ -474,7 +476,7 @@ fn nvidia_stand_ins(dir: &Path) -> Vec<PathBuf> {
             wheels::build_wheel(
                 dir,
                 p,
-                "13.0.88",
+                version,
                 &[],
                 &[WheelFile::new(
                     &format!("nvidia/cu13/include/{p}.h"),
@@ -498,14 +500,14 @@ fn h200_with_local_python(dir: &Path) -> PathBuf {
     file
 }
 
-/// Makes a `--profile full --source wheels` bundle of stand-ins for the H200 (toolkit wheels
-/// and PyPI's torch 2.14.1 from a loopback PyPI, PyTorch's index dead); returns it with the
-/// system file it was made for.
+/// Makes a `--profile full --source wheels` bundle of stand-ins for the H200 (its plan: CUDA
+/// 13.2's toolkit wheels and PyPI's torch 2.15.0, the cu132 build, from a loopback PyPI,
+/// PyTorch's index dead); returns it with the system file it was made for.
 fn make_bundle() -> (tempfile::TempDir, PathBuf) {
     let upstream = tempfile::tempdir().unwrap();
     let build = upstream.path().join("build");
-    let mut built = build_wheels(&build, &FULL, false);
-    built.extend(nvidia_stand_ins(&build));
+    let mut built = build_wheels(&build, &PYTORCH, false);
+    built.extend(nvidia_stand_ins(&build, "13.2.78"));
     wheels::write_index(&upstream.path().join("simple"), &built);
     let server = Server::start(upstream.path().to_owned());
     let out = tempfile::tempdir().unwrap();
@@ -545,7 +547,7 @@ fn make_bundle() -> (tempfile::TempDir, PathBuf) {
     // A PEP 503 tree with hashes, and a manifest of what it is for.
     let page = fs_err::read_to_string(bundle.join("torch/index.html")).unwrap();
     assert!(
-        page.contains("torch-2.14.1-py3-none-any.whl#sha256="),
+        page.contains("torch-2.15.0-py3-none-any.whl#sha256="),
         "{page}"
     );
     assert!(bundle.join("nvidia-cuda-nvcc/index.html").is_file());
@@ -554,7 +556,7 @@ fn make_bundle() -> (tempfile::TempDir, PathBuf) {
     assert_eq!(manifest["profile"], "full");
     assert_eq!(manifest["toolkit"]["source"], "wheels");
     assert_eq!(manifest["framework"]["route"], "pypi");
-    assert_eq!(manifest["framework"]["requirements"][0], "torch==2.14.1");
+    assert_eq!(manifest["framework"]["requirements"][0], "torch==2.15.0");
     assert_eq!(manifest["target"]["gpus"][0], "NVIDIA H200");
     assert_eq!(
         manifest["target"]["platforms"][0], "manylinux_2_28_x86_64",
@@ -655,7 +657,7 @@ fn assert_installed_from_bundle(run: &Run, venv: &Path, home: &Path) {
         ])
         .output()
         .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2.14.1 13.0");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2.15.0 13.2");
 }
 
 #[test]
