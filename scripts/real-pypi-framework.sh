@@ -14,14 +14,15 @@
 #      the venv, and the route in the venv's receipt.
 #   3. A plain `python -m venv` + `pip install <the same requirements>` into another venv, timed.
 #   4. Everything it made (venvs, home, temporary files) is deleted again.
-# It refuses to start unless the disk keeps 15 GB free after the biggest step (one venv of
-# about 8 GB plus pip's temporary files).
+# It refuses to start unless the disk keeps 5 GB free after the biggest step (one venv of
+# about 7 GB plus pip's temporary copies of the wheels, ~3.5 GB; the venvs are made one after
+# the other and each is deleted before the next). It prints the most disk the run took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need_gb=$((15 + 12))
+need_gb=$((5 + 11))
 avail_gb=$(df --output=avail -BG "${TMPDIR:-/tmp}" | tail -1 | tr -dc '0-9')
-echo "free on ${TMPDIR:-/tmp}: ${avail_gb} GB (need ${need_gb} GB: 15 GB left after ~12 GB of venv and temporary files)"
+echo "free on ${TMPDIR:-/tmp}: ${avail_gb} GB (need ${need_gb} GB: 5 GB left after ~11 GB of venv and temporary files)"
 if [ "$avail_gb" -lt "$need_gb" ]; then
   echo "not enough disk: free some space or set TMPDIR to a roomier disk" >&2
   exit 1
@@ -34,8 +35,17 @@ fi
 CUDAUP=$(realpath "$CUDAUP")
 H200=$(realpath tests/fixtures/h200-detect.json)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/real-pypi.XXXXXX")
+# The least free space seen while it runs, sampled every second.
+( free0=$(df --output=avail -B1M "$WORK" | tail -1 | tr -dc '0-9'); least=$free0
+  while sleep 1; do
+    f=$(df --output=avail -B1M "$WORK" | tail -1 | tr -dc '0-9')
+    [ "$f" -lt "$least" ] && least=$f
+    echo "$((free0 - least))" >"$WORK.peak"
+  done ) &
+watcher=$!
 cleanup() {
-  rm -rf "$WORK"
+  kill "$watcher" 2>/dev/null || true
+  rm -rf "$WORK" "$WORK.peak"
 }
 trap cleanup EXIT
 export PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 CUDAUP_NO_UV=1
@@ -88,3 +98,4 @@ echo "== result"
 echo "cudaup install (probe + venv + pip + check): ${cudaup_s} s"
 echo "plain venv + pip install:                    ${pip_s} s"
 python3 -c "print(f'ratio cudaup/pip: {$cudaup_s/$pip_s:.2f}')"
+echo "most disk taken at once: $(cat "$WORK.peak" 2>/dev/null || echo '?') MiB (other processes' writes included)"
