@@ -571,6 +571,10 @@ pub(super) fn run_install(
         args.system.is_none() && driver_pending.is_none() && live.nvidia_gpus().next().is_some();
     let mut framework =
         crate::install::python::step::step(&plan, &system, catalog, venv_dir, &indexes, gpus_here)?;
+    if args.with.contains(&WithComponent::Tensorrt) {
+        // A usage error is said before any route is asked.
+        tensorrt_fits(framework.as_ref())?;
+    }
     if let Some(f) = framework.as_mut() {
         let probe = probe_fetcher(process, args.source.allow_http, cancel.clone())?;
         f.choose_route(&probe)?;
@@ -942,15 +946,25 @@ fn probe_venv(runner: &dyn Runner, dir: &Path) -> Option<crate::model::system::P
 }
 
 /// Adds TensorRT for the planned torch's CUDA major to the framework step.
+/// TensorRT's wheel goes with PyTorch only.
+fn tensorrt_fits(step: Option<&crate::install::python::step::FrameworkStep>) -> Result<()> {
+    match step.map(|s| &s.expect) {
+        Some(crate::install::python::step::Expect::Torch(_)) => Ok(()),
+        _ => Err(Error::Usage(
+            "--with tensorrt needs a PyTorch profile (full or pytorch)".into(),
+        )),
+    }
+}
+
 fn add_tensorrt(
     step: Option<&mut crate::install::python::step::FrameworkStep>,
     catalog: &Catalog,
     pypi: &str,
 ) -> Result<()> {
-    let needs = || Error::Usage("--with tensorrt needs a PyTorch profile (full or pytorch)".into());
-    let step = step.ok_or_else(needs)?;
+    tensorrt_fits(step.as_deref())?;
+    let Some(step) = step else { return Ok(()) };
     let crate::install::python::step::Expect::Torch(torch) = &step.expect else {
-        return Err(needs());
+        return Ok(());
     };
     let (requirement, libs_index) = catalog
         .tensorrt
@@ -1078,11 +1092,22 @@ pub(super) fn run_mirror(
     // The toolkit: NVIDIA's layout (redist) or its wheels in the PEP 503 tree.
     if request.profile.has_toolkit() {
         let (cuda, cudnn, _) = toolkit_of(&plan, args.no_cudnn)?;
-        let cuda = catalog
+        // A kept toolkit's version is its nvcc's (13.0.88), not a release: an exact release
+        // pin (`--cuda 13.0.2`) says which one to bundle, else the newest of that series.
+        let pinned = request
+            .pins
             .cuda
-            .newest_of_series(&cuda)
-            .cloned()
-            .unwrap_or(cuda);
+            .as_deref()
+            .and_then(Version::parse)
+            .filter(|p| catalog.cuda.release.iter().any(|r| &r.version == p));
+        let cuda = match pinned {
+            Some(p) => p,
+            None => catalog
+                .cuda
+                .newest_of_series(&cuda)
+                .cloned()
+                .unwrap_or(cuda),
+        };
         let source = args.source.source()?;
         match &source {
             Source::Redist(base) => {
