@@ -103,6 +103,10 @@ impl Error {
                 crate::install::python::PyEnvError::Check(_) => ExitCode::Verification,
                 crate::install::python::PyEnvError::NoVenv { .. } => ExitCode::Unsupported,
                 crate::install::python::PyEnvError::NotAVenv(_) => ExitCode::Usage,
+                crate::install::python::PyEnvError::NoRoute(r) if r.is_network() => {
+                    ExitCode::Network
+                }
+                crate::install::python::PyEnvError::NoRoute(_) => ExitCode::Unsupported,
                 _ => ExitCode::Failure,
             },
             Error::Install(e) => install_code(e),

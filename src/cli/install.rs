@@ -11,10 +11,10 @@ use clap::{Args, ValueEnum};
 use crate::catalog::Catalog;
 use crate::error::{Error, ExitCode, Result};
 use crate::fetch::{Fetcher, Location, Settings};
+use crate::install::python::route::{IndexSettings, TorchSource};
 use crate::install::sources::{pypi, redist};
 use crate::install::{self, InstallError, Item, Source, ToolkitSpec};
 use crate::model::plan::{Action, Plan, Status};
-use crate::model::request::Profile;
 use crate::model::version::Version;
 use crate::world::process::Process;
 use crate::world::progress::Reporter;
@@ -53,23 +53,82 @@ pub struct SourceArgs {
     pub allow_http: bool,
 }
 
+/// `--torch-source`'s values, listed in `--help`.
+pub fn torch_source_parser() -> impl clap::builder::TypedValueParser<Value = TorchSource> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(["auto", "pytorch", "pypi"])
+        .map(|s| s.parse::<TorchSource>().expect("a listed value"))
+}
+
 impl SourceArgs {
+    /// A local offline bundle at `--index-url` or `--mirror` (its manifest is there).
+    fn local_bundle(&self) -> Option<(PathBuf, crate::install::python::bundle::BundleManifest)> {
+        [&self.index_url, &self.mirror]
+            .into_iter()
+            .flatten()
+            .filter_map(|l| crate::install::python::probe::local_dir(l))
+            .find_map(|dir| crate::install::python::bundle::read_dir(&dir).map(|m| (dir, m)))
+    }
+
     fn source(&self) -> Result<Source> {
-        Ok(match self.source.unwrap_or(SourceKind::Redist) {
-            SourceKind::Redist => Source::Redist(
-                Location::parse(self.mirror.as_deref().unwrap_or(redist::NVIDIA_BASE))
+        self.source_for(self.local_bundle().map(|(_, m)| m).as_ref())
+    }
+
+    /// The toolkit's source; an offline bundle found at `--index-url` or `--mirror` says how
+    /// its toolkit is stored when `--source` does not.
+    fn source_for(
+        &self,
+        bundle: Option<&crate::install::python::bundle::BundleManifest>,
+    ) -> Result<Source> {
+        let bundled = bundle.and_then(|m| m.toolkit.as_ref()).map(|t| {
+            if t.source == "wheels" {
+                SourceKind::Wheels
+            } else {
+                SourceKind::Redist
+            }
+        });
+        Ok(
+            match self.source.or(bundled).unwrap_or(SourceKind::Redist) {
+                SourceKind::Redist => Source::Redist(
+                    Location::parse(self.mirror.as_deref().unwrap_or(redist::NVIDIA_BASE))
+                        .map_err(fetch_usage)?,
+                ),
+                SourceKind::Wheels => Source::Wheels(
+                    Location::parse(
+                        self.index_url
+                            .as_deref()
+                            .or(self.mirror.as_deref())
+                            .unwrap_or(pypi::PYPI_SIMPLE),
+                    )
                     .map_err(fetch_usage)?,
-            ),
-            SourceKind::Wheels => Source::Wheels(
-                Location::parse(
-                    self.index_url
-                        .as_deref()
-                        .or(self.mirror.as_deref())
-                        .unwrap_or(pypi::PYPI_SIMPLE),
-                )
-                .map_err(fetch_usage)?,
-            ),
-        })
+                ),
+            },
+        )
+    }
+
+    /// An offline bundle at `--index-url` or `--mirror`: a directory, or an http(s) mirror
+    /// serving one (asked for its manifest with the probe's short timeout).
+    fn find_bundle(
+        &self,
+        process: &Process,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<Option<(String, crate::install::python::bundle::BundleManifest)>> {
+        if let Some((dir, m)) = self.local_bundle() {
+            return Ok(Some((dir.display().to_string(), m)));
+        }
+        let remote: Vec<&String> = [&self.index_url, &self.mirror]
+            .into_iter()
+            .flatten()
+            .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+            .collect();
+        if remote.is_empty() {
+            return Ok(None);
+        }
+        let probe = probe_fetcher(process, self.allow_http, cancel)?;
+        Ok(remote.into_iter().find_map(|u| {
+            let loc = Location::parse(u).ok()?;
+            crate::install::python::bundle::read(&probe, &loc).map(|m| (u.clone(), m))
+        }))
     }
 }
 
@@ -102,14 +161,21 @@ pub struct InstallArgs {
     /// [default: $CUDAUP_HOME/venvs/<profile>]
     #[arg(long, value_name = "DIR")]
     pub venv: Option<PathBuf>,
-    /// PyPI or a mirror of it, for TensorFlow and the frameworks' dependencies
+    /// PyPI or a mirror of it (a URL, a PEP 503 directory or a flat folder of wheels), for
+    /// TensorFlow, the frameworks' dependencies, and PyTorch when the planned build is PyPI's
     /// [default: https://pypi.org/simple]
-    #[arg(long, value_name = "URL", env = "CUDAUP_PYPI_INDEX")]
+    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_PYPI_INDEX")]
     pub pypi_index: Option<String>,
-    /// PyTorch's wheel index or a mirror of its layout (`<base>/<variant>`, e.g. `<base>/cu130`)
+    /// PyTorch's wheel index or a copy of its layout (`<base>/<variant>/<project>/`, a flat
+    /// `<base>/<variant>/` listing, or one variant's index), a URL or a directory
     /// [default: https://download.pytorch.org/whl]
-    #[arg(long, value_name = "URL", env = "CUDAUP_TORCH_INDEX")]
+    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_TORCH_INDEX")]
     pub torch_index: Option<String>,
+    /// Which index may serve PyTorch: auto (ask PyTorch's index and PyPI with a short timeout,
+    /// take the first that has the planned build), pytorch, or pypi (only when the planned build
+    /// is the one PyPI serves) [default: auto]
+    #[arg(long, value_name = "SOURCE", env = "CUDAUP_TORCH_SOURCE", value_parser = torch_source_parser())]
+    pub torch_source: Option<TorchSource>,
     /// Leave cuDNN out
     #[arg(long)]
     pub no_cudnn: bool,
@@ -145,8 +211,11 @@ pub enum WithComponent {
 /// `cudaup mirror` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum MirrorCommand {
-    /// Download everything a plan needs — redistrib JSONs included — into DIR in NVIDIA's
-    /// layout, for a machine without network: `cudaup install --mirror DIR` then needs none
+    /// Download everything a plan needs into DIR, for a machine without network: the toolkit
+    /// (NVIDIA's layout with its redistrib JSONs, or with --source wheels NVIDIA's wheels) and
+    /// the framework with every dependency for the target's Python and platform, in a PEP 503
+    /// index with a manifest (cudaup-bundle.json); `cudaup install --index-url DIR` (or
+    /// `--mirror DIR`) then needs no network
     Create(MirrorArgs),
 }
 
@@ -169,6 +238,20 @@ pub struct MirrorArgs {
     /// planned machine's]
     #[arg(long = "arch", value_name = "ARCH")]
     pub arches: Vec<String>,
+    /// PyPI or a mirror of it, to download the framework and its dependencies from
+    /// [default: https://pypi.org/simple]
+    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_PYPI_INDEX")]
+    pub pypi_index: Option<String>,
+    /// PyTorch's wheel index or a copy of its layout [default: https://download.pytorch.org/whl]
+    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_TORCH_INDEX")]
+    pub torch_index: Option<String>,
+    /// Which index may serve PyTorch (auto, pytorch, pypi) [default: auto]
+    #[arg(long, value_name = "SOURCE", env = "CUDAUP_TORCH_SOURCE", value_parser = torch_source_parser())]
+    pub torch_source: Option<TorchSource>,
+    /// The target machine's glibc (2.N), which decides the manylinux wheels it can run
+    /// [default: this machine's; 2.28 with --system]
+    #[arg(long, value_name = "2.N")]
+    pub glibc: Option<String>,
 }
 
 /// The fetcher every command uses, from the environment.
@@ -177,6 +260,45 @@ pub fn fetcher(
     allow_http: bool,
     cancel: Arc<AtomicBool>,
     reporter: Arc<dyn Reporter>,
+) -> Result<Fetcher> {
+    fetcher_with(process, allow_http, cancel, reporter, |_| {})
+}
+
+/// The fetcher that asks the framework's routes: one attempt each, and a short wait
+/// (`CUDAUP_PROBE_TIMEOUT` seconds, default 8) before the next route is taken.
+pub fn probe_fetcher(
+    process: &Process,
+    allow_http: bool,
+    cancel: Arc<AtomicBool>,
+) -> Result<Fetcher> {
+    let seconds = match process.var(crate::world::vars::CUDAUP_PROBE_TIMEOUT) {
+        Some(v) => v.parse::<u64>().ok().filter(|s| *s > 0).ok_or_else(|| {
+            Error::Usage(format!(
+                "{}={v}: not a number of seconds",
+                crate::world::vars::CUDAUP_PROBE_TIMEOUT
+            ))
+        })?,
+        None => 8,
+    };
+    fetcher_with(
+        process,
+        allow_http,
+        cancel,
+        Arc::new(crate::world::progress::Silent),
+        |s| {
+            s.attempts = 1;
+            s.connect_timeout = Duration::from_secs(seconds);
+            s.read_timeout = Duration::from_secs(seconds);
+        },
+    )
+}
+
+fn fetcher_with(
+    process: &Process,
+    allow_http: bool,
+    cancel: Arc<AtomicBool>,
+    reporter: Arc<dyn Reporter>,
+    tweak: impl FnOnce(&mut Settings),
 ) -> Result<Fetcher> {
     let home = process.cudaup_home().ok_or_else(|| {
         Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
@@ -204,6 +326,7 @@ pub fn fetcher(
     if process.var(crate::world::vars::CUDAUP_TEST_NO_RETRY_DELAY) == Some("1") {
         settings.backoff = Duration::ZERO;
     }
+    tweak(&mut settings);
     Ok(Fetcher::new(settings, cancel, reporter))
 }
 
@@ -386,6 +509,8 @@ pub(super) fn run_install(
         }
     }
     let driver_pending = driver_change;
+    // An offline bundle at --index-url or --mirror serves the toolkit and the framework.
+    let bundle = args.source.find_bundle(process, cancel.clone())?;
     // The toolkit, for the profiles that have one.
     let mut toolkit: Option<(ToolkitSpec, Vec<Item>)> = None;
     if request.profile.has_toolkit() {
@@ -417,7 +542,7 @@ pub(super) fn run_install(
                     cuda,
                     cudnn,
                     prefix,
-                    source: args.source.source()?,
+                    source: args.source.source_for(bundle.as_ref().map(|(_, m)| m))?,
                     arch: live.os.arch.clone(),
                     max_unpacked: max_unpacked(process)?,
                     register_in: Some(home.clone()),
@@ -437,18 +562,10 @@ pub(super) fn run_install(
         }
     }
 
-    // The framework, for the profiles that have one.
-    let indexes = crate::install::python::step::Indexes {
-        pypi: args
-            .pypi_index
-            .clone()
-            .unwrap_or_else(|| pypi::PYPI_SIMPLE.to_owned()),
-        torch: args
-            .torch_index
-            .clone()
-            .unwrap_or_else(|| crate::install::python::step::TORCH_INDEX.to_owned()),
-    };
-    for url in [&indexes.pypi, &indexes.torch] {
+    // The framework, for the profiles that have one: its route is asked before anything
+    // changes, so a machine that cannot reach it is told so (exit 3) with nothing made.
+    let indexes = index_settings(args, bundle.as_ref());
+    for url in [&indexes.pypi, &indexes.torch].into_iter().flatten() {
         if url.starts_with("http://") && !args.source.allow_http {
             return Err(Error::Usage(format!("{url}: refusing a plain-http package index; use https, or pass --allow-http for a mirror you trust")));
         }
@@ -456,9 +573,17 @@ pub(super) fn run_install(
     let gpus_here =
         args.system.is_none() && driver_pending.is_none() && live.nvidia_gpus().next().is_some();
     let mut framework =
-        crate::install::python::step::step(&plan, &system, venv_dir, &indexes, gpus_here)?;
+        crate::install::python::step::step(&plan, &system, catalog, venv_dir, &indexes, gpus_here)?;
     if args.with.contains(&WithComponent::Tensorrt) {
-        add_tensorrt(framework.as_mut(), catalog, &indexes.pypi)?;
+        // A usage error is said before any route is asked.
+        tensorrt_fits(framework.as_ref())?;
+    }
+    if let Some(f) = framework.as_mut() {
+        let probe = probe_fetcher(process, args.source.allow_http, cancel.clone())?;
+        f.choose_route(&probe)?;
+    }
+    if args.with.contains(&WithComponent::Tensorrt) {
+        add_tensorrt(framework.as_mut(), catalog, &indexes.pypi_base())?;
     }
     if let (Some(f), true) = (&framework, talk || args.dry_run) {
         crate::install::python::step::describe(f, out)?;
@@ -501,12 +626,16 @@ pub(super) fn run_install(
         }
         return Ok(ExitCode::Ok);
     }
+    let plan_doc = match &framework {
+        Some(f) => crate::install::python::route::describe_in_plan(&plan, &f.route_view()),
+        None => serde_json::to_value(&plan).expect("json"),
+    };
     if args.dry_run {
         if args.json {
             writeln!(
                 out,
                 "{}",
-                serde_json::to_string_pretty(&plan).expect("json")
+                serde_json::to_string_pretty(&plan_doc).expect("json")
             )?;
         }
         return Ok(ExitCode::Ok);
@@ -526,8 +655,7 @@ pub(super) fn run_install(
         }
     }
 
-    let mut report =
-        serde_json::json!({"status": "installed", "profile": plan.profile.name(), "plan": plan});
+    let mut report = serde_json::json!({"status": "installed", "profile": plan.profile.name(), "plan": plan_doc});
     // Whether this run changed the machine (a fleet tool reports `changed` from it).
     let mut changed = false;
     let mut reboot_required = false;
@@ -626,20 +754,25 @@ pub(super) fn run_install(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         let log = home.join("logs").join(format!("install-{stamp}.log"));
-        let mut stderr = std::io::stderr();
-        let mut show = |line: &str| {
-            if !global.quiet {
-                let _ = writeln!(stderr, "  {line}");
-            }
+        let progress: Arc<dyn Reporter> = if global.quiet && !args.json {
+            Arc::new(crate::world::progress::Silent)
+        } else if args.json {
+            Arc::new(super::reporter::JsonLines::new(Box::new(std::io::stderr())))
+        } else if process.stdout_is_tty {
+            Arc::new(super::reporter::Bars::growing())
+        } else {
+            Arc::new(super::reporter::Lines::new(Box::new(std::io::stderr())))
         };
-        let (receipt, notes) = crate::install::python::step::execute(
+        let done = crate::install::python::step::execute(
             step,
             runner,
             tool,
             log.clone(),
             request.profile,
-            &mut show,
-        )?;
+            progress.as_ref(),
+        );
+        drop(progress);
+        let (receipt, notes) = done?;
         receipt.register(&home)?;
         crate::world::checkpoint::reach("framework-installed");
         if talk {
@@ -665,7 +798,7 @@ pub(super) fn run_install(
                 receipt.venv.display()
             )?;
         }
-        report["venv"] = serde_json::json!({"path": receipt.venv, "packages": receipt.packages, "notes": notes, "log": log});
+        report["venv"] = serde_json::json!({"path": receipt.venv, "packages": receipt.packages, "route": step.route, "notes": notes, "log": log});
         changed |= step.packages.is_some();
     }
     let cudaup = crate::install::self_copy::ensure(process, &home)?;
@@ -743,6 +876,22 @@ pub(super) fn run_install(
         )?;
     }
     Ok(code)
+}
+
+/// The framework's index settings: the flags (and their variables), and the offline bundle
+/// found at `--index-url` or `--mirror` when it holds a framework.
+fn index_settings(
+    args: &InstallArgs,
+    bundle: Option<&(String, crate::install::python::bundle::BundleManifest)>,
+) -> IndexSettings {
+    IndexSettings {
+        pypi: args.pypi_index.clone(),
+        torch: args.torch_index.clone(),
+        source: args.torch_source.unwrap_or_default(),
+        bundle: bundle
+            .filter(|(_, m)| m.framework.is_some())
+            .map(|(at, _)| at.clone()),
+    }
 }
 
 /// The shells `--shell` names, or those found here.
@@ -842,15 +991,25 @@ fn probe_venv(runner: &dyn Runner, dir: &Path) -> Option<crate::model::system::P
 }
 
 /// Adds TensorRT for the planned torch's CUDA major to the framework step.
+/// TensorRT's wheel goes with PyTorch only.
+fn tensorrt_fits(step: Option<&crate::install::python::step::FrameworkStep>) -> Result<()> {
+    match step.map(|s| &s.expect) {
+        Some(crate::install::python::step::Expect::Torch(_)) => Ok(()),
+        _ => Err(Error::Usage(
+            "--with tensorrt needs a PyTorch profile (full or pytorch)".into(),
+        )),
+    }
+}
+
 fn add_tensorrt(
     step: Option<&mut crate::install::python::step::FrameworkStep>,
     catalog: &Catalog,
     pypi: &str,
 ) -> Result<()> {
-    let needs = || Error::Usage("--with tensorrt needs a PyTorch profile (full or pytorch)".into());
-    let step = step.ok_or_else(needs)?;
+    tensorrt_fits(step.as_deref())?;
+    let Some(step) = step else { return Ok(()) };
     let crate::install::python::step::Expect::Torch(torch) = &step.expect else {
-        return Err(needs());
+        return Ok(());
     };
     let (requirement, libs_index) = catalog
         .tensorrt
@@ -859,9 +1018,8 @@ fn add_tensorrt(
     let packages = step
         .packages
         .get_or_insert_with(|| crate::install::python::Packages {
-            requirements: Vec::new(),
             index_url: pypi.to_owned(),
-            extra_index_urls: Vec::new(),
+            ..Default::default()
         });
     packages.requirements.push(requirement);
     packages.extra_index_urls.extend(libs_index);
@@ -946,11 +1104,9 @@ pub(super) fn run_mirror(
     cancel: Arc<AtomicBool>,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
+    use crate::install::python::bundle;
     let MirrorCommand::Create(args) = cmd;
-    let mut request = args.stack.request()?;
-    if !request.profile.has_toolkit() {
-        request.profile = Profile::CudaDev;
-    }
+    let request = args.stack.request()?;
     let system = match &args.system {
         Some(p) => super::plan::load_system(p)?,
         None => super::detect::detect_live(process, runner, catalog, false).system,
@@ -959,48 +1115,321 @@ pub(super) fn run_mirror(
     if plan.status == Status::Unsupported {
         return render_unsupported(&plan, out);
     }
-    let (cuda, cudnn, _) = toolkit_of(&plan, args.no_cudnn)?;
-    let cuda = catalog
-        .cuda
-        .newest_of_series(&cuda)
-        .cloned()
-        .unwrap_or(cuda);
-    let Source::Redist(base) = args.source.source()? else {
-        return Err(Error::Usage("mirror create copies NVIDIA's redistributable layout: use --source redist (the default)".into()));
-    };
     let arches = if args.arches.is_empty() {
         vec![system.os.arch.clone()]
     } else {
         args.arches.clone()
     };
-    let reporter = reporter_for(false, process.stdout_is_tty && !global.quiet, 0);
-    let fetcher = fetcher(process, args.source.allow_http, cancel, reporter)?;
     let dir = &args.dir;
+    fs_err::create_dir_all(dir)?;
+    let reporter = reporter_for(false, process.stdout_is_tty && !global.quiet, 0);
+    let fetcher = fetcher(process, args.source.allow_http, cancel.clone(), reporter)?;
+    let talk = !global.quiet;
+    let previous = bundle::read_dir(dir);
+    let mut files: Vec<bundle::BundleFile> = previous
+        .as_ref()
+        .map(|m| m.files.clone())
+        .unwrap_or_default();
+    let mut wheels_added = false;
+    let mut toolkit_part = None;
+    let mut install_hint = Vec::new();
+
+    // The toolkit: NVIDIA's layout (redist) or its wheels in the PEP 503 tree.
+    if request.profile.has_toolkit() {
+        let (cuda, cudnn, _) = toolkit_of(&plan, args.no_cudnn)?;
+        // A kept toolkit's version is its nvcc's (13.0.88), not a release: an exact release
+        // pin (`--cuda 13.0.2`) says which one to bundle, else the newest of that series.
+        let pinned = request
+            .pins
+            .cuda
+            .as_deref()
+            .and_then(Version::parse)
+            .filter(|p| catalog.cuda.release.iter().any(|r| &r.version == p));
+        let cuda = match pinned {
+            Some(p) => p,
+            None => catalog
+                .cuda
+                .newest_of_series(&cuda)
+                .cloned()
+                .unwrap_or(cuda),
+        };
+        let source = args.source.source()?;
+        match &source {
+            Source::Redist(base) => {
+                let (count, bytes, manifests) = mirror_redist(
+                    &fetcher, catalog, process, base, &cuda, &cudnn, &arches, dir,
+                )?;
+                if talk {
+                    writeln!(
+                        out,
+                        "{} {count} archive(s), {} and {manifests} manifest(s) in {}",
+                        style.good("mirrored"),
+                        indicatif::HumanBytes(bytes),
+                        dir.display()
+                    )?;
+                }
+                install_hint.push(format!("--mirror {}", dir.display()));
+            }
+            Source::Wheels(_) => {
+                let mut bytes = 0u64;
+                let mut count = 0;
+                for arch in &arches {
+                    let spec = mirror_spec(process, &cuda, &cudnn, dir, &source, arch)?;
+                    let items = install::resolve_items(&fetcher, catalog, &spec)?;
+                    for (id, item) in items.iter().enumerate() {
+                        let f = bundle::add_fetched(dir, &fetcher, id, &item.artifact)?;
+                        bytes += f.size;
+                        count += 1;
+                        files.retain(|k| k.path != f.path);
+                        files.push(f);
+                    }
+                }
+                wheels_added = true;
+                if talk {
+                    writeln!(
+                        out,
+                        "{} {count} toolkit wheel(s), {} in {}",
+                        style.good("bundled"),
+                        indicatif::HumanBytes(bytes),
+                        dir.display()
+                    )?;
+                }
+                install_hint.push(format!("--index-url {}", dir.display()));
+            }
+        }
+        toolkit_part = Some(bundle::BundleToolkit {
+            source: match source {
+                Source::Redist(_) => "redist".into(),
+                Source::Wheels(_) => "wheels".into(),
+            },
+            cuda: cuda.to_string(),
+            cudnn: cudnn.map(|c| c.to_string()),
+            arches: arches.clone(),
+        });
+    }
+
+    // The framework with every dependency, for the target's Python and platform.
+    let mut framework_part = None;
+    let mut platforms = Vec::new();
+    let want = crate::install::python::route::want(&plan, &system, catalog);
+    if let Some(want) = &want {
+        let pip = bundle::pip_here(runner, &process.path_entries()).ok_or_else(|| {
+            Error::Unsupported(
+                "mirror create downloads the framework with pip, and no python3 with pip is on PATH here: install python3-pip (or bundle the toolkit alone with --profile cuda-dev)".into(),
+            )
+        })?;
+        let glibc = match (&args.glibc, &args.system) {
+            (Some(g), _) => parse_glibc(g)?,
+            (None, None) => bundle::glibc_of(runner, &pip).unwrap_or((2, 28)),
+            (None, Some(_)) => (2, 28),
+        };
+        platforms = bundle::platform_tags(&system, glibc);
+        let settings = IndexSettings {
+            pypi: args.pypi_index.clone(),
+            torch: args.torch_index.clone(),
+            source: args.torch_source.unwrap_or_default(),
+            bundle: None,
+        };
+        for url in [&settings.pypi, &settings.torch].into_iter().flatten() {
+            if url.starts_with("http://") && !args.source.allow_http {
+                return Err(Error::Usage(format!("{url}: refusing a plain-http package index; use https, or pass --allow-http for a mirror you trust")));
+            }
+        }
+        let candidates = crate::install::python::route::candidates(want, &settings);
+        let probe = probe_fetcher(process, args.source.allow_http, cancel.clone())?;
+        let home = process.cudaup_home().ok_or_else(|| {
+            Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
+        })?;
+        let log = home.join("logs").join(format!(
+            "mirror-{}.log",
+            crate::install::python::bundle::now_secs()
+        ));
+        let progress: Arc<dyn Reporter> = if global.quiet {
+            Arc::new(crate::world::progress::Silent)
+        } else if process.stdout_is_tty {
+            Arc::new(super::reporter::Bars::growing())
+        } else {
+            Arc::new(super::reporter::Lines::new(Box::new(std::io::stderr())))
+        };
+        let job = bundle::FrameworkJob {
+            want,
+            candidates: &candidates,
+            settings: &settings,
+            target: crate::install::python::DownloadTarget {
+                python: want.python.clone(),
+                platforms: platforms.clone(),
+            },
+            pip: &pip,
+            constraints: plan
+                .constraints
+                .iter()
+                .map(|c| c.requirement.clone())
+                .collect(),
+        };
+        let done = {
+            let mut session = crate::install::python::Session::new(
+                runner,
+                crate::install::python::Tool::Pip,
+                log.clone(),
+                progress.as_ref(),
+            )?;
+            bundle::add_framework(dir, &job, &probe, &mut session)
+        };
+        drop(progress);
+        let (route, added) = done?;
+        let bytes: u64 = added.iter().map(|f| f.size).sum();
+        if talk {
+            writeln!(
+                out,
+                "{} {} ({} wheel(s) with every dependency, {}) from {} {}",
+                style.good("bundled"),
+                route.requirements.join(" "),
+                added.len(),
+                indicatif::HumanBytes(bytes),
+                route.route.label(),
+                route.base
+            )?;
+            writeln!(
+                out,
+                "  for Python {} on {} (log: {})",
+                want.python,
+                platforms.first().map(String::as_str).unwrap_or("?"),
+                log.display()
+            )?;
+        }
+        for f in added {
+            files.retain(|k| k.path != f.path);
+            files.push(f);
+        }
+        wheels_added = true;
+        framework_part = Some(bundle::BundleFramework {
+            route: route.route,
+            from: route.base.clone(),
+            requirements: route.requirements.clone(),
+            variant: want.variant.clone(),
+        });
+        if install_hint.is_empty() {
+            install_hint.push(format!("--index-url {}", dir.display()));
+        }
+    }
+    if wheels_added {
+        files = bundle::write_pages(dir, &files)?;
+    }
+    if let Some(want) = &want {
+        // The bundle must serve the plan by itself, as the install on the target will ask it.
+        let probe = probe_fetcher(process, false, cancel)?;
+        bundle::check_serves(dir, want, &probe)
+            .map_err(crate::install::python::PyEnvError::from)?;
+    }
+    let manifest = bundle::BundleManifest {
+        schema_version: 1,
+        made_by: concat!("cudaup ", env!("CARGO_PKG_VERSION")).to_owned(),
+        created: bundle::today(),
+        profile: plan.profile.name().to_owned(),
+        target: bundle::BundleTarget {
+            os: crate::install::python::route::os_name(system.os.family).to_owned(),
+            arch: system.os.arch.clone(),
+            gpus: system.nvidia_gpus().map(|g| g.name.clone()).collect(),
+            python: want.as_ref().map(|w| w.python.clone()),
+            platforms,
+        },
+        plan: plan
+            .components
+            .iter()
+            .map(|c| bundle::Planned {
+                name: c.name.clone(),
+                version: c.version.clone(),
+                variant: c.variant.clone().or_else(|| c.cuda_variant.clone()),
+            })
+            .collect(),
+        toolkit: toolkit_part,
+        framework: framework_part,
+        files,
+    };
+    bundle::write_manifest(dir, &manifest)?;
+    if talk {
+        let mut pins = format!("--profile {}", plan.profile.name());
+        if let Some(c) = &manifest.toolkit {
+            pins.push_str(&format!(" --cuda {}", c.cuda));
+        }
+        writeln!(out, "  manifest: {}", dir.join(bundle::MANIFEST).display())?;
+        writeln!(
+            out,
+            "  install from it (no network needed):  cudaup install {pins} {}",
+            install_hint.join(" ")
+        )?;
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// `2.35` → (2, 35).
+fn parse_glibc(text: &str) -> Result<(u32, u32)> {
+    let mut it = text.split('.').map(|p| p.parse::<u32>().ok());
+    match (it.next().flatten(), it.next().flatten(), it.next()) {
+        (Some(major), Some(minor), None) if major == 2 => Ok((major, minor)),
+        _ => Err(Error::Usage(format!(
+            "--glibc {text}: give the target's glibc as 2.N (e.g. 2.35 for Ubuntu 22.04)"
+        ))),
+    }
+}
+
+/// The toolkit a mirror copies, for one architecture (its prefix is the mirror: nothing is
+/// unpacked there).
+fn mirror_spec(
+    process: &Process,
+    cuda: &Version,
+    cudnn: &Option<Version>,
+    dir: &Path,
+    source: &Source,
+    arch: &str,
+) -> Result<ToolkitSpec> {
+    Ok(ToolkitSpec {
+        cuda: cuda.clone(),
+        cudnn: cudnn.clone(),
+        prefix: dir.to_owned(),
+        source: source.clone(),
+        arch: arch.to_owned(),
+        max_unpacked: max_unpacked(process)?,
+        // A bundle is not an install: nothing to register.
+        register_in: None,
+    })
+}
+
+/// NVIDIA's layout: the redistrib JSONs byte for byte and every archive, verified.
+#[allow(clippy::too_many_arguments)]
+fn mirror_redist(
+    fetcher: &Fetcher,
+    catalog: &Catalog,
+    process: &Process,
+    base: &Location,
+    cuda: &Version,
+    cudnn: &Option<Version>,
+    arches: &[String],
+    dir: &Path,
+) -> Result<(usize, u64, usize)> {
     let mut count = 0;
     let mut bytes = 0u64;
-    // The manifests, byte for byte as the source serves them.
-    let mut manifests = vec![redist::cuda_manifest(&base, &cuda.to_string())];
-    if let Some(c) = &cudnn {
-        manifests.push(redist::cudnn_manifest(&base, &c.to_string()));
+    let mut manifests = vec![redist::cuda_manifest(base, &cuda.to_string())];
+    if let Some(c) = cudnn {
+        manifests.push(redist::cudnn_manifest(base, &c.to_string()));
     }
     for m in &manifests {
         let body = fetcher.get_bytes(m, None)?;
-        let rel = relative(&base, m)?;
+        let rel = relative(base, m)?;
         write_file(&dir.join(&rel), &body)?;
     }
-    for arch in &arches {
-        let spec = ToolkitSpec {
-            cuda: cuda.clone(),
-            cudnn: cudnn.clone(),
-            prefix: dir.clone(),
-            source: Source::Redist(base.clone()),
-            arch: arch.clone(),
-            max_unpacked: max_unpacked(process)?,
-            register_in: None,
-        };
-        let items = install::resolve_items(&fetcher, catalog, &spec)?;
+    for arch in arches {
+        let spec = mirror_spec(
+            process,
+            cuda,
+            cudnn,
+            dir,
+            &Source::Redist(base.clone()),
+            arch,
+        )?;
+        let items = install::resolve_items(fetcher, catalog, &spec)?;
         for (id, item) in items.iter().enumerate() {
-            let target = dir.join(relative(&base, &item.artifact.location)?);
+            let target = dir.join(relative(base, &item.artifact.location)?);
             let fetched = fetcher
                 .fetch::<()>(id, &item.artifact, None)
                 .map_err(InstallError::Fetch)?;
@@ -1018,23 +1447,7 @@ pub(super) fn run_mirror(
             bytes += item.artifact.size.unwrap_or(0);
         }
     }
-    if !global.quiet {
-        writeln!(
-            out,
-            "{} {count} archive(s), {} and {} manifest(s) in {}",
-            style.good("mirrored"),
-            indicatif::HumanBytes(bytes),
-            manifests.len(),
-            dir.display()
-        )?;
-        writeln!(
-            out,
-            "  install from it:  cudaup install --profile cuda-dev --cuda {} --mirror {}",
-            cuda,
-            dir.display()
-        )?;
-    }
-    Ok(ExitCode::Ok)
+    Ok((count, bytes, manifests.len()))
 }
 
 /// The path of `loc` under `base`, as the mirror's relative path.

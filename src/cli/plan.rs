@@ -31,6 +31,22 @@ pub struct PlanArgs {
     /// Print the Plan document as JSON
     #[arg(long)]
     pub json: bool,
+    /// Ask the framework's routes now (a short request to each index) and show the one install
+    /// would take; without it, the order install asks them in
+    #[arg(long)]
+    pub probe: bool,
+    /// PyPI or a mirror of it, as for install
+    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_PYPI_INDEX")]
+    pub pypi_index: Option<String>,
+    /// PyTorch's index or a copy of its layout, as for install
+    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_TORCH_INDEX")]
+    pub torch_index: Option<String>,
+    /// Which index may serve PyTorch (auto, pytorch, pypi), as for install
+    #[arg(long, value_name = "SOURCE", env = "CUDAUP_TORCH_SOURCE", value_parser = super::install::torch_source_parser())]
+    pub torch_source: Option<crate::install::python::route::TorchSource>,
+    /// Accept plain-http indexes (for --probe)
+    #[arg(long)]
+    pub allow_http: bool,
 }
 
 /// What to set up: the profile, pins and driver policy (shared by plan, install and mirror).
@@ -125,8 +141,13 @@ pub(super) fn run(
     style: &Style,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
-    let stack = match &args.config {
-        Some(path) => super::settings::merge_stack(&args.stack, &super::settings::load(path)?)?,
+    let file = args
+        .config
+        .as_deref()
+        .map(super::settings::load)
+        .transpose()?;
+    let stack = match &file {
+        Some(c) => super::settings::merge_stack(&args.stack, c)?,
         None => args.stack.clone(),
     };
     let request = stack.request()?;
@@ -135,14 +156,83 @@ pub(super) fn run(
         None => super::detect::detect_live(process, runner, catalog, false).system,
     };
     let plan = crate::resolve::resolve(&system, &request, catalog);
+    let route = match crate::install::python::route::want(&plan, &system, catalog) {
+        Some(want) if plan.status == Status::Ok => {
+            let sources = file.as_ref().map(|c| &c.sources);
+            let settings = crate::install::python::route::IndexSettings {
+                pypi: args
+                    .pypi_index
+                    .clone()
+                    .or_else(|| sources.and_then(|s| s.pypi_index.clone())),
+                torch: args
+                    .torch_index
+                    .clone()
+                    .or_else(|| sources.and_then(|s| s.torch_index.clone())),
+                source: args
+                    .torch_source
+                    .or_else(|| sources.and_then(|s| s.torch_source))
+                    .unwrap_or_default(),
+                bundle: None,
+            };
+            let candidates = crate::install::python::route::candidates(&want, &settings);
+            Some(if args.probe {
+                let allow_http =
+                    args.allow_http || sources.is_some_and(|s| s.allow_http == Some(true));
+                let probe = super::install::probe_fetcher(
+                    process,
+                    allow_http,
+                    std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+                )?;
+                match crate::install::python::probe::choose(&probe, &want, &candidates, &settings) {
+                    Ok(r) => crate::install::python::route::RouteView::Chosen(r),
+                    Err(e) => crate::install::python::route::RouteView::None {
+                        error: e.to_string(),
+                        attempts: e.attempts,
+                    },
+                }
+            } else {
+                crate::install::python::route::RouteView::NotProbed {
+                    source: settings.source,
+                    variant: want.variant.clone(),
+                    candidates,
+                }
+            })
+        }
+        _ => None,
+    };
     if args.json {
+        let doc = match &route {
+            Some(r) => crate::install::python::route::describe_in_plan(&plan, r),
+            None => serde_json::to_value(&plan).expect("Plan serialises"),
+        };
         writeln!(
             out,
             "{}",
-            serde_json::to_string_pretty(&plan).expect("Plan serialises")
+            serde_json::to_string_pretty(&doc).expect("Plan serialises")
         )?;
     } else if !global.quiet || plan.status == Status::Unsupported {
-        write!(out, "{}", render(&plan, &system, style, global.verbose > 0))?;
+        let shown = match &route {
+            Some(r) => crate::install::python::route::apply(&plan, r),
+            None => plan.clone(),
+        };
+        write!(
+            out,
+            "{}",
+            render(&shown, &system, style, global.verbose > 0)
+        )?;
+        if let Some(r) = &route {
+            writeln!(out, "\n{}", style.heading("Framework route"))?;
+            for line in r.lines() {
+                writeln!(out, "  {line}")?;
+            }
+        }
+    }
+    if let Some(crate::install::python::route::RouteView::None { attempts, .. }) = &route {
+        return Ok(if attempts.iter().any(|a| a.network) {
+            ExitCode::Network
+        } else {
+            ExitCode::Unsupported
+        });
     }
     Ok(match plan.status {
         Status::Ok => ExitCode::Ok,

@@ -50,7 +50,11 @@ fn venv_problem(runner: &dyn Runner, v: &VenvReceipt) -> Option<String> {
             .find_map(|r| r.strip_prefix(&format!("{name}==")).map(str::to_owned))
     };
     if let Some(torch) = pinned("torch") {
-        let (version, variant) = torch.split_once('+').unwrap_or((&torch, "cpu"));
+        // A build from PyPI carries no tag: the receipt's route says which it had to be.
+        let planned = v.route.as_ref().and_then(|r| r.variant.clone());
+        let (version, variant) = torch
+            .split_once('+')
+            .unwrap_or((&torch, planned.as_deref().unwrap_or("cpu")));
         let cuda = variant
             .strip_prefix("cu")
             .filter(|d| d.len() >= 2)
@@ -60,6 +64,7 @@ fn venv_problem(runner: &dyn Runner, v: &VenvReceipt) -> Option<String> {
             variant: variant.to_owned(),
             cuda,
             index_url: v.packages.index_url.clone(),
+            requirement: Some(format!("torch=={torch}")),
             gpus: Vec::new(),
             gpus_here: false,
         };
@@ -212,15 +217,12 @@ pub(super) fn run(
                 let stamp = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs());
-                let mut stderr = std::io::stderr();
-                let mut show = |l: &str| {
-                    let _ = writeln!(stderr, "  {l}");
-                };
+                let progress = super::reporter::Lines::new(Box::new(std::io::stderr()));
                 let mut session = Session::new(
                     runner,
                     tool,
                     home.join("logs").join(format!("repair-{stamp}.log")),
-                    &mut show,
+                    &progress,
                 )?;
                 let venv = Venv {
                     dir: receipt.venv.clone(),

@@ -15,6 +15,8 @@ pub struct Bars {
     multi: MultiProgress,
     overall: ProgressBar,
     bars: Mutex<HashMap<usize, ProgressBar>>,
+    /// The total is not known up front (pip's downloads): each task adds its size to it.
+    grow: bool,
 }
 
 impl Bars {
@@ -32,12 +34,24 @@ impl Bars {
             multi,
             overall,
             bars: Mutex::new(HashMap::new()),
+            grow: false,
         }
+    }
+
+    /// Bars whose total grows as tasks start with their sizes (pip names each download's size
+    /// only when it starts).
+    pub fn growing() -> Self {
+        let mut bars = Self::new(0);
+        bars.grow = true;
+        bars
     }
 }
 
 impl Reporter for Bars {
     fn start(&self, id: usize, name: &str, total: Option<u64>) {
+        if self.grow {
+            self.overall.inc_length(total.unwrap_or(0));
+        }
         let bar = self
             .multi
             .insert_before(&self.overall, ProgressBar::new(total.unwrap_or(0)));

@@ -63,6 +63,7 @@ pub fn merge_install(args: &InstallArgs, c: &Config) -> Result<InstallArgs> {
     a.source.allow_http |= c.sources.allow_http.unwrap_or(false);
     a.pypi_index = a.pypi_index.or_else(|| c.sources.pypi_index.clone());
     a.torch_index = a.torch_index.or_else(|| c.sources.torch_index.clone());
+    a.torch_source = a.torch_source.or(c.sources.torch_source);
     a.prefix = a.prefix.or_else(|| c.install.prefix.clone());
     a.venv = a.venv.or_else(|| c.install.venv.clone());
     a.no_cudnn |= c.install.no_cudnn.unwrap_or(false);

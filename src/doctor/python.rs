@@ -295,7 +295,9 @@ mod tests {
                     requirements: vec!["torch==2.11.0+cu130".into()],
                     index_url: "https://download.pytorch.org/whl/cu130".into(),
                     extra_index_urls: vec![],
+                    ..Packages::default()
                 },
+                route: None,
                 installed_at: 0,
             },
         ));

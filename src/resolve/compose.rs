@@ -273,6 +273,15 @@ fn installed_framework(
     pick(p).map(|f| f.version.clone())
 }
 
+/// The CUDA of the torch installed in the chosen Python, if any.
+fn installed_cuda(system: &System, python: Option<&PythonChoice>) -> Option<String> {
+    let Some(PythonChoice::Keep { path, .. }) = python else {
+        return None;
+    };
+    let p = system.pythons.iter().find(|p| &p.path == path)?;
+    p.torch.as_ref()?.cuda.clone()
+}
+
 fn torch_components(
     system: &System,
     release: &crate::catalog::TorchRelease,
@@ -293,10 +302,21 @@ fn torch_components(
     let wanted_local = variant
         .map(|v| v.name.clone())
         .unwrap_or_else(|| "cpu".into());
+    // PyPI's build carries no tag: it is the planned one when it is the release's PyPI variant
+    // and its CUDA is that variant's.
+    let pypi_build = |v: &str| {
+        !v.contains('+')
+            && variant.is_some_and(|var| {
+                release.pypi_default.as_ref() == Some(&var.name)
+                    && installed_cuda(system, python)
+                        .and_then(|c| Version::parse(&c))
+                        .is_some_and(|c| c.prefix(2) == var.cuda.prefix(2))
+            })
+    };
     let action = match &installed {
         Some(v)
             if Version::parse(v) == Some(release.version.clone())
-                && v.ends_with(&format!("+{wanted_local}")) =>
+                && (v.ends_with(&format!("+{wanted_local}")) || pypi_build(v)) =>
         {
             Action::Keep
         }

@@ -32,6 +32,7 @@
 //! index_url = "https://mirrors.example/pypi/simple"
 //! pypi_index = "https://mirrors.example/pypi/simple"
 //! torch_index = "https://mirrors.example/pytorch/whl"
+//! torch_source = "auto"      # auto | pytorch | pypi: which index may serve PyTorch
 //! allow_http = false
 //! ```
 //!
@@ -327,6 +328,8 @@ pub struct SourcesConfig {
     pub pypi_index: Option<String>,
     /// PyTorch's wheel index or a mirror of it (`--torch-index`, `CUDAUP_TORCH_INDEX`).
     pub torch_index: Option<String>,
+    /// Which kind of index may serve PyTorch (`--torch-source`, `CUDAUP_TORCH_SOURCE`).
+    pub torch_source: Option<crate::install::python::route::TorchSource>,
     /// Accept plain-http locations (`--allow-http`); required when any of the above is http://.
     pub allow_http: Option<bool>,
 }
@@ -429,6 +432,7 @@ struct RawSources {
     index_url: Option<Spanned<String>>,
     pypi_index: Option<Spanned<String>>,
     torch_index: Option<Spanned<String>>,
+    torch_source: Option<Spanned<String>>,
     allow_http: Option<Spanned<bool>>,
 }
 
@@ -744,12 +748,29 @@ impl Config {
                 }
                 k
             });
+        let torch_source = c
+            .string("sources.torch_source", &raw.sources.torch_source)
+            .and_then(|v| {
+                let parsed = v.parse::<crate::install::python::route::TorchSource>();
+                if parsed.is_err() {
+                    let at = c.positions.0["sources.torch_source"];
+                    c.error_at(
+                        at,
+                        format!(
+                            "sources.torch_source = {}: use auto, pytorch or pypi",
+                            quote(&v)
+                        ),
+                    );
+                }
+                parsed.ok()
+            });
         let sources = SourcesConfig {
             source,
             nvidia_mirror: c.location("sources.nvidia_mirror", &raw.sources.nvidia_mirror),
             index_url: c.location("sources.index_url", &raw.sources.index_url),
             pypi_index: c.location("sources.pypi_index", &raw.sources.pypi_index),
             torch_index: c.location("sources.torch_index", &raw.sources.torch_index),
+            torch_source,
             allow_http: c.boolean("sources.allow_http", &raw.sources.allow_http),
         };
 
@@ -1032,6 +1053,16 @@ impl Config {
             "torch_index",
             s(&self.sources.torch_index),
             "\"https://download.pytorch.org/whl\"",
+        );
+        o.push_str(
+            "# Which index may serve PyTorch: auto (ask each, take the first that has the planned \
+             build), pytorch, or pypi (when the planned build is the one PyPI serves).\n",
+        );
+        line(
+            &mut o,
+            "torch_source",
+            self.sources.torch_source.map(|t| quote(t.name())),
+            "\"auto\"",
         );
         o.push_str("# Accept plain http:// locations above.\n");
         line(&mut o, "allow_http", b(self.sources.allow_http), "false");

@@ -708,7 +708,9 @@ mod tests {
                         requirements: vec![],
                         index_url: String::new(),
                         extra_index_urls: vec![],
+                        ..Packages::default()
                     },
+                    route: None,
                     installed_at: 0,
                 },
             )

@@ -30,6 +30,10 @@ pub const CUDAUP_MAX_DOWNLOAD_BYTES: &str = "CUDAUP_MAX_DOWNLOAD_BYTES";
 pub const CUDAUP_PYPI_INDEX: &str = "CUDAUP_PYPI_INDEX";
 /// The base of PyTorch's wheel index or a mirror of it. Same as `--torch-index`.
 pub const CUDAUP_TORCH_INDEX: &str = "CUDAUP_TORCH_INDEX";
+/// Which kind of index may serve PyTorch: `auto`, `pytorch` or `pypi`. Same as `--torch-source`.
+pub const CUDAUP_TORCH_SOURCE: &str = "CUDAUP_TORCH_SOURCE";
+/// Seconds the framework's routes get to answer before the next is taken (default 8).
+pub const CUDAUP_PROBE_TIMEOUT: &str = "CUDAUP_PROBE_TIMEOUT";
 /// Set to `1` to use pip even when uv is on PATH.
 pub const CUDAUP_NO_UV: &str = "CUDAUP_NO_UV";
 /// Test hook: park at this named checkpoint (see `checkpoint.rs`) until killed.

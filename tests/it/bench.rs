@@ -168,6 +168,20 @@ fn install_with_tensorrt_adds_the_wheel_for_the_stacks_cuda_major() {
         "/tests/fixtures/h200-detect.json"
     );
     let venv = home.path().join("venv").display().to_string();
+    // A dry run asks the framework's routes: local ones, so nothing reaches the network. A
+    // copy of PyTorch's layout listing the planned wheel, and an empty PyPI.
+    let routes = tempfile::tempdir().unwrap();
+    let torch_page = routes.path().join("whl/cu132/torch");
+    fs_err::create_dir_all(&torch_page).unwrap();
+    fs_err::write(
+        torch_page.join("index.html"),
+        "<a href=\"torch-2.15.0%2Bcu132-py3-none-any.whl\">torch-2.15.0+cu132-py3-none-any.whl</a>\n",
+    )
+    .unwrap();
+    fs_err::create_dir_all(routes.path().join("simple")).unwrap();
+    fs_err::write(routes.path().join("simple/index.html"), "<html></html>").unwrap();
+    let torch_index = routes.path().join("whl").display().to_string();
+    let pypi_index = routes.path().join("simple").display().to_string();
     let base = [
         "install",
         "--system",
@@ -177,6 +191,12 @@ fn install_with_tensorrt_adds_the_wheel_for_the_stacks_cuda_major() {
         "--dry-run",
         "--with",
         "tensorrt",
+        "--torch-source",
+        "pytorch",
+        "--torch-index",
+        &torch_index,
+        "--pypi-index",
+        &pypi_index,
     ];
     let mut args = base.to_vec();
     args.extend(["--profile", "pytorch"]);

@@ -195,10 +195,16 @@ fn a_cpu_only_torch_where_cuda_was_planned_is_an_error_with_the_fix() {
 
 #[test]
 fn a_failed_pip_install_removes_the_venv_it_created() {
-    // An index without torch.
+    // An index whose torch page lists the planned wheel, which is not there: the route is
+    // taken, and pip fails fetching it.
     let index = tempfile::tempdir().unwrap();
-    fs_err::create_dir_all(index.path().join("whl/cu130")).unwrap();
-    fs_err::write(index.path().join("whl/cu130/index.html"), "<html></html>").unwrap();
+    let page = index.path().join("whl/cu130/torch");
+    fs_err::create_dir_all(&page).unwrap();
+    fs_err::write(
+        page.join("index.html"),
+        "<html><body><a href=\"torch-2.14.1%2Bcu130-py3-none-any.whl#sha256=00\">torch-2.14.1+cu130-py3-none-any.whl</a></body></html>",
+    )
+    .unwrap();
     let server = Server::start(index.path().to_owned());
     let b = Box_::new();
     let torch_index = format!("{}/whl", server.url());
@@ -209,6 +215,8 @@ fn a_failed_pip_install_removes_the_venv_it_created() {
         "2.14",
         "--torch-index",
         &torch_index,
+        "--torch-source",
+        "pytorch",
     ]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(

@@ -17,6 +17,7 @@ mod manifests;
 mod manifests_constraints;
 mod plan;
 mod repair;
+mod routes;
 mod self_path;
 mod uninstall;
 mod verify;

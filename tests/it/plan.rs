@@ -1123,6 +1123,7 @@ fn plan_json_has_the_contract_shape() {
             "catalog",
             "components",
             "constraints",
+            "framework_route",
             "profile",
             "reasons",
             "status",

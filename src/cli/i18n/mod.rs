@@ -188,14 +188,14 @@ pub struct Strings {
     pub pypi_prompt: &'static str,
     /// pypi.org itself.
     pub pypi_default: &'static str,
-    /// The TUNA mirror.
-    pub pypi_tuna: &'static str,
-    /// The Aliyun mirror.
-    pub pypi_aliyun: &'static str,
+    /// A known mirror in a list (who runs it, its URL).
+    pub mirror_item: fn(&crate::install::python::route::KnownMirror) -> String,
     /// PyTorch's index.
     pub torch_prompt: &'static str,
     /// download.pytorch.org itself.
     pub torch_default: &'static str,
+    /// PyTorch from PyPI (or the PyPI mirror chosen) only.
+    pub torch_pypi_only: &'static str,
     /// Another index or mirror, typed in.
     pub other_location: &'static str,
     /// The URL or folder of that other one.

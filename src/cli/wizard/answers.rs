@@ -51,6 +51,8 @@ pub struct Answers {
     pub pypi_index: Option<String>,
     /// PyTorch's index or a mirror.
     pub torch_index: Option<String>,
+    /// Which index may serve PyTorch.
+    pub torch_source: crate::install::python::route::TorchSource,
     /// Accept plain-http sources.
     pub allow_http: bool,
 }
@@ -82,6 +84,7 @@ impl Answers {
             index_url: None,
             pypi_index: None,
             torch_index: None,
+            torch_source: Default::default(),
             allow_http: false,
         }
     }
@@ -106,6 +109,9 @@ impl Answers {
         }
         if let Some(m) = env("CUDAUP_TORCH_INDEX") {
             a.torch_index = Some(m);
+        }
+        if let Some(t) = env(crate::world::vars::CUDAUP_TORCH_SOURCE).and_then(|t| t.parse().ok()) {
+            a.torch_source = t;
         }
         a
     }
@@ -170,6 +176,7 @@ impl Answers {
             }
         }
         self.allow_http = s.allow_http.unwrap_or(self.allow_http);
+        self.torch_source = s.torch_source.unwrap_or(self.torch_source);
     }
 
     /// Drops the answers the profile has no use for (a PyTorch pin for cuda-dev, a prefix for
@@ -183,6 +190,7 @@ impl Answers {
         if !p.has_torch() {
             self.torch = None;
             self.torch_index = None;
+            self.torch_source = Default::default();
         }
         if p != Profile::Tensorflow {
             self.tensorflow = None;
@@ -231,6 +239,7 @@ impl Answers {
             venv: self.venv.clone(),
             pypi_index: self.pypi_index.clone(),
             torch_index: self.torch_index.clone(),
+            torch_source: Some(self.torch_source),
             no_cudnn: self.no_cudnn,
             no_modify_path: !self.modify_path || self.shells.is_empty(),
             shells: self.shells.iter().map(|s| s.name().to_owned()).collect(),
@@ -286,6 +295,7 @@ impl Answers {
         c.sources.index_url = a.index_url;
         c.sources.pypi_index = a.pypi_index;
         c.sources.torch_index = a.torch_index;
+        c.sources.torch_source = (a.torch_source != Default::default()).then_some(a.torch_source);
         c.sources.allow_http = Some(a.allow_http);
         c
     }

@@ -12,7 +12,8 @@ use crate::shell::Shell;
 use crate::world::prompt::Prompter;
 
 use super::show::tilde;
-use super::{Answers, Ctx, Preview, Stop, PYPI_ALIYUN, PYPI_TUNA};
+use super::{Answers, Ctx, Preview, Stop};
+use crate::install::python::route::{KnownMirror, RouteKind, TorchSource, KNOWN_MIRRORS};
 
 /// Customise: pins, folders, sources, shells, verify.
 pub(super) fn customise(
@@ -113,17 +114,7 @@ pub(super) fn customise(
         a.venv = (chosen != default).then_some(chosen);
         a.pypi_index = ask_index(ctx, p, s.pypi_prompt, a.pypi_index.as_deref())?;
         if a.profile.has_torch() {
-            let items = vec![s.torch_default.to_owned(), s.other_location.to_owned()];
-            out.flush()?;
-            a.torch_index =
-                match p.select(s.torch_prompt, &items, a.torch_index.is_some() as usize)? {
-                    0 => None,
-                    _ => Some(p.input(
-                        s.location_prompt,
-                        a.torch_index.as_deref().unwrap_or(""),
-                        &|t| location_ok(s, t),
-                    )?),
-                };
+            ask_torch_index(ctx, p, out, a)?;
         }
     }
 
@@ -189,7 +180,16 @@ pub(super) fn customise(
     Ok(())
 }
 
-/// PyPI, one of the well-known mirrors, or a URL/folder typed in.
+/// The known mirrors of one kind, as the wizard lists them.
+fn mirrors(kind: RouteKind) -> Vec<&'static KnownMirror> {
+    KNOWN_MIRRORS.iter().filter(|m| m.kind == kind).collect()
+}
+
+fn mirror_label(ctx: &Ctx<'_>, m: &KnownMirror) -> String {
+    (ctx.s.mirror_item)(m)
+}
+
+/// PyPI, one of the known mirrors (README: Mirrors), or a URL/folder typed in.
 fn ask_index(
     ctx: &Ctx<'_>,
     p: &mut dyn Prompter,
@@ -197,25 +197,24 @@ fn ask_index(
     current: Option<&str>,
 ) -> std::result::Result<Option<String>, Stop> {
     let s = ctx.s;
-    let items = vec![
-        s.pypi_default.to_owned(),
-        s.pypi_tuna.to_owned(),
-        s.pypi_aliyun.to_owned(),
-        s.other_location.to_owned(),
-    ];
+    let known = mirrors(RouteKind::Pypi);
+    let mut items = vec![s.pypi_default.to_owned()];
+    items.extend(known.iter().map(|m| mirror_label(ctx, m)));
+    items.push(s.other_location.to_owned());
+    let other = items.len() - 1;
     let norm = |u: &str| u.trim_end_matches('/').to_owned();
     let default = match current.map(norm) {
         None => 0,
-        Some(u) if u == PYPI_TUNA => 1,
-        Some(u) if u == PYPI_ALIYUN => 2,
-        Some(_) => 3,
+        Some(u) => known
+            .iter()
+            .position(|m| m.url == u)
+            .map_or(other, |i| i + 1),
     };
     Ok(match p.select(prompt, &items, default)? {
         0 => None,
-        1 => Some(PYPI_TUNA.to_owned()),
-        2 => Some(PYPI_ALIYUN.to_owned()),
+        i if i < other => Some(known[i - 1].url.to_owned()),
         _ => {
-            let start = if default == 3 {
+            let start = if default == other {
                 current.unwrap_or("")
             } else {
                 ""
@@ -223,6 +222,56 @@ fn ask_index(
             Some(p.input(s.location_prompt, start, &|t| location_ok(s, t))?)
         }
     })
+}
+
+/// PyTorch's index, a known copy of it, PyPI only, or a URL/folder typed in.
+fn ask_torch_index(
+    ctx: &Ctx<'_>,
+    p: &mut dyn Prompter,
+    out: &mut dyn Write,
+    a: &mut Answers,
+) -> std::result::Result<(), Stop> {
+    let s = ctx.s;
+    let known = mirrors(RouteKind::Pytorch);
+    let mut items = vec![s.torch_default.to_owned()];
+    items.extend(known.iter().map(|m| mirror_label(ctx, m)));
+    let pypi_only = items.len();
+    items.push(s.torch_pypi_only.to_owned());
+    items.push(s.other_location.to_owned());
+    let other = items.len() - 1;
+    let current = match (&a.torch_index, a.torch_source) {
+        (None, TorchSource::Pypi) => pypi_only,
+        (None, _) => 0,
+        (Some(u), _) => known
+            .iter()
+            .position(|m| m.url == u.trim_end_matches('/'))
+            .map_or(other, |i| i + 1),
+    };
+    out.flush()?;
+    match p.select(s.torch_prompt, &items, current)? {
+        0 => {
+            a.torch_index = None;
+            a.torch_source = TorchSource::Auto;
+        }
+        i if i == pypi_only => {
+            a.torch_index = None;
+            a.torch_source = TorchSource::Pypi;
+        }
+        i if i < pypi_only => {
+            a.torch_index = Some(known[i - 1].url.to_owned());
+            a.torch_source = TorchSource::Auto;
+        }
+        _ => {
+            let start = if current == other {
+                a.torch_index.clone().unwrap_or_default()
+            } else {
+                String::new()
+            };
+            a.torch_index = Some(p.input(s.location_prompt, &start, &|t| location_ok(s, t))?);
+            a.torch_source = TorchSource::Auto;
+        }
+    }
+    Ok(())
 }
 
 fn location_ok(s: &Strings, text: &str) -> std::result::Result<(), String> {

@@ -42,14 +42,6 @@ pub use show::render_changes;
 use ask::customise;
 use show::summary;
 
-/// Tsinghua University's PyPI mirror, as its help page gives it
-/// (<https://mirrors.tuna.tsinghua.edu.cn/help/pypi/>:
-/// `pip install -i https://pypi.tuna.tsinghua.edu.cn/simple some-package`).
-pub const PYPI_TUNA: &str = "https://pypi.tuna.tsinghua.edu.cn/simple";
-/// Alibaba Cloud's PyPI mirror, as its help page gives it
-/// (<https://developer.aliyun.com/mirror/pypi>: `index-url = https://mirrors.aliyun.com/pypi/simple/`).
-pub const PYPI_ALIYUN: &str = "https://mirrors.aliyun.com/pypi/simple";
-
 /// The profiles, in the order the wizard offers them (and [`Strings::profile_lines`] explains).
 const PROFILES: [Profile; 5] = [
     Profile::Full,

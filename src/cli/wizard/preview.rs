@@ -115,17 +115,20 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
         || kept_elsewhere
         || preview.cudaup.as_ref().is_ok_and(|c| c.in_home());
     if !matches!(a.profile, Profile::CudaDev) {
-        let indexes = crate::install::python::step::Indexes {
-            pypi: a
-                .pypi_index
-                .clone()
-                .unwrap_or_else(|| crate::install::sources::pypi::PYPI_SIMPLE.to_owned()),
-            torch: a
-                .torch_index
-                .clone()
-                .unwrap_or_else(|| crate::install::python::step::TORCH_INDEX.to_owned()),
+        let indexes = crate::install::python::route::IndexSettings {
+            pypi: a.pypi_index.clone(),
+            torch: a.torch_index.clone(),
+            source: a.torch_source,
+            bundle: None,
         };
-        match crate::install::python::step::step(plan, &preview.system, venv_dir, &indexes, false) {
+        match crate::install::python::step::step(
+            plan,
+            &preview.system,
+            ctx.catalog,
+            venv_dir,
+            &indexes,
+            false,
+        ) {
             Ok(Some(step)) => {
                 let exists = step.venv.exists();
                 preview.venv = Some((step.venv.dir, exists));

@@ -291,7 +291,7 @@ fn mirrors_from_the_list_and_plain_http_needs_a_yes() {
             Answer::Default,   // Python
             Answer::Default,   // venv
             Answer::Select(1), // PyPI: TUNA
-            Answer::Select(1), // PyTorch index: another one
+            Answer::Select(4), // PyTorch index: another one
             Answer::Input("ftp://mirror.lan/whl".into()),
             Answer::Input("http://mirror.lan/whl".into()),
             Answer::Default,        // sh/bash/zsh shells (cudaup itself goes on PATH)
@@ -302,7 +302,10 @@ fn mirrors_from_the_list_and_plain_http_needs_a_yes() {
     };
     let (r, p, out) = drive_with(&ctx, script(true));
     let (a, _) = go(r.unwrap());
-    assert_eq!(a.pypi_index.as_deref(), Some(PYPI_TUNA));
+    assert_eq!(
+        a.pypi_index.as_deref(),
+        Some("https://pypi.tuna.tsinghua.edu.cn/simple")
+    );
     assert_eq!(a.torch_index.as_deref(), Some("http://mirror.lan/whl"));
     assert!(a.allow_http);
     assert!(p.was_asked("refused \"ftp://mirror.lan/whl\""));
@@ -317,7 +320,10 @@ fn mirrors_from_the_list_and_plain_http_needs_a_yes() {
     let (r, _, out) = drive_with(&ctx, script(false));
     let (a, _) = go(r.unwrap());
     assert_eq!(a.torch_index, None);
-    assert_eq!(a.pypi_index.as_deref(), Some(PYPI_TUNA));
+    assert_eq!(
+        a.pypi_index.as_deref(),
+        Some("https://pypi.tuna.tsinghua.edu.cn/simple")
+    );
     assert!(!a.allow_http);
     assert!(out.contains("Plain-http sources left out"));
 }

@@ -52,6 +52,9 @@ pub struct TorchExpectation {
     pub cuda: Option<Version>,
     /// The index the planned wheel comes from (for the fix).
     pub index_url: String,
+    /// The requirement it was installed by (`torch==2.15.0` from PyPI, which carries no tag);
+    /// `None`: `torch==<version>+<variant>`.
+    pub requirement: Option<String>,
     /// Compute capabilities of the GPUs it must serve.
     pub gpus: Vec<(String, Version)>,
     /// Whether this machine has those GPUs (a plan made for another machine does not check
@@ -66,9 +69,13 @@ pub fn judge_torch(
     want: &TorchExpectation,
     venv_python: &str,
 ) -> Result<Vec<String>, String> {
+    let requirement = want
+        .requirement
+        .clone()
+        .unwrap_or_else(|| format!("torch=={}+{}", want.version, want.variant));
     let fix = format!(
-        "fix: {venv_python} -m pip install --force-reinstall torch=={}+{} --index-url {}",
-        want.version, want.variant, want.index_url
+        "fix: {venv_python} -m pip install --force-reinstall {requirement} --index-url {}",
+        want.index_url
     );
     if let Some(e) = &report.error {
         return Err(format!("`import torch` failed in the venv: {e}; {fix}"));
@@ -258,6 +265,7 @@ mod tests {
             variant: "cu130".into(),
             cuda: Version::parse("13.0"),
             index_url: "https://download.pytorch.org/whl/cu130".into(),
+            requirement: None,
             gpus: vec![("NVIDIA H200".into(), Version::parse("9.0").unwrap())],
             gpus_here: true,
         }

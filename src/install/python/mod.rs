@@ -2,8 +2,14 @@
 //! `uv venv` when uv is on PATH), install the planned wheels with pip (or uv) from the plan's
 //! index and the configured mirrors, keep the installer's log, and check the result.
 
+pub mod bundle;
 pub mod check;
+pub mod mirrors;
+pub mod probe;
+pub mod progress;
+pub mod route;
 pub mod step;
+pub mod view;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -11,7 +17,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::world::progress::Reporter;
 use crate::world::runner::Runner;
+
+use progress::PipLines;
 
 /// Why the Python step failed.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +47,9 @@ pub enum PyEnvError {
         /// The log file.
         log: String,
     },
+    /// No index, mirror or bundle can serve the planned framework (nothing was changed).
+    #[error(transparent)]
+    NoRoute(#[from] route::NoRoute),
     /// The installed framework is not what was planned.
     #[error("{0}")]
     Check(String),
@@ -84,36 +96,117 @@ impl Venv {
     }
 }
 
-/// What to pip-install.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What to pip-install, and from where.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Packages {
     /// Requirements (`torch==2.14.1+cu130`).
     pub requirements: Vec<String>,
-    /// The first index.
+    /// The first index (empty with `no_index`).
     pub index_url: String,
     /// More indexes.
     pub extra_index_urls: Vec<String>,
+    /// Pages or folders listing wheels (`--find-links`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub find_links: Vec<String>,
+    /// Use no index at all, only `find_links` (a folder of wheels).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_index: bool,
+    /// Ignore pip's and uv's own configuration (an offline bundle: a config file's extra
+    /// index would send them to the network).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub isolated: bool,
+}
+
+impl Packages {
+    /// The index flags for `tool`. uv prefers `--extra-index-url` over `--index-url` and stops
+    /// at the first index that has a package, so the route's own index goes there for uv: a
+    /// tagged `torch==…+cu132` is then found on PyTorch's index, not missed on PyPI.
+    fn index_args(&self, tool: &Tool) -> Vec<String> {
+        let mut args = Vec::new();
+        let (first, extra): (Option<&String>, Vec<&String>) = match tool {
+            Tool::Uv(_) if !self.extra_index_urls.is_empty() && !self.index_url.is_empty() => (
+                self.extra_index_urls.first(),
+                std::iter::once(&self.index_url)
+                    .chain(self.extra_index_urls.iter().skip(1))
+                    .collect(),
+            ),
+            _ => (
+                Some(&self.index_url).filter(|u| !u.is_empty()),
+                self.extra_index_urls.iter().collect(),
+            ),
+        };
+        if self.no_index {
+            args.push("--no-index".to_owned());
+        } else if let Some(first) = first {
+            args.extend(["--index-url".to_owned(), first.clone()]);
+        }
+        if !self.no_index {
+            for e in extra {
+                args.extend(["--extra-index-url".to_owned(), e.clone()]);
+            }
+        }
+        for f in &self.find_links {
+            args.extend(["--find-links".to_owned(), f.clone()]);
+        }
+        // Plain-http mirrors (allowed with --allow-http) must be named to pip and uv as well.
+        let all = std::iter::once(&self.index_url)
+            .chain(&self.extra_index_urls)
+            .chain(&self.find_links);
+        for url in all {
+            if let Some(host) = url
+                .strip_prefix("http://")
+                .and_then(|r| r.split('/').next())
+            {
+                args.push(match tool {
+                    Tool::Uv(_) => "--allow-insecure-host".into(),
+                    Tool::Pip => "--trusted-host".into(),
+                });
+                args.push(host.split(':').next().unwrap_or(host).to_owned());
+            }
+        }
+        args
+    }
+
+    /// Where the packages come from, in words (`https://pypi.org/simple`, `--find-links DIR`).
+    pub fn origin(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.no_index && !self.index_url.is_empty() {
+            parts.push(self.index_url.clone());
+        }
+        parts.extend(self.find_links.iter().map(|f| format!("--find-links {f}")));
+        parts.join(" ")
+    }
+}
+
+/// The machine a download is for (`pip download --python-version … --platform …`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DownloadTarget {
+    /// major.minor of CPython.
+    pub python: String,
+    /// Platform tags, most specific first (`manylinux_2_28_x86_64`, …, `linux_x86_64`).
+    pub platforms: Vec<String>,
 }
 
 const LONG: Duration = Duration::from_secs(3 * 3600);
 
-/// One run of the Python tools: the runner, the tool, the log file and where interesting lines
-/// go.
+/// One run of the Python tools: the runner, the tool, the log file and the progress display.
 pub struct Session<'a> {
     runner: &'a dyn Runner,
     tool: Tool,
     log: fs_err::File,
     log_path: PathBuf,
-    show: &'a mut dyn FnMut(&str),
+    reporter: &'a dyn Reporter,
+    next_id: usize,
 }
 
 impl<'a> Session<'a> {
-    /// A session logging to `log_path` (created, with its directory).
+    /// A session logging to `log_path` (created, with its directory) and reporting progress to
+    /// `reporter`.
     pub fn new(
         runner: &'a dyn Runner,
         tool: Tool,
         log_path: PathBuf,
-        show: &'a mut dyn FnMut(&str),
+        reporter: &'a dyn Reporter,
     ) -> std::io::Result<Self> {
         if let Some(dir) = log_path.parent() {
             fs_err::create_dir_all(dir)?;
@@ -124,7 +217,8 @@ impl<'a> Session<'a> {
             tool,
             log,
             log_path,
-            show,
+            reporter,
+            next_id: 0,
         })
     }
 
@@ -133,7 +227,7 @@ impl<'a> Session<'a> {
         &self.log_path
     }
 
-    /// Runs a step, logging every line and showing the interesting ones.
+    /// Runs a step: every line to the log, progress to the reporter, the tail in the error.
     fn step(
         &mut self,
         what: &str,
@@ -141,9 +235,8 @@ impl<'a> Session<'a> {
         args: &[&str],
     ) -> Result<crate::world::runner::Output, PyEnvError> {
         writeln!(self.log, "$ {} {}", program.display(), args.join(" "))?;
-        let mut lines: Vec<String> = Vec::new();
         let log = &mut self.log;
-        let show = &mut self.show;
+        let mut lines = PipLines::new(self.reporter, self.next_id);
         let out = self
             .runner
             .run_streaming(
@@ -156,39 +249,18 @@ impl<'a> Session<'a> {
                 LONG,
                 &mut |line| {
                     let _ = writeln!(log, "{line}");
-                    let l = line.trim_start();
-                    if [
-                        "Collecting",
-                        "Downloading",
-                        "Installing",
-                        "Successfully",
-                        "Resolved",
-                        "Prepared",
-                        "Installed",
-                        "+",
-                    ]
-                    .iter()
-                    .any(|p| l.starts_with(p))
-                    {
-                        show(l);
-                    }
-                    lines.push(line.to_owned());
+                    lines.line(line);
                 },
             )
             .map_err(|e| PyEnvError::Run(e.to_string()))?;
+        lines.finish(out.success());
+        self.next_id = lines.next_id();
+        let _ = writeln!(self.log, "# exit {:?}", out.status);
         if !out.success() {
-            let tail = lines
-                .iter()
-                .rev()
-                .take(15)
-                .rev()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join("\n");
             return Err(PyEnvError::Failed {
                 what: what.to_owned(),
                 code: out.status.unwrap_or(-1),
-                tail,
+                tail: lines.tail(),
                 log: self.log_path.display().to_string(),
             });
         }
@@ -264,6 +336,44 @@ impl<'a> Session<'a> {
         self.install_with(venv, packages, true, &[])
     }
 
+    /// pip's progress flag: `raw` counters from pip 24.1 (pypa/pip#12586), else none.
+    fn progress_flag(&self, python: &Path) -> &'static str {
+        let version = self
+            .runner
+            .run(python, &["-m", "pip", "--version"], Duration::from_secs(60))
+            .ok()
+            .filter(|o| o.success())
+            .and_then(|o| {
+                o.stdout
+                    .split_whitespace()
+                    .nth(1)
+                    .and_then(crate::model::version::Version::parse)
+            });
+        match version {
+            Some(v) if v >= crate::model::version::Version::parse("24.1").expect("a version") => {
+                "raw"
+            }
+            _ => "off",
+        }
+    }
+
+    /// The plan's constraints (`nvidia-cudnn-cu12<9.11`) as a file beside the log, and the
+    /// `-c FILE` arguments that pass it.
+    fn constraints_args(&mut self, constraints: &[String]) -> Result<Vec<String>, PyEnvError> {
+        if constraints.is_empty() {
+            return Ok(Vec::new());
+        }
+        let file = self.log_path.with_extension("constraints.txt");
+        fs_err::write(&file, constraints.join("\n") + "\n")?;
+        writeln!(
+            self.log,
+            "# constraints ({}): {}",
+            file.display(),
+            constraints.join(", ")
+        )?;
+        Ok(vec!["-c".into(), file.display().to_string()])
+    }
+
     fn install_with(
         &mut self,
         venv: &Venv,
@@ -277,10 +387,17 @@ impl<'a> Session<'a> {
         let program: PathBuf = match &self.tool {
             Tool::Uv(uv) => {
                 args.extend(["pip", "install", "--python", &python_arg].map(str::to_owned));
+                if packages.isolated {
+                    args.push("--no-config".into());
+                }
                 uv.clone()
             }
             Tool::Pip => {
-                args.extend(["-m", "pip", "install", "--progress-bar", "off"].map(str::to_owned));
+                args.extend(["-m", "pip", "install", "--progress-bar"].map(str::to_owned));
+                args.push(self.progress_flag(&python).to_owned());
+                if packages.isolated {
+                    args.push("--isolated".into());
+                }
                 python.clone()
             }
         };
@@ -288,40 +405,59 @@ impl<'a> Session<'a> {
             args.push("--force-reinstall".into());
             args.push("--no-deps".into());
         }
-        args.push("--index-url".into());
-        args.push(packages.index_url.clone());
-        for extra in &packages.extra_index_urls {
-            args.push("--extra-index-url".into());
-            args.push(extra.clone());
-        }
-        // Plain-http mirrors (allowed with --allow-http) must be named to pip and uv as well.
-        for url in std::iter::once(&packages.index_url).chain(&packages.extra_index_urls) {
-            if let Some(host) = url
-                .strip_prefix("http://")
-                .and_then(|r| r.split('/').next())
-            {
-                args.push(match self.tool {
-                    Tool::Uv(_) => "--allow-insecure-host".into(),
-                    Tool::Pip => "--trusted-host".into(),
-                });
-                args.push(host.split(':').next().unwrap_or(host).to_owned());
-            }
-        }
-        if !constraints.is_empty() {
-            let file = self.log_path.with_extension("constraints.txt");
-            fs_err::write(&file, constraints.join("\n") + "\n")?;
-            writeln!(
-                self.log,
-                "# constraints ({}): {}",
-                file.display(),
-                constraints.join(", ")
-            )?;
-            args.push("-c".into());
-            args.push(file.display().to_string());
-        }
+        args.extend(packages.index_args(&self.tool));
+        args.extend(self.constraints_args(constraints)?);
         args.extend(packages.requirements.iter().cloned());
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         self.step("installing the framework", &program, &refs)?;
+        Ok(())
+    }
+
+    /// Downloads `packages` and all their dependencies as wheels for `target` into `dest`, with
+    /// `python`'s pip (`pip download --only-binary=:all:`; uv has no download command), within
+    /// the plan's `constraints`.
+    pub fn download(
+        &mut self,
+        python: &Path,
+        packages: &Packages,
+        constraints: &[String],
+        target: &DownloadTarget,
+        dest: &Path,
+    ) -> Result<(), PyEnvError> {
+        let mut args: Vec<String> = ["-m", "pip", "download", "--progress-bar"]
+            .map(str::to_owned)
+            .to_vec();
+        args.push(self.progress_flag(python).to_owned());
+        if packages.isolated {
+            args.push("--isolated".into());
+        }
+        let cp = format!("cp{}", target.python.replace('.', ""));
+        args.extend(
+            [
+                "--only-binary=:all:",
+                "--implementation",
+                "cp",
+                "--python-version",
+                &target.python,
+                "--abi",
+                &cp,
+                "--abi",
+                "abi3",
+                "--abi",
+                "none",
+            ]
+            .map(str::to_owned),
+        );
+        for p in &target.platforms {
+            args.extend(["--platform".to_owned(), p.clone()]);
+        }
+        args.extend(["-d".to_owned(), dest.display().to_string()]);
+        // pip's tags for another machine are the ones given: the generic Tool::Pip flags apply.
+        args.extend(packages.index_args(&Tool::Pip));
+        args.extend(self.constraints_args(constraints)?);
+        args.extend(packages.requirements.iter().cloned());
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.step("downloading the framework", python, &refs)?;
         Ok(())
     }
 }
@@ -366,8 +502,22 @@ pub struct VenvReceipt {
     pub profile: String,
     /// What was installed, and from where.
     pub packages: Packages,
+    /// The route it came from, and the build it had to be (a PyPI build carries no tag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<RouteRecord>,
     /// Seconds since the Unix epoch.
     pub installed_at: u64,
+}
+
+/// The route of an install, as the receipt keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteRecord {
+    /// `pytorch`, `pypi` or `bundle`.
+    pub route: route::RouteKind,
+    /// The base it came from.
+    pub base: String,
+    /// The planned build (`cu132`, `cpu`); `None` for TensorFlow.
+    pub variant: Option<String>,
 }
 
 impl VenvReceipt {
@@ -379,5 +529,54 @@ impl VenvReceipt {
             &self.venv,
             self,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_flags_for_pip_and_uv() {
+        let p = Packages {
+            requirements: vec!["torch==2.15.0+cu132".into()],
+            index_url: "https://download.pytorch.org/whl/cu132".into(),
+            extra_index_urls: vec!["http://10.0.0.2:8080/simple".into()],
+            ..Packages::default()
+        };
+        assert_eq!(
+            p.index_args(&Tool::Pip),
+            [
+                "--index-url",
+                "https://download.pytorch.org/whl/cu132",
+                "--extra-index-url",
+                "http://10.0.0.2:8080/simple",
+                "--trusted-host",
+                "10.0.0.2"
+            ]
+        );
+        // uv takes --extra-index-url first and stops at the first index with the package: the
+        // route's own index goes there.
+        assert_eq!(
+            p.index_args(&Tool::Uv("uv".into())),
+            [
+                "--index-url",
+                "http://10.0.0.2:8080/simple",
+                "--extra-index-url",
+                "https://download.pytorch.org/whl/cu132",
+                "--allow-insecure-host",
+                "10.0.0.2"
+            ]
+        );
+        let flat = Packages {
+            find_links: vec!["/srv/wheels".into()],
+            no_index: true,
+            ..Packages::default()
+        };
+        assert_eq!(
+            flat.index_args(&Tool::Pip),
+            ["--no-index", "--find-links", "/srv/wheels"]
+        );
+        assert_eq!(flat.origin(), "--find-links /srv/wheels");
     }
 }

@@ -4,17 +4,20 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::catalog::Catalog;
 use crate::error::{Error, Result};
+use crate::fetch::Fetcher;
 use crate::install::python::check::{self, TfReport, TorchExpectation, TorchReport};
-use crate::install::python::{Packages, PyEnvError, Session, Tool, Venv, VenvReceipt};
+use crate::install::python::route::{self, Candidate, IndexSettings, Layout, Route, Want};
+use crate::install::python::{Packages, PyEnvError, RouteRecord, Session, Tool, Venv, VenvReceipt};
 use crate::model::plan::{Action, Plan};
 use crate::model::request::Profile;
-use crate::model::system::{OsFamily, System};
+use crate::model::system::System;
 use crate::model::version::Version;
+use crate::world::progress::Reporter;
 use crate::world::runner::Runner;
 
-/// PyTorch's wheel index; a mirror replaces this base (`--torch-index`).
-pub const TORCH_INDEX: &str = "https://download.pytorch.org/whl";
+pub use crate::install::python::route::TORCH_INDEX;
 
 /// What the framework step will check afterwards.
 #[derive(Debug, Clone)]
@@ -35,28 +38,32 @@ pub struct FrameworkStep {
     /// Its version.
     pub python_version: String,
     /// What to install; `None` when the plan keeps what the venv has (then only the check runs).
+    /// Until [`FrameworkStep::choose_route`] has run, the first route's guess.
     pub packages: Option<Packages>,
     /// What the check expects.
     pub expect: Expect,
+    /// What must be installed, for the routes to be asked.
+    pub want: Option<Want>,
+    /// The routes, in the order they are asked.
+    pub candidates: Vec<Candidate>,
+    /// The index settings they came from.
+    pub settings: IndexSettings,
+    /// The route taken, once asked.
+    pub route: Option<Route>,
     /// The plan's constraints: passed to pip/uv as `-c`, and checked after the install.
     pub constraints: Vec<String>,
 }
 
-/// Index settings for the framework step.
-#[derive(Debug, Clone)]
-pub struct Indexes {
-    /// The PyPI index (or mirror).
-    pub pypi: String,
-    /// The base of PyTorch's index (or a mirror of it).
-    pub torch: String,
-}
+/// Index settings for the framework step (kept under its old name).
+pub type Indexes = IndexSettings;
 
 /// Builds the step from the plan. `venv` is `--venv` or the default under the home.
 pub fn step(
     plan: &Plan,
     system: &System,
+    catalog: &Catalog,
     venv: PathBuf,
-    indexes: &Indexes,
+    indexes: &IndexSettings,
     gpus_here: bool,
 ) -> Result<Option<FrameworkStep>> {
     if !matches!(
@@ -85,20 +92,17 @@ pub fn step(
         .parent()
         .and_then(Path::parent)
         .is_some_and(|root| std::path::absolute(root).ok() == std::path::absolute(&venv.dir).ok());
-    let (packages, expect) = match plan.profile {
+    let want = route::want(plan, system, catalog)
+        .ok_or_else(|| Error::Usage("the plan has no framework to install".into()))?;
+    let candidates = route::candidates(&want, indexes);
+    let (keep, expect) = match plan.profile {
         Profile::Tensorflow => {
             let tf = plan
                 .component("tensorflow")
                 .ok_or_else(|| Error::Usage("the plan has no TensorFlow".into()))?;
             let v = tf.version.clone().unwrap_or_default();
-            let packages = Packages {
-                requirements: vec![format!("tensorflow[and-cuda]=={v}")],
-                index_url: indexes.pypi.clone(),
-                extra_index_urls: Vec::new(),
-            };
-            let keep = tf.action == Action::Keep && same_venv;
             (
-                (!keep).then_some(packages),
+                tf.action == Action::Keep && same_venv,
                 Expect::Tensorflow(
                     Version::parse(&v).ok_or_else(|| Error::Usage(format!("bad version {v}")))?,
                 ),
@@ -108,35 +112,8 @@ pub fn step(
             let torch = plan
                 .component("torch")
                 .ok_or_else(|| Error::Usage("the plan has no torch".into()))?;
-            let variant = torch.variant.clone().unwrap_or_else(|| "cpu".into());
-            let macos = system.os.family == OsFamily::Macos;
-            let index = if macos {
-                indexes.pypi.clone()
-            } else {
-                format!("{}/{variant}", indexes.torch.trim_end_matches('/'))
-            };
-            let requirements: Vec<String> = plan
-                .components
-                .iter()
-                .filter(|c| matches!(c.name.as_str(), "torch" | "torchvision" | "torchaudio"))
-                .map(|c| {
-                    let v = c.version.clone().unwrap_or_default();
-                    // PyTorch's index tags each build (`2.14.1+cu130`); pinning the tag keeps pip
-                    // from taking PyPI's build of the same version instead. A companion the plan
-                    // takes from PyPI (no variant) is pinned untagged.
-                    if macos || c.variant.is_none() {
-                        format!("{}=={v}", c.name)
-                    } else {
-                        format!("{}=={v}+{variant}", c.name)
-                    }
-                })
-                .collect();
-            let cuda = variant
-                .strip_prefix("cu")
-                .filter(|d| d.len() >= 2)
-                .and_then(|d| {
-                    Version::parse(&format!("{}.{}", &d[..d.len() - 1], &d[d.len() - 1..]))
-                });
+            let variant = want.variant.clone().unwrap_or_else(|| "cpu".into());
+            let cuda = variant_cuda(&variant);
             let gpus = system
                 .nvidia_gpus()
                 .filter_map(|g| {
@@ -146,40 +123,131 @@ pub fn step(
                     ))
                 })
                 .collect();
+            let first = candidates.iter().find(|c| c.refused.is_none());
             let expect = TorchExpectation {
                 version: Version::parse(torch.version.as_deref().unwrap_or_default())
                     .ok_or_else(|| Error::Usage("the plan has no torch version".into()))?,
                 variant,
                 cuda,
-                index_url: index.clone(),
+                index_url: first.map(|c| c.base.clone()).unwrap_or_default(),
+                requirement: want.requirements(true).into_iter().next(),
                 gpus,
                 gpus_here,
             };
-            let keep = torch.action == Action::Keep && same_venv;
-            let packages = Packages {
-                requirements,
-                index_url: index,
-                extra_index_urls: if macos {
-                    Vec::new()
-                } else {
-                    vec![indexes.pypi.clone()]
-                },
-            };
-            ((!keep).then_some(packages), Expect::Torch(expect))
+            (
+                torch.action == Action::Keep && same_venv,
+                Expect::Torch(expect),
+            )
         }
     };
+    let packages = (!keep).then(|| guess(&want, &candidates, indexes));
     Ok(Some(FrameworkStep {
         venv,
         base_python: PathBuf::from(base),
         python_version: version,
         packages,
         expect,
+        want: Some(want),
+        candidates,
+        settings: indexes.clone(),
+        route: None,
         constraints: plan
             .constraints
             .iter()
             .map(|c| c.requirement.clone())
             .collect(),
     }))
+}
+
+/// `cu132` → CUDA 13.2; `cpu` → none.
+pub fn variant_cuda(variant: &str) -> Option<Version> {
+    variant
+        .strip_prefix("cu")
+        .filter(|d| d.len() >= 2)
+        .and_then(|d| Version::parse(&format!("{}.{}", &d[..d.len() - 1], &d[d.len() - 1..])))
+}
+
+/// The packages of the first usable route, before anything was asked (what `--dry-run` showed
+/// before routes existed, and what a caller that cannot ask gets).
+fn guess(want: &Want, candidates: &[Candidate], s: &IndexSettings) -> Packages {
+    let first = candidates.iter().find(|c| c.refused.is_none());
+    match first.map(|c| c.route) {
+        Some(route::RouteKind::Pytorch) => Packages {
+            requirements: want.requirements(true),
+            index_url: format!(
+                "{}/{}",
+                s.torch_base().trim_end_matches('/'),
+                want.variant.as_deref().unwrap_or("cpu")
+            ),
+            extra_index_urls: vec![s.pypi_base()],
+            ..Packages::default()
+        },
+        Some(_) | None => Packages {
+            requirements: want.requirements(false),
+            index_url: first
+                .map(|c| c.base.clone())
+                .unwrap_or_else(|| s.pypi_base()),
+            ..Packages::default()
+        },
+    }
+}
+
+/// The pip arguments for a route.
+pub fn packages_for(route: &Route) -> Packages {
+    let mut p = Packages {
+        requirements: route.requirements.clone(),
+        ..Packages::default()
+    };
+    match &route.layout {
+        Layout::Index { url } => {
+            p.index_url = url.clone();
+            p.extra_index_urls.extend(route.dependencies.clone());
+        }
+        Layout::FindLinks { url } => {
+            p.find_links.push(url.clone());
+            match &route.dependencies {
+                Some(deps) => p.index_url = deps.clone(),
+                None => p.no_index = true,
+            }
+        }
+    }
+    // A bundle is the whole world: nothing in pip's or uv's own config may add an index.
+    p.isolated = route.route == route::RouteKind::Bundle;
+    p
+}
+
+impl FrameworkStep {
+    /// Asks the routes (when something is to be installed) and takes the first that serves the
+    /// plan; nothing is changed on the machine. `Err` names every host asked and what works
+    /// instead.
+    pub fn choose_route(&mut self, fetcher: &Fetcher) -> std::result::Result<(), PyEnvError> {
+        let (Some(_), Some(want)) = (&self.packages, &self.want) else {
+            return Ok(());
+        };
+        let route = super::probe::choose(fetcher, want, &self.candidates, &self.settings)?;
+        let p = packages_for(&route);
+        if let Expect::Torch(t) = &mut self.expect {
+            t.index_url = match &route.layout {
+                Layout::Index { url } | Layout::FindLinks { url } => url.clone(),
+            };
+            t.requirement = route.requirements.first().cloned();
+        }
+        self.packages = Some(p);
+        self.route = Some(route);
+        Ok(())
+    }
+
+    /// The route as `plan` and `install --json` show it.
+    pub fn route_view(&self) -> route::RouteView {
+        match &self.route {
+            Some(r) => route::RouteView::Chosen(r.clone()),
+            None => route::RouteView::NotProbed {
+                source: self.settings.source,
+                variant: self.want.as_ref().and_then(|w| w.variant.clone()),
+                candidates: self.candidates.clone(),
+            },
+        }
+    }
 }
 
 /// Describes the step for the pre-install summary.
@@ -198,6 +266,22 @@ pub fn describe(step: &FrameworkStep, out: &mut dyn Write) -> Result<()> {
     match &step.packages {
         Some(p) => {
             writeln!(out, "  pip install {}", p.requirements.join(" "))?;
+            match &step.route {
+                Some(r) => {
+                    writeln!(
+                        out,
+                        "  from {} {} ({})",
+                        r.route.label(),
+                        p.origin(),
+                        r.route
+                    )?;
+                    writeln!(out, "  why: {}", r.why)?;
+                    for a in &r.tried {
+                        writeln!(out, "  not {} {}: {}", a.route.label(), a.base, a.outcome)?;
+                    }
+                }
+                None => writeln!(out, "  from {}", p.origin())?,
+            }
             if !step.constraints.is_empty() {
                 writeln!(
                     out,
@@ -205,9 +289,8 @@ pub fn describe(step: &FrameworkStep, out: &mut dyn Write) -> Result<()> {
                     step.constraints.join(", ")
                 )?;
             }
-            writeln!(out, "  from {}", p.index_url)?;
             for e in &p.extra_index_urls {
-                writeln!(out, "  and  {e}")?;
+                writeln!(out, "  and  {e} (dependencies)")?;
             }
         }
         None => writeln!(out, "  already installed as planned: only checked")?,
@@ -216,16 +299,17 @@ pub fn describe(step: &FrameworkStep, out: &mut dyn Write) -> Result<()> {
 }
 
 /// Runs the step: venv, install, check. A venv created here is removed again if the install
-/// fails, so a failed run leaves the machine as it was.
+/// fails, so a failed run leaves the machine as it was. pip's and uv's output goes to `log_path`
+/// and, as packages and bytes, to `progress`.
 pub fn execute(
     step: &FrameworkStep,
     runner: &dyn Runner,
     tool: Tool,
     log_path: PathBuf,
     profile: Profile,
-    show: &mut dyn FnMut(&str),
+    progress: &dyn Reporter,
 ) -> std::result::Result<(VenvReceipt, Vec<String>), PyEnvError> {
-    let mut session = Session::new(runner, tool, log_path, show)?;
+    let mut session = Session::new(runner, tool, log_path, progress)?;
     let created = session.create(&step.base_python, &step.python_version, &step.venv)?;
     crate::world::checkpoint::reach("venv-created");
     if let Some(p) = &step.packages {
@@ -252,7 +336,7 @@ pub fn execute(
     if !step.constraints.is_empty() {
         // The installed cuDNN (and any other bounded wheel) must serve every planned GPU.
         let installed: std::collections::BTreeMap<String, String> =
-            crate::pyenv::report(runner, &step.venv, check::WHEELS_SCRIPT)?;
+            crate::install::python::report(runner, &step.venv, check::WHEELS_SCRIPT)?;
         notes.extend(
             check::judge_constraints(&installed, &step.constraints).map_err(PyEnvError::Check)?,
         );
@@ -263,10 +347,11 @@ pub fn execute(
         base_python: step.base_python.display().to_string(),
         created,
         profile: profile.name().to_owned(),
-        packages: step.packages.clone().unwrap_or(Packages {
-            requirements: Vec::new(),
-            index_url: String::new(),
-            extra_index_urls: Vec::new(),
+        packages: step.packages.clone().unwrap_or_default(),
+        route: step.route.as_ref().map(|r| RouteRecord {
+            route: r.route,
+            base: r.base.clone(),
+            variant: step.want.as_ref().and_then(|w| w.variant.clone()),
         }),
         installed_at: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

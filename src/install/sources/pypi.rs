@@ -141,8 +141,9 @@ fn parse_json(page: &Location, bytes: &[u8]) -> Result<Vec<IndexFile>, String> {
         .collect())
 }
 
-/// Parses a PEP 503 HTML page: `<a href="URL#sha256=HEX" …>filename</a>`.
-fn parse_html(page: &Location, text: &str) -> Vec<IndexFile> {
+/// Parses a PEP 503 HTML page: `<a href="URL#sha256=HEX" …>filename</a>` (any page of links
+/// to files, a `--find-links` listing too).
+pub(crate) fn parse_html(page: &Location, text: &str) -> Vec<IndexFile> {
     let mut out = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("<a ") {
@@ -224,6 +225,15 @@ pub fn list(
     package: &str,
 ) -> Result<(Location, Vec<IndexFile>), IndexError> {
     let name = normalize(package);
+    // A flat folder of wheels (`pip download -d DIR`) is an index too.
+    if let Location::File(dir) = index {
+        if super::flat::is_flat_for(dir, package) {
+            return Ok((
+                index.clone(),
+                super::flat::list_dir(dir, Some(package), true),
+            ));
+        }
+    }
     let page = match index {
         Location::Http(_) => index.join(&format!("{name}/")),
         Location::File(_) => index.join(&format!("{name}/index.html")),

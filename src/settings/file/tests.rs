@@ -111,6 +111,7 @@ fn full_config_reads_every_key() {
             index_url: Some("https://mirrors.example/pypi/simple".into()),
             pypi_index: Some("file:///srv/pypi/simple".into()),
             torch_index: Some("/srv/pytorch/whl".into()),
+            torch_source: None,
             allow_http: Some(false),
         }
     );
@@ -263,7 +264,7 @@ fn unknown_key_in_each_table() {
             3,
             1,
             "unknown field `mirror`, expected one of `source`, `nvidia_mirror`, `index_url`, \
-             `pypi_index`, `torch_index`, `allow_http`"
+             `pypi_index`, `torch_index`, `torch_source`, `allow_http`"
         )
     );
 }
@@ -344,6 +345,24 @@ fn bad_profile() {
             2,
             1,
             "profile = \"gpu\": not a profile: use full, pytorch, tensorflow, cuda-dev or cpu"
+        )
+    );
+}
+
+#[test]
+fn torch_source_is_one_of_three_words() {
+    let c = parse("version = 1\n[sources]\ntorch_source = \"pypi\"\n").unwrap();
+    assert_eq!(
+        c.sources.torch_source,
+        Some(crate::install::python::route::TorchSource::Pypi)
+    );
+    assert!(c.to_toml().contains("torch_source = \"pypi\""));
+    assert_eq!(
+        fails("version = 1\n[sources]\ntorch_source = \"conda\"\n"),
+        err(
+            3,
+            1,
+            "sources.torch_source = \"conda\": use auto, pytorch or pypi"
         )
     );
 }
