@@ -17,7 +17,9 @@ use serde::de::DeserializeOwned;
 use crate::error::{Error, Result};
 
 pub use check::{check, Problem};
-pub use components::{ComponentsManifest, ToolkitComponents};
+pub use components::{
+    ComponentDef, ComponentsManifest, Selection, SizeEstimate, WheelPin, WheelRelease, DEFAULT_SET,
+};
 pub use cuda::{CudaMajor, CudaManifest, CudaRelease, CudaSeries};
 pub use cudnn::{CudnnManifest, CudnnRelease};
 pub use drivers::{ArchitectureDrivers, Branch, DriverManifest, OpenModule, PackageRule};
@@ -66,7 +68,7 @@ pub struct Catalog {
     pub pytorch: PytorchManifest,
     /// TensorFlow releases.
     pub tensorflow: TensorflowManifest,
-    /// Toolkit components per CUDA major.
+    /// Toolkit components, their sets, and the wheel pins per CUDA release.
     pub components: ComponentsManifest,
 }
 

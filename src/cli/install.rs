@@ -370,7 +370,7 @@ pub(super) fn run_install(
     }
     let driver_pending = driver_change;
     // The toolkit, for the profiles that have one.
-    let mut toolkit: Option<(ToolkitSpec, Vec<Item>)> = None;
+    let mut toolkit: Option<(ToolkitSpec, install::Resolved)> = None;
     if request.profile.has_toolkit() {
         let (cuda, cudnn, kept) = toolkit_of(&plan, args.no_cudnn)?;
         match (&kept, &args.prefix) {
@@ -410,11 +410,12 @@ pub(super) fn run_install(
                     cancel.clone(),
                     Arc::new(crate::progress::Silent),
                 )?;
-                let items = install::resolve_items(&meta, catalog, &spec)?;
+                let selection = selection(catalog, &args.stack)?;
+                let resolved = install::resolve_items(&meta, catalog, &spec, &selection)?;
                 if talk || args.dry_run {
-                    write_items(out, &spec, &items, style)?;
+                    write_items(out, &spec, &selection, &resolved, style)?;
                 }
-                toolkit = Some((spec, items));
+                toolkit = Some((spec, resolved));
             }
         }
     }
@@ -517,7 +518,8 @@ pub(super) fn run_install(
         report["driver"] = serde_json::json!({"manual": why});
     }
     report["reboot_required"] = reboot_required.into();
-    if let Some((spec, items)) = &toolkit {
+    if let Some((spec, resolved)) = &toolkit {
+        let items = &resolved.items;
         let total: u64 = items.iter().filter_map(|i| i.artifact.size).sum();
         let reporter = reporter_for(args.json, process.stdout_is_tty && !global.quiet, total);
         let fetcher = fetcher(process, args.source.allow_http, cancel.clone(), reporter)?;
@@ -558,6 +560,7 @@ pub(super) fn run_install(
             }
         }
         report["toolkit"] = toolkit_report(spec, items, &receipt, banner.as_deref());
+        report["toolkit"]["left_out"] = serde_json::json!(resolved.notes);
         changed = true;
     }
     if let Some(step) = &framework {
@@ -722,12 +725,27 @@ fn framework_summary(step: &super::framework::FrameworkStep) -> String {
     }
 }
 
+/// `--components` (or the config's `install.components`), against the catalog.
+fn selection(catalog: &Catalog, stack: &StackArgs) -> Result<crate::catalog::Selection> {
+    catalog
+        .components
+        .select(
+            stack
+                .components
+                .as_deref()
+                .unwrap_or(crate::catalog::DEFAULT_SET),
+        )
+        .map_err(Error::Usage)
+}
+
 fn write_items(
     out: &mut dyn Write,
     spec: &ToolkitSpec,
-    items: &[Item],
+    selection: &crate::catalog::Selection,
+    resolved: &install::Resolved,
     style: &Style,
 ) -> Result<()> {
+    let items = &resolved.items;
     let total: u64 = items.iter().filter_map(|i| i.artifact.size).sum();
     writeln!(
         out,
@@ -739,6 +757,12 @@ fn write_items(
         ))
     )?;
     writeln!(out, "  from {}", spec.source)?;
+    writeln!(
+        out,
+        "  components: {} ({} of them)",
+        selection.spec,
+        selection.components.len()
+    )?;
     for i in items {
         let size = i
             .artifact
@@ -757,6 +781,9 @@ fn write_items(
         items.len(),
         indicatif::HumanBytes(total)
     )?;
+    for n in &resolved.notes {
+        writeln!(out, "  {} {n}", style.warn("left out:"))?;
+    }
     Ok(())
 }
 
@@ -842,7 +869,12 @@ pub(super) fn run_mirror(
             arch: arch.clone(),
             max_unpacked: max_unpacked(process)?,
         };
-        let items = install::resolve_items(&fetcher, catalog, &spec)?;
+        let selection = selection(catalog, &args.stack)?;
+        let resolved = install::resolve_items(&fetcher, catalog, &spec, &selection)?;
+        for n in &resolved.notes {
+            writeln!(out, "  left out: {n}")?;
+        }
+        let items = resolved.items;
         for (id, item) in items.iter().enumerate() {
             let target = dir.join(relative(&base, &item.artifact.location)?);
             let fetched = fetcher
@@ -871,9 +903,15 @@ pub(super) fn run_mirror(
             manifests.len(),
             dir.display()
         )?;
+        let components = args
+            .stack
+            .components
+            .as_deref()
+            .map(|c| format!(" --components {c}"))
+            .unwrap_or_default();
         writeln!(
             out,
-            "  install from it:  cudaup install --profile cuda-dev --cuda {} --mirror {}",
+            "  install from it:  cudaup install --profile cuda-dev --cuda {}{components} --mirror {}",
             cuda,
             dir.display()
         )?;

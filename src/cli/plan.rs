@@ -60,6 +60,10 @@ pub struct StackArgs {
     /// otherwise the newest branch every GPU supports]
     #[arg(long, value_name = "POLICY")]
     pub driver: Option<String>,
+    /// The toolkit's components: minimal, standard or complete, or a comma-separated list of
+    /// sets and components, `-name` leaving one out (`standard,-npp,cufile`) [default: standard]
+    #[arg(long, value_name = "SET|LIST", env = "CUDAUP_COMPONENTS")]
+    pub components: Option<String>,
 }
 
 impl StackArgs {
@@ -129,14 +133,24 @@ pub(super) fn run(
         None => super::detect::detect_live(process, runner, catalog, false).system,
     };
     let plan = crate::resolve::resolve(&system, &request, catalog);
+    let toolkit = crate::install::summary::for_plan(
+        &plan,
+        catalog,
+        stack.components.as_deref(),
+        &system.os.arch,
+    )
+    .map_err(Error::Usage)?;
     if args.json {
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&plan).expect("Plan serialises")
-        )?;
+        let mut doc = serde_json::to_value(&plan).expect("Plan serialises");
+        if let Some(t) = &toolkit {
+            doc["toolkit_components"] = serde_json::to_value(t).expect("the summary serialises");
+        }
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc).expect("json"))?;
     } else if !global.quiet || plan.status == Status::Unsupported {
         write!(out, "{}", render(&plan, &system, style, global.verbose > 0))?;
+        if let Some(t) = &toolkit {
+            write!(out, "{}", t.render())?;
+        }
     }
     Ok(match plan.status {
         Status::Ok => ExitCode::Ok,

@@ -88,6 +88,7 @@ fn full_config_reads_every_key() {
             prefix: Some("/opt/cuda".into()),
             venv: Some("/opt/venvs/torch".into()),
             no_cudnn: Some(false),
+            components: None,
             verify: Some(true),
         }
     );
