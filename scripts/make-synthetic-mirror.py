@@ -27,7 +27,9 @@ Every archive holds one top-level directory `<component>-<platform>-<version>-ar
 LICENSE and the real sub-layout of that component (bin/, include/, lib/ with versioned .so
 files and their symlink chains, nvvm/..., Windows bin/*.dll and lib/x64/*.lib), but each file
 holds a few bytes only. Exceptions: linux `bin/nvcc` is a POSIX sh script (mode 0755) that
-prints the real `nvcc --version` banner for the component version and refuses anything else;
+prints the real `nvcc --version` banner for the component version and refuses anything else
+(the command-line tools — cuobjdump, nvdisasm, cu++filt, nvprune, compute-sanitizer, cuda-gdb,
+ncu, nsys — likewise answer only `--version`);
 cuDNN's `include/cudnn_version.h` has the real CUDNN_MAJOR/MINOR/PATCHLEVEL defines; cuda.h,
 cuda_runtime_api.h and cublas_api.h carry their real version defines.
 
@@ -320,6 +322,21 @@ def nvcc_script(ver: str) -> str:
     )
 
 
+def tool_script(name: str, comp: str, ver: str) -> str:
+    """A POSIX sh stand-in for a command-line tool: answers --version, refuses the rest."""
+    return (
+        "#!/bin/sh\n"
+        f"# Synthetic {name} from cudaup's test mirror ({comp} {ver}); it only answers --version.\n"
+        'if [ "$#" -eq 1 ] && [ "$1" = "--version" ]; then\n'
+        f"    printf '%s\\n' '{name}: NVIDIA (R) {name}' 'Copyright (c) 2005-2025 NVIDIA Corporation' "
+        f"'Version {ver}'\n"
+        "    exit 0\n"
+        "fi\n"
+        f"echo '{name}: synthetic {name}: not available in the test mirror' >&2\n"
+        "exit 1\n"
+    )
+
+
 NVCC_PROFILE = """
 TOP              = $(_HERE_)/..
 
@@ -461,7 +478,8 @@ def layout(comp: str, ver: str, plat: str, cuda: tuple[int, int, int]) -> list:
             e.append(blob("compute-sanitizer/compute-sanitizer.exe", what("compute-sanitizer")))
             e.append(f("bin/compute-sanitizer.bat", "@echo off\r\nexit /b 1\r\n"))
         else:
-            e.append(blob("compute-sanitizer/compute-sanitizer", what("compute-sanitizer"), EXE))
+            e.append(f("compute-sanitizer/compute-sanitizer",
+                       tool_script("compute-sanitizer", comp, ver), EXE))
             e.append(blob("compute-sanitizer/libsanitizer-collection.so", what("sanitizer")))
             e.append(("l", "bin/compute-sanitizer", "../compute-sanitizer/compute-sanitizer",
                       0o777))
@@ -476,12 +494,17 @@ def layout(comp: str, ver: str, plat: str, cuda: tuple[int, int, int]) -> list:
                 name, soname = lib.split(":")
                 soname = soname.replace("{major}", ver.split(".")[0])
                 e += so_chain("lib", name, soname, ver, what(name))
+        for path in TOOLS.get(comp, []):
+            e.append(f(path, tool_script(path.rsplit("/", 1)[-1], comp, ver), EXE))
         if comp == "cuda_nvml_dev":
             e.append(blob("lib/stubs/libnvidia-ml.so", what("libnvidia-ml stub")))
             e.append(header("nvml/example/example.c", comp, ver))
     elif comp in TOOLS:
         for path in TOOLS[comp]:
-            e.append(blob(path, what(path.rsplit("/", 1)[-1]), EXE))
+            if win:
+                e.append(blob(path + ".exe", what(path.rsplit("/", 1)[-1])))
+            else:
+                e.append(f(path, tool_script(path.rsplit("/", 1)[-1], comp, ver), EXE))
         if comp == "nsight_compute":
             e.append(f("sections/SpeedOfLight.section", "synthetic section\n"))
     else:
@@ -513,6 +536,7 @@ LIBRARIES = {
     "libnvptxcompiler": (["nvPTXCompiler.h"], ["libnvptxcompiler_static.a"]),
 }
 TOOLS = {
+    "cuda_cuxxfilt": ["bin/cu++filt"],
     "cuda_cuobjdump": ["bin/cuobjdump"],
     "cuda_nvdisasm": ["bin/nvdisasm"],
     "cuda_nvprune": ["bin/nvprune"],

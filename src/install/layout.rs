@@ -4,7 +4,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Bumped whenever a mapping changes, so unpacked-cache entries made by an older mapping are
 /// never reused.
-pub const LAYOUT_VERSION: u32 = 2;
+pub const LAYOUT_VERSION: u32 = 3;
 
 /// The shape of an artifact's contents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +33,15 @@ pub const TOOL_LINKS: &[(&str, &str, Option<&str>)] = &[
         Some("x86_64"),
     ),
 ];
+
+/// Wheel directories that NVIDIA's toolkit keeps elsewhere: (wheel, its directory, the place).
+/// The sanitizer wheel's headers collide with CUPTI's (`generated_cuda_meta.h` and friends
+/// differ): NVIDIA's toolkit has them in `compute-sanitizer/include`, as the redist archive.
+const WHEEL_PLACES: &[(&str, &str, &str)] = &[(
+    "nvidia-cuda-sanitizer-api",
+    "include",
+    "compute-sanitizer/include",
+)];
 
 /// Maps a path inside an artifact to its place in the prefix, or `None` to leave it out.
 ///
@@ -73,6 +82,12 @@ pub fn map(shape: Shape, component: &str, path: &Path) -> Option<PathBuf> {
                 || rest == ["__init__.py"]
             {
                 return None;
+            }
+            if let Some((_, _, place)) = WHEEL_PLACES
+                .iter()
+                .find(|(w, dir, _)| *w == component && rest.first() == Some(dir))
+            {
+                return Some(Path::new(place).join(rest[1..].iter().collect::<PathBuf>()));
             }
             rest
         }
@@ -219,6 +234,24 @@ mod tests {
             None
         );
         assert_eq!(m(Shape::Wheel, "nvidia/cu13/__init__.py"), None);
+        assert_eq!(
+            map(
+                Shape::Wheel,
+                "nvidia-cuda-sanitizer-api",
+                Path::new("nvidia/cu13/include/generated_cuda_meta.h")
+            )
+            .unwrap(),
+            Path::new("compute-sanitizer/include/generated_cuda_meta.h")
+        );
+        assert_eq!(
+            map(
+                Shape::Wheel,
+                "nvidia-cuda-sanitizer-api",
+                Path::new("nvidia/cu13/bin/compute-sanitizer")
+            )
+            .unwrap(),
+            Path::new("bin/compute-sanitizer")
+        );
         assert_eq!(m(Shape::Wheel, "nvidia/__init__.py"), None);
     }
 }
