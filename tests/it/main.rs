@@ -9,6 +9,7 @@ mod framework;
 mod install;
 mod plan;
 mod repair;
+mod toolkit;
 mod uninstall;
 mod verify;
 mod wizard;
