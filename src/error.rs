@@ -63,7 +63,7 @@ pub enum Error {
 
     /// The Python environment step failed.
     #[error(transparent)]
-    PyEnv(#[from] crate::pyenv::PyEnvError),
+    PyEnv(#[from] crate::install::python::PyEnvError),
 
     /// An install failed (the machine is left as it was).
     #[error(transparent)]
@@ -92,9 +92,9 @@ impl Error {
             Error::Fetch(e) => fetch_code(e),
             Error::Unsupported(_) => ExitCode::Unsupported,
             Error::PyEnv(e) => match e {
-                crate::pyenv::PyEnvError::Check(_) => ExitCode::Verification,
-                crate::pyenv::PyEnvError::NoVenv { .. } => ExitCode::Unsupported,
-                crate::pyenv::PyEnvError::NotAVenv(_) => ExitCode::Usage,
+                crate::install::python::PyEnvError::Check(_) => ExitCode::Verification,
+                crate::install::python::PyEnvError::NoVenv { .. } => ExitCode::Unsupported,
+                crate::install::python::PyEnvError::NotAVenv(_) => ExitCode::Usage,
                 _ => ExitCode::Failure,
             },
             Error::Install(e) => install_code(e),
@@ -118,9 +118,9 @@ fn fetch_code(e: &crate::fetch::FetchError) -> ExitCode {
 }
 
 fn install_code(e: &crate::install::InstallError) -> ExitCode {
+    use crate::install::sources::pypi::IndexError;
+    use crate::install::sources::redist::RedistError;
     use crate::install::InstallError as I;
-    use crate::sources::pypi::IndexError;
-    use crate::sources::redist::RedistError;
     match e {
         I::Fetch(f) | I::Index(IndexError::Fetch(f)) => fetch_code(f),
         I::Redist(RedistError::Malformed { .. }) | I::Index(IndexError::Malformed { .. }) => {

@@ -5,37 +5,37 @@
 //! Everything that touches the world sits behind a small trait ([`runner::Runner`] for commands)
 //! and reads the environment only through [`process::Process`].
 
+pub mod bench;
 pub mod catalog;
-pub mod checkpoint;
 pub mod cli;
-pub mod config;
 pub mod detect;
 pub mod doctor;
-pub mod driver_step;
-pub mod env_vars;
 pub mod error;
 pub mod fetch;
-pub mod findings;
 pub mod fleet;
-pub mod i18n;
 pub mod install;
-pub mod plan;
-pub mod process;
-pub mod progress;
-pub mod prompt;
-pub mod pyenv;
-mod receipt_file;
-pub mod receipts;
-pub mod repair;
-pub mod request;
+pub mod model;
 pub mod resolve;
-pub mod runner;
+pub mod settings;
 pub mod shell;
-pub mod sources;
-pub mod system;
-pub mod uninstall;
 pub mod unpack;
 pub mod verify;
-pub mod version;
+pub mod world;
 
 pub use error::{Error, ExitCode, Result};
+
+// The paths these modules had before the layout of model/, world/, install/ and settings/. Kept so that code written
+// against them (tests, other branches) still builds; new code uses the new paths.
+#[doc(hidden)]
+pub use cli::i18n;
+#[doc(hidden)]
+pub use doctor::repair;
+use install::receipt_file;
+#[doc(hidden)]
+pub use install::{driver as driver_step, python as pyenv, receipts, sources, uninstall};
+#[doc(hidden)]
+pub use model::{finding as findings, plan, request, system, version};
+#[doc(hidden)]
+pub use settings::file as config;
+#[doc(hidden)]
+pub use world::{checkpoint, process, progress, prompt, runner, vars as env_vars};

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use clap::Parser;
 use cudaup::cli::{self, Cli};
-use cudaup::process::Process;
-use cudaup::runner::SystemRunner;
+use cudaup::world::process::Process;
+use cudaup::world::runner::SystemRunner;
 
 fn main() {
     let cli = Cli::parse();
@@ -51,7 +51,7 @@ fn init_tracing(verbose: u8, quiet: bool) {
         (false, 2) => "cudaup=debug",
         (false, _) => "cudaup=trace",
     };
-    let filter = EnvFilter::try_from_env(cudaup::env_vars::CUDAUP_LOG)
+    let filter = EnvFilter::try_from_env(cudaup::world::vars::CUDAUP_LOG)
         .unwrap_or_else(|_| EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)

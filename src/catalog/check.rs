@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use serde::de::DeserializeOwned;
 
 use super::{
-    describe_toml_error, line_col, Catalog, ComponentsManifest, CudaManifest, CudnnManifest,
-    DriverManifest, GpuTable, PytorchManifest, Source, TensorflowManifest, EMBEDDED,
+    describe_toml_error, line_col, BenchManifest, Catalog, ComponentsManifest, CudaManifest,
+    CudnnManifest, DriverManifest, GpuTable, PytorchManifest, Source, TensorflowManifest,
+    TensorrtManifest, EMBEDDED,
 };
 use crate::version::Version;
 
@@ -119,6 +120,8 @@ pub fn check(source: &Source) -> Vec<Problem> {
     let pytorch: Option<PytorchManifest> = texts.parse("pytorch.toml", &mut problems);
     let tensorflow: Option<TensorflowManifest> = texts.parse("tensorflow.toml", &mut problems);
     let components: Option<ComponentsManifest> = texts.parse("components.toml", &mut problems);
+    let bench: Option<BenchManifest> = texts.parse("bench.toml", &mut problems);
+    let tensorrt: Option<TensorrtManifest> = texts.parse("tensorrt.toml", &mut problems);
     let (
         Some(gpus),
         Some(cuda),
@@ -127,7 +130,11 @@ pub fn check(source: &Source) -> Vec<Problem> {
         Some(pytorch),
         Some(tensorflow),
         Some(components),
-    ) = (gpus, cuda, drivers, cudnn, pytorch, tensorflow, components)
+        Some(bench),
+        Some(tensorrt),
+    ) = (
+        gpus, cuda, drivers, cudnn, pytorch, tensorflow, components, bench, tensorrt,
+    )
     else {
         return problems;
     };
@@ -139,6 +146,8 @@ pub fn check(source: &Source) -> Vec<Problem> {
         pytorch,
         tensorflow,
         components,
+        bench,
+        tensorrt,
     };
     cross_check(&catalog, &texts, &mut problems);
     sources_check(&texts, &mut problems);
@@ -189,6 +198,13 @@ fn cross_check(c: &Catalog, t: &Texts, problems: &mut Vec<Problem>) {
         problems.push(t.at("components.toml", &needle, msg));
     }
     let mut p = |name: &str, needle: &str, msg: String| problems.push(t.at(name, needle, msg));
+    for (needle, msg) in c.bench.problems() {
+        p("bench.toml", &needle, msg);
+    }
+    let majors: Vec<u32> = c.cuda.major.iter().map(|m| m.major).collect();
+    for (needle, msg) in c.tensorrt.problems(&majors) {
+        p("tensorrt.toml", &needle, msg);
+    }
 
     for d in &c.gpus.device {
         if c.gpus.chip(&d.chip).is_none() {

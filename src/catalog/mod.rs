@@ -1,6 +1,7 @@
 //! The compatibility catalog: `manifests/*.toml`, embedded in the binary, replaceable with
 //! `--manifests DIR` (env `CUDAUP_MANIFESTS`). Facts live here as data, never in `match` arms.
 
+mod bench;
 mod check;
 mod components;
 mod cuda;
@@ -9,6 +10,7 @@ mod drivers;
 mod gpus;
 mod pytorch;
 mod tensorflow;
+mod tensorrt;
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +18,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::{Error, Result};
 
+pub use bench::{BenchManifest, Reference, Workload};
 pub use check::{check, Problem};
 pub use components::{
     ComponentDef, ComponentsManifest, Selection, SizeEstimate, WheelPin, WheelRelease, DEFAULT_SET,
@@ -26,6 +29,7 @@ pub use drivers::{ArchitectureDrivers, Branch, DriverManifest, OpenModule, Packa
 pub use gpus::{Chip, Device, GpuTable, KnownGpu};
 pub use pytorch::{Kernels, PytorchManifest, TorchRelease, TorchVariant};
 pub use tensorflow::{TensorflowManifest, TfRelease};
+pub use tensorrt::{TensorrtManifest, TrtRelease};
 
 /// The manifests compiled into the binary, by file name.
 pub const EMBEDDED: &[(&str, &str)] = &[
@@ -41,6 +45,11 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     (
         "components.toml",
         include_str!("../../manifests/components.toml"),
+    ),
+    ("bench.toml", include_str!("../../manifests/bench.toml")),
+    (
+        "tensorrt.toml",
+        include_str!("../../manifests/tensorrt.toml"),
     ),
 ];
 
@@ -70,6 +79,10 @@ pub struct Catalog {
     pub tensorflow: TensorflowManifest,
     /// Toolkit components, their sets, and the wheel pins per CUDA release.
     pub components: ComponentsManifest,
+    /// Reference throughput for `cudaup bench`.
+    pub bench: BenchManifest,
+    /// TensorRT's wheels per CUDA major.
+    pub tensorrt: TensorrtManifest,
 }
 
 impl Catalog {
@@ -83,6 +96,8 @@ impl Catalog {
             pytorch: load_one(source, "pytorch.toml")?,
             tensorflow: load_one(source, "tensorflow.toml")?,
             components: load_one(source, "components.toml")?,
+            bench: load_one(source, "bench.toml")?,
+            tensorrt: load_one(source, "tensorrt.toml")?,
         })
     }
 

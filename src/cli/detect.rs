@@ -5,11 +5,11 @@ use std::io::Write;
 use crate::catalog::Catalog;
 use crate::detect::{self, Detection, Options, Root};
 use crate::error::{Error, ExitCode, Result};
-use crate::findings::Severity;
-use crate::process::Process;
-use crate::runner::Runner;
-use crate::system::{Gpu, KernelModule, Owner, Vendor};
-use crate::version::Version;
+use crate::model::finding::Severity;
+use crate::model::system::{Gpu, KernelModule, Owner, Vendor};
+use crate::model::version::Version;
+use crate::world::process::Process;
+use crate::world::runner::Runner;
 
 use super::{DetectArgs, GlobalArgs, Style};
 
@@ -56,12 +56,12 @@ pub(super) fn run(
 
 /// The NVML library to load, or `None` when `CUDAUP_NO_NVML=1`.
 fn nvml_library(process: &Process) -> Option<String> {
-    if process.var(crate::env_vars::CUDAUP_NO_NVML) == Some("1") {
+    if process.var(crate::world::vars::CUDAUP_NO_NVML) == Some("1") {
         return None;
     }
     Some(
         process
-            .var(crate::env_vars::CUDAUP_NVML_LIBRARY)
+            .var(crate::world::vars::CUDAUP_NVML_LIBRARY)
             .unwrap_or(detect::gpu::nvml::default_library())
             .to_owned(),
     )

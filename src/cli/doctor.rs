@@ -10,10 +10,10 @@ use crate::catalog::Catalog;
 use crate::detect::{self, Options, Root};
 use crate::doctor::{self, explain::Topic, Facts, Inputs, Report};
 use crate::error::{Error, ExitCode, Result};
-use crate::findings::Severity;
-use crate::process::Process;
-use crate::receipts::Receipts;
-use crate::runner::Runner;
+use crate::install::receipts::Receipts;
+use crate::model::finding::Severity;
+use crate::world::process::Process;
+use crate::world::runner::Runner;
 
 use super::{GlobalArgs, Style};
 
@@ -136,12 +136,12 @@ pub fn diagnose(process: &Process, runner: &dyn Runner, catalog: &Catalog, root:
 
 /// The NVML library to load, or `None` when `CUDAUP_NO_NVML=1` (as `detect`).
 fn nvml_library(process: &Process) -> Option<String> {
-    if process.var(crate::env_vars::CUDAUP_NO_NVML) == Some("1") {
+    if process.var(crate::world::vars::CUDAUP_NO_NVML) == Some("1") {
         return None;
     }
     Some(
         process
-            .var(crate::env_vars::CUDAUP_NVML_LIBRARY)
+            .var(crate::world::vars::CUDAUP_NVML_LIBRARY)
             .unwrap_or(detect::gpu::nvml::default_library())
             .to_owned(),
     )

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::error::{Error, ExitCode, Result};
-use crate::process::Process;
-use crate::receipts::{Active, ShellReceipt};
+use crate::install::receipts::{Active, ShellReceipt};
 use crate::shell::{self, EnvSpec, Shell};
+use crate::world::process::Process;
 
 /// The shells set up on this machine: POSIX always; fish and PowerShell when they are here.
 pub fn shells_here(process: &Process) -> Vec<Shell> {
@@ -18,10 +18,12 @@ pub fn shells_here(process: &Process) -> Vec<Shell> {
         .path_var("XDG_CONFIG_HOME")
         .or_else(|| process.home().map(|h| h.join(".config")))
         .map(|c| c.join("fish"));
-    if crate::runner::which("fish", &path).is_some() || fish_config.is_some_and(|d| d.is_dir()) {
+    if crate::world::runner::which("fish", &path).is_some()
+        || fish_config.is_some_and(|d| d.is_dir())
+    {
         out.push(Shell::Fish);
     }
-    if cfg!(windows) || crate::runner::which("pwsh", &path).is_some() {
+    if cfg!(windows) || crate::world::runner::which("pwsh", &path).is_some() {
         out.push(Shell::PowerShell);
     }
     out

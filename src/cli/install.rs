@@ -11,14 +11,14 @@ use clap::{Args, ValueEnum};
 use crate::catalog::Catalog;
 use crate::error::{Error, ExitCode, Result};
 use crate::fetch::{Fetcher, Location, Settings};
+use crate::install::sources::{pypi, redist};
 use crate::install::{self, InstallError, Item, Source, ToolkitSpec};
-use crate::plan::{Action, Plan, Status};
-use crate::process::Process;
-use crate::progress::Reporter;
-use crate::request::Profile;
-use crate::runner::Runner;
-use crate::sources::{pypi, redist};
-use crate::version::Version;
+use crate::model::plan::{Action, Plan, Status};
+use crate::model::request::Profile;
+use crate::model::version::Version;
+use crate::world::process::Process;
+use crate::world::progress::Reporter;
+use crate::world::runner::Runner;
 
 use super::plan::StackArgs;
 use super::{GlobalArgs, Style};
@@ -129,6 +129,17 @@ pub struct InstallArgs {
     /// Progress as JSON lines on stderr and a JSON report on stdout
     #[arg(long)]
     pub json: bool,
+    /// Optional framework components for the venv (repeatable): `tensorrt` adds TensorRT's
+    /// wheels for the stack's CUDA major (manifests/tensorrt.toml), which `verify` then checks
+    #[arg(long = "with", value_enum, value_name = "COMPONENT")]
+    pub with: Vec<WithComponent>,
+}
+
+/// Optional framework components (`--with`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WithComponent {
+    /// TensorRT (`tensorrt-cu12` / `tensorrt-cu13` from PyPI; the libs from NVIDIA's index).
+    Tensorrt,
 }
 
 /// `cudaup mirror` subcommands.
@@ -181,13 +192,13 @@ pub fn fetcher(
             })
             .transpose()
     };
-    if let Some(n) = num(crate::env_vars::CUDAUP_HTTP_RETRIES)? {
+    if let Some(n) = num(crate::world::vars::CUDAUP_HTTP_RETRIES)? {
         settings.attempts = n as u32 + 1;
     }
-    if let Some(s) = num(crate::env_vars::CUDAUP_HTTP_TIMEOUT)? {
+    if let Some(s) = num(crate::world::vars::CUDAUP_HTTP_TIMEOUT)? {
         settings.read_timeout = Duration::from_secs(s);
     }
-    if process.var(crate::env_vars::CUDAUP_TEST_NO_RETRY_DELAY) == Some("1") {
+    if process.var(crate::world::vars::CUDAUP_TEST_NO_RETRY_DELAY) == Some("1") {
         settings.backoff = Duration::ZERO;
     }
     Ok(Fetcher::new(settings, cancel, reporter))
@@ -195,11 +206,11 @@ pub fn fetcher(
 
 /// `CUDAUP_MAX_UNPACKED_BYTES`, else 64 GiB: the most one archive may unpack to.
 fn max_unpacked(process: &Process) -> Result<u64> {
-    match process.var(crate::env_vars::CUDAUP_MAX_UNPACKED_BYTES) {
+    match process.var(crate::world::vars::CUDAUP_MAX_UNPACKED_BYTES) {
         Some(v) => v.parse().map_err(|_| {
             Error::Usage(format!(
                 "{}={v}: not a number of bytes",
-                crate::env_vars::CUDAUP_MAX_UNPACKED_BYTES
+                crate::world::vars::CUDAUP_MAX_UNPACKED_BYTES
             ))
         }),
         None => Ok(crate::unpack::Limits::default().max_total_bytes),
@@ -270,7 +281,7 @@ pub(super) fn run_install(
     })?;
     let live_root = crate::detect::Root::live();
     // A driver installed by an earlier run waits for a reboot; once it has happened, continue.
-    if crate::driver_step::clear_if_rebooted(&home, &live_root)
+    if crate::install::driver::clear_if_rebooted(&home, &live_root)
         .map_err(|e| Error::Usage(e.to_string()))?
     {
         if !args.json && !global.quiet {
@@ -279,7 +290,7 @@ pub(super) fn run_install(
                 "The reboot after the driver install happened: continuing."
             )?;
         }
-    } else if let Some(m) = crate::driver_step::reboot_pending(&home, &live_root) {
+    } else if let Some(m) = crate::install::driver::reboot_pending(&home, &live_root) {
         if args.system.is_none() {
             return Err(Error::Usage(format!(
                 "driver {} was installed and needs a reboot first ({}): reboot, then run cudaup again",
@@ -319,10 +330,10 @@ pub(super) fn run_install(
         matches!(d.action, Action::Install | Action::Upgrade | Action::Manual)
             && args.system.is_none()
     });
-    let mut driver_step: Option<crate::driver_step::DriverStep> = None;
+    let mut driver_step: Option<crate::install::driver::DriverStep> = None;
     let mut driver_blocked: Option<String> = None;
     if let Some(d) = driver_change {
-        match crate::driver_step::prepare(&system, d, catalog, &live_root) {
+        match crate::install::driver::prepare(&system, d, catalog, &live_root) {
             Ok(step) => {
                 if talk || args.dry_run {
                     writeln!(
@@ -344,7 +355,7 @@ pub(super) fn run_install(
                         writeln!(
                             out,
                             "  then, at a terminal: $ {}",
-                            crate::driver_step::shell_line(m)
+                            crate::install::driver::shell_line(m)
                         )?;
                     }
                 }
@@ -408,7 +419,7 @@ pub(super) fn run_install(
                     process,
                     args.source.allow_http,
                     cancel.clone(),
-                    Arc::new(crate::progress::Silent),
+                    Arc::new(crate::world::progress::Silent),
                 )?;
                 let selection = selection(catalog, &args.stack)?;
                 let resolved = install::resolve_items(&meta, catalog, &spec, &selection)?;
@@ -421,7 +432,7 @@ pub(super) fn run_install(
     }
 
     // The framework, for the profiles that have one.
-    let indexes = super::framework::Indexes {
+    let indexes = crate::install::python::step::Indexes {
         pypi: args
             .pypi_index
             .clone()
@@ -429,7 +440,7 @@ pub(super) fn run_install(
         torch: args
             .torch_index
             .clone()
-            .unwrap_or_else(|| super::framework::TORCH_INDEX.to_owned()),
+            .unwrap_or_else(|| crate::install::python::step::TORCH_INDEX.to_owned()),
     };
     for url in [&indexes.pypi, &indexes.torch] {
         if url.starts_with("http://") && !args.source.allow_http {
@@ -438,9 +449,13 @@ pub(super) fn run_install(
     }
     let gpus_here =
         args.system.is_none() && driver_pending.is_none() && live.nvidia_gpus().next().is_some();
-    let framework = super::framework::step(&plan, &system, venv_dir, &indexes, gpus_here)?;
+    let mut framework =
+        crate::install::python::step::step(&plan, &system, venv_dir, &indexes, gpus_here)?;
+    if args.with.contains(&WithComponent::Tensorrt) {
+        add_tensorrt(framework.as_mut(), catalog, &indexes.pypi)?;
+    }
     if let (Some(f), true) = (&framework, talk || args.dry_run) {
-        super::framework::describe(f, out)?;
+        crate::install::python::step::describe(f, out)?;
     }
     if toolkit.is_none() && framework.is_none() {
         if talk {
@@ -499,12 +514,12 @@ pub(super) fn run_install(
                 let _ = writeln!(stderr, "{l}");
             }
         };
-        let done = crate::driver_step::execute(step, runner, &mut echo)
+        let done = crate::install::driver::execute(step, runner, &mut echo)
             .map_err(|e| Error::Usage(e.to_string()))?;
         changed = true;
         if done.reboot_required {
             let version = step.driver_version.clone().unwrap_or_default();
-            crate::driver_step::write_reboot_marker(
+            crate::install::driver::write_reboot_marker(
                 &home,
                 &live_root,
                 &version,
@@ -564,11 +579,11 @@ pub(super) fn run_install(
         changed = true;
     }
     if let Some(step) = &framework {
-        let tool = match crate::runner::which("uv", &process.path_entries()) {
-            Some(uv) if process.var(crate::env_vars::CUDAUP_NO_UV) != Some("1") => {
-                crate::pyenv::Tool::Uv(uv)
+        let tool = match crate::world::runner::which("uv", &process.path_entries()) {
+            Some(uv) if process.var(crate::world::vars::CUDAUP_NO_UV) != Some("1") => {
+                crate::install::python::Tool::Uv(uv)
             }
-            _ => crate::pyenv::Tool::Pip,
+            _ => crate::install::python::Tool::Pip,
         };
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -580,10 +595,16 @@ pub(super) fn run_install(
                 let _ = writeln!(stderr, "  {line}");
             }
         };
-        let (receipt, notes) =
-            super::framework::execute(step, runner, tool, log.clone(), request.profile, &mut show)?;
+        let (receipt, notes) = crate::install::python::step::execute(
+            step,
+            runner,
+            tool,
+            log.clone(),
+            request.profile,
+            &mut show,
+        )?;
         receipt.register(&home)?;
-        crate::checkpoint::reach("framework-installed");
+        crate::world::checkpoint::reach("framework-installed");
         if talk {
             let verb = if step.packages.is_some() {
                 "installed"
@@ -620,7 +641,7 @@ pub(super) fn run_install(
     };
     if active_toolkit.is_some() {
         super::env::write_scripts(&home, active_toolkit.as_deref())?;
-        crate::checkpoint::reach("env-written");
+        crate::world::checkpoint::reach("env-written");
         let source = crate::shell::source_line(crate::shell::Shell::Posix, &home);
         let rc_changed = if args.no_modify_path {
             Vec::new()
@@ -703,8 +724,8 @@ pub(super) fn run_install(
 }
 
 /// The Python of an existing venv, as detect sees it.
-fn probe_venv(runner: &dyn Runner, dir: &Path) -> Option<crate::system::Python> {
-    let venv = crate::pyenv::Venv {
+fn probe_venv(runner: &dyn Runner, dir: &Path) -> Option<crate::model::system::Python> {
+    let venv = crate::install::python::Venv {
         dir: dir.to_owned(),
     };
     if !venv.exists() {
@@ -718,10 +739,39 @@ fn probe_venv(runner: &dyn Runner, dir: &Path) -> Option<crate::system::Python> 
     crate::detect::python::inspect(&root, runner, &candidate).map(|f| f.python)
 }
 
-fn framework_summary(step: &super::framework::FrameworkStep) -> String {
+/// Adds TensorRT for the planned torch's CUDA major to the framework step.
+fn add_tensorrt(
+    step: Option<&mut crate::install::python::step::FrameworkStep>,
+    catalog: &Catalog,
+    pypi: &str,
+) -> Result<()> {
+    let needs = || Error::Usage("--with tensorrt needs a PyTorch profile (full or pytorch)".into());
+    let step = step.ok_or_else(needs)?;
+    let crate::install::python::step::Expect::Torch(torch) = &step.expect else {
+        return Err(needs());
+    };
+    let (requirement, libs_index) = catalog
+        .tensorrt
+        .for_torch(&torch.variant, &step.python_version)
+        .map_err(Error::Unsupported)?;
+    let packages = step
+        .packages
+        .get_or_insert_with(|| crate::install::python::Packages {
+            requirements: Vec::new(),
+            index_url: pypi.to_owned(),
+            extra_index_urls: Vec::new(),
+        });
+    packages.requirements.push(requirement);
+    packages.extra_index_urls.extend(libs_index);
+    Ok(())
+}
+
+fn framework_summary(step: &crate::install::python::step::FrameworkStep) -> String {
     match &step.expect {
-        super::framework::Expect::Torch(t) => format!("torch {} ({})", t.version, t.variant),
-        super::framework::Expect::Tensorflow(v) => format!("TensorFlow {v}"),
+        crate::install::python::step::Expect::Torch(t) => {
+            format!("torch {} ({})", t.version, t.variant)
+        }
+        crate::install::python::step::Expect::Tensorflow(v) => format!("TensorFlow {v}"),
     }
 }
 

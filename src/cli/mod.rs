@@ -1,10 +1,11 @@
 //! The command line: clap definitions, and the glue from parsed arguments to library calls.
 
+mod bench;
 mod detect;
 mod doctor;
 mod env;
 mod fleet;
-mod framework;
+pub mod i18n;
 mod install;
 mod manifests;
 mod plan;
@@ -23,8 +24,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::catalog::{Catalog, Source};
 use crate::error::{ExitCode, Result};
-use crate::process::Process;
-use crate::runner::Runner;
+use crate::world::process::Process;
+use crate::world::runner::Runner;
 
 pub use style::Style;
 
@@ -53,10 +54,10 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// Where cudaup keeps toolkits, environments and receipts [default: ~/.local/share/cudaup]
-    #[arg(long, global = true, env = crate::env_vars::CUDAUP_HOME, value_name = "DIR")]
+    #[arg(long, global = true, env = crate::world::vars::CUDAUP_HOME, value_name = "DIR")]
     pub home: Option<PathBuf>,
     /// Read the compatibility catalog from DIR instead of the copy built into cudaup
-    #[arg(long, global = true, env = crate::env_vars::CUDAUP_MANIFESTS, value_name = "DIR")]
+    #[arg(long, global = true, env = crate::world::vars::CUDAUP_MANIFESTS, value_name = "DIR")]
     pub manifests: Option<PathBuf>,
     /// Print only errors
     #[arg(short, long, global = true, conflicts_with = "verbose")]
@@ -135,6 +136,10 @@ Exit code 4 when any check failed; checks that cannot apply here are skipped, no
     Manifests(manifests::ManifestsCommand),
     /// Set up the stack by answering a few questions
     Wizard(wizard::WizardArgs),
+    /// Is this machine as fast as it should be, and why not: ResNet-50 throughput per GPU against
+    /// NVIDIA's figures, the largest batch, the input pipeline and multi-GPU scaling
+    #[command(after_help = bench::AFTER_HELP)]
+    Bench(bench::BenchArgs),
     /// Fleets: `fleet report DIR` reads the reports scripts/ansible/ collects from every host
     #[command(subcommand)]
     Fleet(fleet::FleetCommand),
@@ -162,16 +167,16 @@ pub fn run(
     cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
-    crate::checkpoint::arm(
+    crate::world::checkpoint::arm(
         process
-            .var(crate::env_vars::CUDAUP_TEST_CHECKPOINT)
+            .var(crate::world::vars::CUDAUP_TEST_CHECKPOINT)
             .map(str::to_owned),
     );
     if let Some(home) = &cli.global.home {
         // Receipts and env scripts record this path; a relative one would mean a
         // different place from another directory, and a second run would not find them.
         let home = process.cwd().join(home);
-        process.set_var(crate::env_vars::CUDAUP_HOME, home.display().to_string());
+        process.set_var(crate::world::vars::CUDAUP_HOME, home.display().to_string());
     }
     let style = Style::new(match cli.global.color {
         ColorChoice::Always => true,
@@ -234,6 +239,9 @@ pub fn run(
             out,
         ),
         Some(Command::Fleet(cmd)) => fleet::run(&cmd, &style, out),
+        Some(Command::Bench(args)) => {
+            bench::run(&args, &cli.global, process, runner, &catalog, &style, out)
+        }
         Some(Command::Manifests(_)) => unreachable!("handled before the catalog loads"),
         // A person at a terminal who types just `cudaup` wants their machine set up;
         // a script that does gets the help, never a question it cannot answer.

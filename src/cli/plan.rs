@@ -7,11 +7,11 @@ use clap::Args;
 
 use crate::catalog::Catalog;
 use crate::error::{Error, ExitCode, Result};
-use crate::plan::{Action, Plan, Status};
-use crate::process::Process;
-use crate::request::{DriverPolicy, Pins, Profile, Request};
-use crate::runner::Runner;
-use crate::system::System;
+use crate::model::plan::{Action, Plan, Status};
+use crate::model::request::{DriverPolicy, Pins, Profile, Request};
+use crate::model::system::System;
+use crate::world::process::Process;
+use crate::world::runner::Runner;
 
 use super::{GlobalArgs, Style};
 
@@ -81,7 +81,7 @@ impl StackArgs {
             ("--python", &self.python),
         ] {
             if let Some(v) = value {
-                if crate::version::Version::parse(v).is_none() || v.contains('+') {
+                if crate::model::version::Version::parse(v).is_none() || v.contains('+') {
                     return Err(Error::Usage(format!(
                         "{flag} {v}: not a version (use numbers like 12.8)"
                     )));

@@ -6,16 +6,16 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use crate::doctor::repair::{self, Step};
 use crate::error::{Error, ExitCode, Result};
 use crate::fetch::Location;
+use crate::install::python::check::{self, TfReport, TorchExpectation, TorchReport};
+use crate::install::python::{Session, Tool, Venv, VenvReceipt};
+use crate::install::receipts::{Active, ShellReceipt};
 use crate::install::{self, Source, ToolkitSpec};
-use crate::process::Process;
-use crate::pyenv::check::{self, TfReport, TorchExpectation, TorchReport};
-use crate::pyenv::{Session, Tool, Venv, VenvReceipt};
-use crate::receipts::{Active, ShellReceipt};
-use crate::repair::{self, Step};
-use crate::runner::Runner;
-use crate::version::Version;
+use crate::model::version::Version;
+use crate::world::process::Process;
+use crate::world::runner::Runner;
 
 use super::Style;
 
@@ -63,7 +63,11 @@ fn venv_problem(runner: &dyn Runner, v: &VenvReceipt) -> Option<String> {
             gpus: Vec::new(),
             gpus_here: false,
         };
-        return match crate::pyenv::report::<TorchReport>(runner, &venv, check::TORCH_SCRIPT) {
+        return match crate::install::python::report::<TorchReport>(
+            runner,
+            &venv,
+            check::TORCH_SCRIPT,
+        ) {
             Ok(r) => check::judge_torch(&r, &want, &python).err(),
             Err(e) => Some(e.to_string()),
         };
@@ -74,7 +78,7 @@ fn venv_problem(runner: &dyn Runner, v: &VenvReceipt) -> Option<String> {
         .iter()
         .find_map(|r| r.strip_prefix("tensorflow[and-cuda]=="))
     {
-        return match crate::pyenv::report::<TfReport>(runner, &venv, check::TF_SCRIPT) {
+        return match crate::install::python::report::<TfReport>(runner, &venv, check::TF_SCRIPT) {
             Ok(r) => check::judge_tf(&r, &Version::parse(tf)?, false).err(),
             Err(e) => Some(e.to_string()),
         };
@@ -188,8 +192,8 @@ pub(super) fn run(
             Step::Venv {
                 receipt, recreate, ..
             } => {
-                let tool = match crate::runner::which("uv", &process.path_entries()) {
-                    Some(uv) if process.var(crate::env_vars::CUDAUP_NO_UV) != Some("1") => {
+                let tool = match crate::world::runner::which("uv", &process.path_entries()) {
+                    Some(uv) if process.var(crate::world::vars::CUDAUP_NO_UV) != Some("1") => {
                         Tool::Uv(uv)
                     }
                     _ => Tool::Pip,
@@ -218,10 +222,12 @@ pub(super) fn run(
                     session.reinstall(&venv, &receipt.packages)?;
                 }
                 if let Some(still) = venv_problem(runner, receipt) {
-                    return Err(Error::PyEnv(crate::pyenv::PyEnvError::Check(format!(
-                        "{} is still broken after the repair: {still}",
-                        receipt.venv.display()
-                    ))));
+                    return Err(Error::PyEnv(crate::install::python::PyEnvError::Check(
+                        format!(
+                            "{} is still broken after the repair: {still}",
+                            receipt.venv.display()
+                        ),
+                    )));
                 }
             }
             Step::EnvScripts { .. } => {

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use indicatif::{HumanBytes, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::progress::{Phase, Reporter};
+use crate::world::progress::{Phase, Reporter};
 
 /// Bars per file and one for the whole install.
 pub struct Bars {

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use crate::config::{self, Config};
 use crate::error::{Error, Result};
+use crate::settings::file::{self as config, Config};
 
 use super::install::{InstallArgs, SourceKind};
 use super::plan::StackArgs;
@@ -35,10 +35,10 @@ pub fn merge_stack(stack: &StackArgs, c: &Config) -> Result<StackArgs> {
     s.components = s.components.or_else(|| c.install.components.clone());
     if s.driver.is_none() {
         s.driver = c.driver.as_ref().map(|d| match d.policy() {
-            crate::request::DriverPolicy::Auto => "auto".to_owned(),
-            crate::request::DriverPolicy::Keep => "keep".to_owned(),
-            crate::request::DriverPolicy::Latest => "latest".to_owned(),
-            crate::request::DriverPolicy::Version(v) => v.to_string(),
+            crate::model::request::DriverPolicy::Auto => "auto".to_owned(),
+            crate::model::request::DriverPolicy::Keep => "keep".to_owned(),
+            crate::model::request::DriverPolicy::Latest => "latest".to_owned(),
+            crate::model::request::DriverPolicy::Version(v) => v.to_string(),
         });
     }
     Ok(s)

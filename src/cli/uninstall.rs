@@ -5,7 +5,7 @@ use std::io::Write;
 use clap::Args;
 
 use crate::error::{Error, ExitCode, Result};
-use crate::process::Process;
+use crate::world::process::Process;
 
 use super::Style;
 
@@ -35,7 +35,7 @@ pub(super) fn run(
     let home = process.cudaup_home().ok_or_else(|| {
         Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
     })?;
-    let steps = crate::uninstall::plan(&home, args.purge);
+    let steps = crate::install::uninstall::plan(&home, args.purge);
     if steps.is_empty() {
         if args.json {
             writeln!(
@@ -73,7 +73,7 @@ pub(super) fn run(
             return Ok(ExitCode::Cancelled);
         }
     }
-    let outcome = crate::uninstall::run(&home, &steps)?;
+    let outcome = crate::install::uninstall::run(&home, &steps)?;
     if args.json {
         let steps: Vec<String> = steps.iter().map(ToString::to_string).collect();
         let kept: Vec<serde_json::Value> = outcome

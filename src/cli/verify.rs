@@ -8,9 +8,9 @@ use clap::Args;
 
 use crate::catalog::Catalog;
 use crate::error::{Error, ExitCode, Result};
-use crate::process::Process;
-use crate::runner::Runner;
 use crate::verify::{self, Check, Context, Options, Report, Status};
+use crate::world::process::Process;
+use crate::world::runner::Runner;
 
 use super::{GlobalArgs, Style};
 
@@ -51,7 +51,7 @@ pub(super) fn run(
         }
     }
     for dir in &args.venvs {
-        let venv = crate::pyenv::Venv { dir: dir.clone() };
+        let venv = crate::install::python::Venv { dir: dir.clone() };
         if !venv.exists() || !venv.python().is_file() {
             return Err(Error::Usage(format!(
                 "--venv {}: not a Python virtual environment (no pyvenv.cfg and bin/python)",
@@ -59,9 +59,9 @@ pub(super) fn run(
             )));
         }
     }
-    let nvml_library = (process.var(crate::env_vars::CUDAUP_NO_NVML) != Some("1")).then(|| {
+    let nvml_library = (process.var(crate::world::vars::CUDAUP_NO_NVML) != Some("1")).then(|| {
         process
-            .var(crate::env_vars::CUDAUP_NVML_LIBRARY)
+            .var(crate::world::vars::CUDAUP_NVML_LIBRARY)
             .unwrap_or(crate::detect::gpu::nvml::default_library())
             .to_owned()
     });

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::system::Cudnn;
+use crate::model::system::Cudnn;
 
 use super::root::Root;
 

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::system::KernelModule;
+use crate::model::system::KernelModule;
 
 use super::root::Root;
 

@@ -1,9 +1,9 @@
 //! What looks wrong in a detected machine.
 
 use crate::catalog::Catalog;
-use crate::findings::{Finding, Severity};
-use crate::system::{OsFamily, System};
-use crate::version::Version;
+use crate::model::finding::{Finding, Severity};
+use crate::model::system::{OsFamily, System};
+use crate::model::version::Version;
 
 use super::Evidence;
 

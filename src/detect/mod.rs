@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::catalog::Catalog;
-use crate::findings::Finding;
-use crate::process::Process;
-use crate::runner::{which, Runner};
-use crate::system::{Driver, System, SCHEMA_VERSION};
-use crate::version::Version;
+use crate::model::finding::Finding;
+use crate::model::system::{Driver, System, SCHEMA_VERSION};
+use crate::model::version::Version;
+use crate::world::process::Process;
+use crate::world::runner::{which, Runner};
 
 pub use root::Root;
 
@@ -131,7 +131,7 @@ pub fn detect(
     let pci_gpus = gpu::pci::gpus_from_functions(&gpu::pci::scan(root), &catalog.gpus);
     evidence.nvidia_on_pci = pci_gpus
         .iter()
-        .filter(|g| g.vendor == crate::system::Vendor::Nvidia)
+        .filter(|g| g.vendor == crate::model::system::Vendor::Nvidia)
         .count();
     let mut driver_gpus = report.as_ref().map(|r| r.gpus.clone()).unwrap_or_default();
     for g in &mut driver_gpus {
@@ -190,7 +190,8 @@ pub fn detect(
     let site_dirs: Vec<PathBuf> = pythons.iter().flat_map(|p| p.site_dirs.clone()).collect();
     let cudnn = cudnn::probe(root, &lib_dirs, &include_dirs, &site_dirs);
 
-    let mut pythons: Vec<crate::system::Python> = pythons.into_iter().map(|f| f.python).collect();
+    let mut pythons: Vec<crate::model::system::Python> =
+        pythons.into_iter().map(|f| f.python).collect();
     if opts.deep && live {
         std::thread::scope(|s| {
             for p in pythons.iter_mut().filter(|p| p.torch.is_some()) {

@@ -1,6 +1,6 @@
 //! Operating-system probes: os-release, kernel, WSL, Secure Boot, containers.
 
-use crate::system::{Os, OsFamily};
+use crate::model::system::{Os, OsFamily};
 
 use super::root::Root;
 

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::runner::Runner;
-use crate::system::{Framework, Python};
+use crate::model::system::{Framework, Python};
+use crate::world::runner::Runner;
 
 use super::root::Root;
 
@@ -173,7 +173,7 @@ pub enum Shim {
 /// Resolves `$PYENV_ROOT/shims/<name>` the way pyenv does: `PYENV_VERSION`, else the nearest
 /// `.python-version` from the working directory up, else `$PYENV_ROOT/version`. `None` when the
 /// path is not a pyenv shim or the version cannot be told (then the shim itself is run).
-pub fn resolve_pyenv_shim(process: &crate::process::Process, shim: &Path) -> Option<Shim> {
+pub fn resolve_pyenv_shim(process: &crate::world::process::Process, shim: &Path) -> Option<Shim> {
     let shims = shim.parent()?;
     if shims.file_name()? != "shims" {
         return None;
@@ -213,7 +213,7 @@ pub const LAYOUT_SCRIPT: &str = "import sys,site\nprint(sys.version.split()[0])\
 pub fn parse_layout_output(text: &str) -> Option<Layout> {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let version = lines.next()?.to_owned();
-    crate::version::Version::parse(&version)?;
+    crate::model::version::Version::parse(&version)?;
     Some(Layout {
         version: Some(version),
         site_dirs: lines.map(PathBuf::from).collect(),

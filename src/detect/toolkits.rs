@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::system::{Owner, Toolkit};
+use crate::model::system::{Owner, Toolkit};
 
 use super::root::Root;
 
@@ -123,7 +123,7 @@ pub fn probe(
 /// `13.0` from `/usr/local/cuda-13.0`.
 fn version_from_dir_name(dir: &Path) -> Option<String> {
     let v = dir.file_name()?.to_str()?.strip_prefix("cuda-")?;
-    crate::version::Version::parse(v).map(|_| v.to_owned())
+    crate::model::version::Version::parse(v).map(|_| v.to_owned())
 }
 
 /// Resolves symlinks of a machine path inside the root (so /usr/local/cuda → /usr/local/cuda-13.0

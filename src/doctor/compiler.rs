@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::findings::Severity;
-use crate::runner::{which, Runner};
+use crate::model::finding::Severity;
+use crate::world::runner::{which, Runner};
 
 use super::{Diagnosis, Inputs};
 
@@ -112,8 +112,8 @@ pub fn check(inputs: &Inputs<'_>, runner: &dyn Runner, scratch: &Path) -> Vec<Di
 mod tests {
     use super::super::testing::*;
     use super::*;
-    use crate::process::Process;
-    use crate::runner::Output;
+    use crate::world::process::Process;
+    use crate::world::runner::Output;
 
     /// Answers nvcc with CUDA 12.4's refusal and gcc with its version.
     struct Refuses;

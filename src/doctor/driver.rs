@@ -5,9 +5,9 @@
 use std::path::Path;
 use std::time::SystemTime;
 
-use crate::findings::Severity;
-use crate::system::{KernelModule, OsFamily};
-use crate::version::Version;
+use crate::model::finding::Severity;
+use crate::model::system::{KernelModule, OsFamily};
+use crate::model::version::Version;
 
 use super::{Diagnosis, Inputs};
 
@@ -359,7 +359,7 @@ fn stack_floors(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
             (
                 t.version.clone(),
                 t.path.clone(),
-                t.owner == crate::system::Owner::Cudaup,
+                t.owner == crate::model::system::Owner::Cudaup,
             )
         })
         .collect();
@@ -488,7 +488,7 @@ mod tests {
     use super::super::testing::*;
     use super::super::{DriverLibrary, Facts};
     use super::*;
-    use crate::system::Driver;
+    use crate::model::system::Driver;
 
     fn lib(path: &str, version: &str, at: u64) -> DriverLibrary {
         DriverLibrary {

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::detect::toolkits::parse_version_files;
-use crate::findings::Severity;
+use crate::model::finding::Severity;
 
 use super::{Diagnosis, Inputs};
 
@@ -111,7 +111,7 @@ fn nvcc_path_order(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
     // Every nvcc on PATH in order, by toolkit (the real directory above bin/).
     let mut found: Vec<(PathBuf, PathBuf)> = Vec::new();
     for dir in &path {
-        let Some(nvcc) = crate::runner::which("nvcc", std::slice::from_ref(dir)) else {
+        let Some(nvcc) = crate::world::runner::which("nvcc", std::slice::from_ref(dir)) else {
             continue;
         };
         let top = real(&nvcc)
@@ -261,7 +261,7 @@ pub fn shadowing(inputs: &Inputs<'_>, list: &dyn Fn(&Path) -> Vec<String>) -> Op
 mod tests {
     use super::super::testing::*;
     use super::*;
-    use crate::process::Process;
+    use crate::world::process::Process;
 
     #[cfg(unix)]
     fn exe(path: &Path) {

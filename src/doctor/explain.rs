@@ -38,6 +38,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_texts_point_at_the_measured_answer() {
+        assert!(OOM.contains("`cudaup bench`") && OOM.contains("--effective-batch"));
+        assert!(UTIL.contains("`cudaup bench`") && UTIL.contains("input-bound"));
+    }
+
+    #[test]
     fn the_texts_cover_what_they_promise() {
         for needle in [
             "batch size",

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::findings::Severity;
 use crate::install::receipt::{Receipt, ReceiptFile};
+use crate::model::finding::Severity;
 
 use super::{repair, Diagnosis, Inputs};
 
@@ -240,7 +240,7 @@ fn toolkit(file: &Path, receipt: &Receipt) -> Vec<Diagnosis> {
 fn venvs(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
     let mut out = Vec::new();
     for (file, r) in &inputs.receipts.venvs {
-        let venv = crate::pyenv::Venv {
+        let venv = crate::install::python::Venv {
             dir: r.venv.clone(),
         };
         let again = format!(

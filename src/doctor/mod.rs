@@ -20,6 +20,7 @@ pub mod environment;
 pub mod explain;
 pub mod installed;
 pub mod python;
+pub mod repair;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -28,12 +29,12 @@ use serde::Serialize;
 
 use crate::catalog::Catalog;
 use crate::detect::Root;
-use crate::findings::{Finding, Severity};
-use crate::process::Process;
-use crate::pyenv::VenvReceipt;
-use crate::receipts::Receipts;
-use crate::runner::Runner;
-use crate::system::{Framework, System};
+use crate::install::python::VenvReceipt;
+use crate::install::receipts::Receipts;
+use crate::model::finding::{Finding, Severity};
+use crate::model::system::{Framework, System};
+use crate::world::process::Process;
+use crate::world::runner::Runner;
 
 /// A finding with its evidence: [`Finding`] carries the id, severity, message and fix; doctor adds
 /// the facts it was concluded from, one line each, so a reader can check the reasoning.
@@ -287,7 +288,7 @@ pub struct TorchSite<'a> {
 
 impl Inputs<'_> {
     /// The NVIDIA GPUs.
-    pub fn nvidia_gpus(&self) -> Vec<&crate::system::Gpu> {
+    pub fn nvidia_gpus(&self) -> Vec<&crate::model::system::Gpu> {
         self.system.nvidia_gpus().collect()
     }
 
@@ -323,7 +324,7 @@ impl Inputs<'_> {
             let layout = crate::detect::python::venv_layout(&live, &r.venv);
             let (torch, _) = crate::detect::python::frameworks(&live, &layout.site_dirs);
             if let Some(torch) = torch {
-                let venv = crate::pyenv::Venv {
+                let venv = crate::install::python::Venv {
                     dir: r.venv.clone(),
                 };
                 out.push(TorchSite {
@@ -336,12 +337,12 @@ impl Inputs<'_> {
         out
     }
 
-    /// The driver version as a [`crate::version::Version`].
-    pub fn driver_version(&self) -> Option<crate::version::Version> {
+    /// The driver version as a [`crate::model::version::Version`].
+    pub fn driver_version(&self) -> Option<crate::model::version::Version> {
         self.system
             .driver
             .as_ref()
-            .and_then(|d| crate::version::Version::parse(&d.version))
+            .and_then(|d| crate::model::version::Version::parse(&d.version))
     }
 
     /// The toolkit the user means: `CUDA_HOME`, else `CUDA_PATH` (on the live machine, when they
@@ -498,7 +499,7 @@ pub(crate) mod testing {
     //! Builders for unit tests: a healthy H200 system and empty inputs around it.
 
     use super::*;
-    use crate::system::*;
+    use crate::model::system::*;
 
     pub fn h200() -> System {
         System {

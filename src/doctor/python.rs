@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use crate::catalog::{Kernels, TorchVariant};
-use crate::findings::Severity;
-use crate::version::Version;
+use crate::model::finding::Severity;
+use crate::model::version::Version;
 
 use super::{Diagnosis, Inputs, TorchSite};
 
@@ -265,8 +265,8 @@ mod tests {
 
     use super::super::testing::*;
     use super::*;
-    use crate::pyenv::{Packages, VenvReceipt};
-    use crate::system::{Cudnn, Framework};
+    use crate::install::python::{Packages, VenvReceipt};
+    use crate::model::system::{Cudnn, Framework};
 
     #[test]
     fn cpu_only_torch_from_detect_and_from_a_receipt() {

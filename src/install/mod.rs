@@ -3,13 +3,18 @@
 //! allows), link them into a staging directory, write the receipt, and rename it into place.
 
 mod assemble;
+pub mod driver;
 pub mod finish;
 mod items;
 pub mod layout;
-pub mod receipt;
+pub mod python;
+pub(crate) mod receipt_file;
+pub mod receipts;
+pub mod sources;
 pub mod stub;
 pub mod summary;
 pub mod transaction;
+pub mod uninstall;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,6 +26,7 @@ use crate::sources::redist::RedistError;
 use crate::unpack::{self, Entry, Format, UnpackError};
 use crate::version::Version;
 
+pub use crate::model::receipt;
 pub use items::{resolve_items, Resolved};
 pub use layout::Shape;
 pub use receipt::Receipt;

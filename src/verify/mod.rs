@@ -27,6 +27,7 @@ pub mod extension;
 pub mod framework;
 pub mod kernel;
 pub mod libs;
+pub mod tensorrt;
 pub mod toolkit;
 pub mod tools;
 
@@ -274,6 +275,7 @@ pub fn verify(ctx: &Context<'_>, opts: &Options) -> Report {
         extensions.push(ext);
     }
     checks.extend(extensions);
+    checks.extend(tensorrt::check(&exec, bench_venv, &gpus, &receipts));
     if opts.bench {
         checks.extend(framework::bench(&exec, bench_venv, &gpus));
     }

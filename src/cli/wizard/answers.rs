@@ -3,14 +3,14 @@
 
 use std::path::PathBuf;
 
+use crate::cli::i18n::Lang;
 use crate::cli::install::{InstallArgs, SourceArgs, SourceKind};
 use crate::cli::plan::StackArgs;
-use crate::config::{self, Config, DriverChoice, ShellName};
-use crate::i18n::Lang;
-use crate::process::Process;
-use crate::request::{DriverPolicy, Pins, Profile};
+use crate::model::request::{DriverPolicy, Pins, Profile};
+use crate::model::system::System;
+use crate::settings::file::{self as config, Config, DriverChoice, ShellName};
 use crate::shell::Shell;
-use crate::system::System;
+use crate::world::process::Process;
 
 /// Everything the wizard asks for: what `--save` writes and the install runs with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -245,6 +245,7 @@ impl Answers {
             yes: true,
             dry_run,
             json: false,
+            with: Vec::new(),
         }
     }
 

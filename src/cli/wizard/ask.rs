@@ -4,12 +4,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::cli::i18n::Strings;
 use crate::cli::install::SourceKind;
-use crate::i18n::Strings;
-use crate::prompt::Prompter;
-use crate::request::Profile;
+use crate::model::request::Profile;
+use crate::model::version::Version;
 use crate::shell::Shell;
-use crate::version::Version;
+use crate::world::prompt::Prompter;
 
 use super::show::tilde;
 use super::{Answers, Ctx, Preview, Stop, PYPI_ALIYUN, PYPI_TUNA};

@@ -3,7 +3,7 @@
 //! what to do next.
 //!
 //! The questions go through [`Prompter`], so the branching is tested with
-//! [`crate::prompt::ScriptedPrompter`] and the terminal is only touched by
+//! [`crate::world::prompt::ScriptedPrompter`] and the terminal is only touched by
 //! [`DialoguerPrompter`]. Every string the wizard prints itself comes from [`crate::i18n`]; the
 //! detect and plan reports it reuses are the commands' own (English).
 
@@ -23,15 +23,15 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::catalog::Catalog;
-use crate::config::Config;
+use crate::cli::i18n::{Lang, Strings};
 use crate::error::{Error, ExitCode, Result};
-use crate::i18n::{Lang, Strings};
-use crate::process::Process;
-use crate::prompt::{DefaultsPrompter, DialoguerPrompter, Labels, PromptError, Prompter};
-use crate::request::Profile;
-use crate::runner::Runner;
+use crate::model::request::Profile;
+use crate::model::system::System;
+use crate::settings::file::Config;
 use crate::shell::Shell;
-use crate::system::System;
+use crate::world::process::Process;
+use crate::world::prompt::{DefaultsPrompter, DialoguerPrompter, Labels, PromptError, Prompter};
+use crate::world::runner::Runner;
 
 use super::{GlobalArgs, Style};
 
@@ -272,8 +272,8 @@ pub(super) fn run(
     let hooked = preview.env && answers.modify_path && !answers.shells.is_empty();
 
     // A driver install waits for a reboot: verify after it, not now.
-    let reboot =
-        crate::driver_step::reboot_pending(&home, &crate::detect::Root::live()).map(|m| m.driver);
+    let reboot = crate::install::driver::reboot_pending(&home, &crate::detect::Root::live())
+        .map(|m| m.driver);
     let mut code = ExitCode::Ok;
     if reboot.is_some() {
         writeln!(out, "\n{}", s.verify_after_reboot)?;
@@ -287,7 +287,7 @@ pub(super) fn run(
                 .venv
                 .iter()
                 .map(|(dir, _)| dir.clone())
-                .filter(|dir| crate::pyenv::Venv { dir: dir.clone() }.exists())
+                .filter(|dir| crate::install::python::Venv { dir: dir.clone() }.exists())
                 .collect(),
             toolkit: None,
         };

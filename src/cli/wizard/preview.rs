@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
-use crate::plan::{Action, Plan, Status};
-use crate::request::Profile;
-use crate::runner::Runner;
-use crate::system::System;
-use crate::version::Version;
+use crate::model::plan::{Action, Plan, Status};
+use crate::model::request::Profile;
+use crate::model::system::System;
+use crate::model::version::Version;
+use crate::world::runner::Runner;
 
 use super::{Answers, Ctx};
 
@@ -109,17 +109,17 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
     let kept_elsewhere = cuda.is_some_and(|c| c.action == Action::Keep && c.path.is_some());
     preview.env = matches!(preview.toolkit, Some(ToolkitChange::New(_))) || kept_elsewhere;
     if !matches!(a.profile, Profile::CudaDev) {
-        let indexes = crate::cli::framework::Indexes {
+        let indexes = crate::install::python::step::Indexes {
             pypi: a
                 .pypi_index
                 .clone()
-                .unwrap_or_else(|| crate::sources::pypi::PYPI_SIMPLE.to_owned()),
+                .unwrap_or_else(|| crate::install::sources::pypi::PYPI_SIMPLE.to_owned()),
             torch: a
                 .torch_index
                 .clone()
-                .unwrap_or_else(|| crate::cli::framework::TORCH_INDEX.to_owned()),
+                .unwrap_or_else(|| crate::install::python::step::TORCH_INDEX.to_owned()),
         };
-        match crate::cli::framework::step(plan, &preview.system, venv_dir, &indexes, false) {
+        match crate::install::python::step::step(plan, &preview.system, venv_dir, &indexes, false) {
             Ok(Some(step)) => {
                 let exists = step.venv.exists();
                 preview.venv = Some((step.venv.dir, exists));
@@ -147,8 +147,8 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
 }
 
 /// The Python of an existing venv, as `cudaup install` sees it.
-fn probe_venv(runner: &dyn Runner, dir: &Path) -> Option<crate::system::Python> {
-    let venv = crate::pyenv::Venv {
+fn probe_venv(runner: &dyn Runner, dir: &Path) -> Option<crate::model::system::Python> {
+    let venv = crate::install::python::Venv {
         dir: dir.to_owned(),
     };
     if !venv.exists() {

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use crate::i18n::Strings;
-use crate::plan::Status;
-use crate::process::Process;
+use crate::cli::i18n::Strings;
+use crate::model::plan::Status;
+use crate::world::process::Process;
 
 use super::{Ctx, DriverChange, Preview, Style, ToolkitChange};
 

@@ -1,12 +1,12 @@
 //! Unit tests of the wizard's flow: the questions are scripted with
-//! [`crate::prompt::ScriptedPrompter`], so every branch runs without a terminal.
+//! [`crate::world::prompt::ScriptedPrompter`], so every branch runs without a terminal.
 
 use super::ask::expand;
 use super::show::width;
 use super::*;
-use crate::config;
-use crate::prompt::{Answer, ScriptedPrompter};
-use crate::runner::Output;
+use crate::settings::file as config;
+use crate::world::prompt::{Answer, ScriptedPrompter};
+use crate::world::runner::Output;
 
 /// Runs nothing: the tests never need a command.
 struct NoCommands;

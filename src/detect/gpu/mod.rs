@@ -6,7 +6,7 @@ pub mod nvml;
 pub mod pci;
 
 use crate::catalog::GpuTable;
-use crate::system::Gpu;
+use crate::model::system::Gpu;
 
 /// What a driver-backed probe (NVML or nvidia-smi) reported.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -46,7 +46,7 @@ pub fn merge(driver_gpus: Vec<Gpu>, pci_gpus: Vec<Gpu>) -> Vec<Gpu> {
     let have_driver_view = !driver_gpus.is_empty();
     let mut out = driver_gpus;
     for g in pci_gpus {
-        let nvidia = g.vendor == crate::system::Vendor::Nvidia;
+        let nvidia = g.vendor == crate::model::system::Vendor::Nvidia;
         if !(nvidia && have_driver_view) {
             out.push(g);
         }

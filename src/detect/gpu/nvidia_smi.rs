@@ -1,7 +1,7 @@
 //! `nvidia-smi --query-gpu`: the fallback when NVML cannot be loaded (WSL keeps both in
 //! /usr/lib/wsl/lib, which may not be on the loader's path).
 
-use crate::system::{Gpu, Vendor};
+use crate::model::system::{Gpu, Vendor};
 
 use super::nvml::pci_id_from_combined;
 
@@ -56,8 +56,8 @@ pub fn parse_query(text: &str) -> (Vec<Gpu>, Option<String>) {
 
 fn lower_version(a: &str, b: &str) -> bool {
     match (
-        crate::version::Version::parse(a),
-        crate::version::Version::parse(b),
+        crate::model::version::Version::parse(a),
+        crate::model::version::Version::parse(b),
     ) {
         (Some(a), Some(b)) => a < b,
         _ => false,

@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Nvml;
 
-use crate::system::{Gpu, Vendor};
+use crate::model::system::{Gpu, Vendor};
 
 use super::DriverReport;
 

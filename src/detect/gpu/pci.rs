@@ -1,7 +1,7 @@
 //! The sysfs PCI scan: works with no driver at all, and sees AMD and Intel GPUs.
 
 use crate::catalog::GpuTable;
-use crate::system::{Gpu, Vendor};
+use crate::model::system::{Gpu, Vendor};
 
 use super::super::root::Root;
 

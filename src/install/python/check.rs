@@ -1,0 +1,285 @@
+//! After the install: run the framework inside the venv and compare what it says with the plan.
+
+use serde::Deserialize;
+
+use crate::model::version::Version;
+
+/// What the torch inside the venv says about itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct TorchReport {
+    /// `torch.__version__`.
+    pub version: Option<String>,
+    /// `torch.version.cuda` (`None`: a CPU build).
+    pub cuda: Option<String>,
+    /// `torch.cuda.is_available()`.
+    #[serde(default)]
+    pub available: bool,
+    /// `torch.cuda.get_arch_list()`.
+    #[serde(default)]
+    pub arch_list: Vec<String>,
+    /// Each device's name and compute capability.
+    #[serde(default)]
+    pub devices: Vec<(String, (u32, u32))>,
+    /// The import failed: the exception.
+    pub error: Option<String>,
+}
+
+/// The script run with the venv's Python; prints one JSON object.
+pub const TORCH_SCRIPT: &str = r#"
+import json
+r = {}
+try:
+    import torch
+    r["version"] = torch.__version__
+    r["cuda"] = torch.version.cuda
+    r["available"] = bool(torch.cuda.is_available())
+    r["arch_list"] = list(torch.cuda.get_arch_list()) if r["available"] else []
+    r["devices"] = [[torch.cuda.get_device_name(i), list(torch.cuda.get_device_capability(i))]
+                    for i in range(torch.cuda.device_count())] if r["available"] else []
+except Exception as e:
+    r["error"] = "%s: %s" % (type(e).__name__, e)
+print(json.dumps(r))
+"#;
+
+/// What was planned for torch.
+#[derive(Debug, Clone)]
+pub struct TorchExpectation {
+    /// `2.14.1`.
+    pub version: Version,
+    /// `cu130`, or `cpu`.
+    pub variant: String,
+    /// CUDA of the variant (`13.0`); `None` for cpu.
+    pub cuda: Option<Version>,
+    /// The index the planned wheel comes from (for the fix).
+    pub index_url: String,
+    /// Compute capabilities of the GPUs it must serve.
+    pub gpus: Vec<(String, Version)>,
+    /// Whether this machine has those GPUs (a plan made for another machine does not check
+    /// CUDA availability here).
+    pub gpus_here: bool,
+}
+
+/// Compares the report with the plan. `Ok` carries notes; `Err` says what is wrong and how to
+/// fix it.
+pub fn judge_torch(
+    report: &TorchReport,
+    want: &TorchExpectation,
+    venv_python: &str,
+) -> Result<Vec<String>, String> {
+    let fix = format!(
+        "fix: {venv_python} -m pip install --force-reinstall torch=={}+{} --index-url {}",
+        want.version, want.variant, want.index_url
+    );
+    if let Some(e) = &report.error {
+        return Err(format!("`import torch` failed in the venv: {e}; {fix}"));
+    }
+    let got = report.version.as_deref().unwrap_or("nothing");
+    if Version::parse(got) != Some(want.version.clone()) {
+        return Err(format!(
+            "torch {got} is installed where {} was planned; {fix}",
+            want.version
+        ));
+    }
+    match (&want.cuda, report.cuda.as_deref().and_then(Version::parse)) {
+        (Some(cuda), None) => {
+            return Err(format!(
+                "a CPU-only torch ({got}) is installed where the CUDA {cuda} build ({}) was planned: it will never use the GPU; {fix}",
+                want.variant
+            ))
+        }
+        (Some(cuda), Some(have)) if have.prefix(2) != cuda.prefix(2) => {
+            return Err(format!("torch {got} is built for CUDA {have}, but CUDA {cuda} ({}) was planned; {fix}", want.variant))
+        }
+        _ => {}
+    }
+    let mut notes = Vec::new();
+    if want.cuda.is_none() {
+        return Ok(notes);
+    }
+    if !report.available {
+        if want.gpus_here {
+            return Err(format!(
+                "torch {got} cannot use the GPU here (torch.cuda.is_available() is False): check the driver with `cudaup detect`; a driver older than CUDA {} needs is the usual cause",
+                want.cuda.as_ref().map(|c| c.to_string()).unwrap_or_default()
+            ));
+        }
+        // torch lists its architectures only when it sees a GPU.
+        notes.push("the planned GPUs are not usable here (another machine, or the driver comes first): CUDA availability and architectures were not checked".into());
+        return Ok(notes);
+    }
+    for (name, cc) in &want.gpus {
+        if !serves(&report.arch_list, cc) {
+            return Err(format!(
+                "this torch has no kernels for the {name} (sm_{}{}; it has {}); {fix}",
+                cc.major(),
+                cc.minor(),
+                report.arch_list.join(" ")
+            ));
+        }
+    }
+    notes.push(format!(
+        "torch {got} sees {} GPU(s): {}",
+        report.devices.len(),
+        report
+            .devices
+            .iter()
+            .map(|d| d.0.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    Ok(notes)
+}
+
+/// Whether an arch list (`sm_86`, `sm_90a`, `compute_120`) runs on compute capability `cc`:
+/// SASS of the same major and a minor not above, or PTX of an older architecture.
+pub fn serves(arch_list: &[String], cc: &Version) -> bool {
+    arch_list.iter().any(|a| {
+        let (kind, num) = match a.split_once('_') {
+            Some(p) => p,
+            None => return false,
+        };
+        let digits: String = num.chars().take_while(char::is_ascii_digit).collect();
+        let Ok(n) = digits.parse::<u32>() else {
+            return false;
+        };
+        let (major, minor) = (n / 10, n % 10);
+        match kind {
+            "sm" => major == cc.major() && minor <= cc.minor(),
+            "compute" => (major, minor) <= (cc.major(), cc.minor()),
+            _ => false,
+        }
+    })
+}
+
+/// What the TensorFlow inside the venv says about itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct TfReport {
+    /// `tf.__version__`.
+    pub version: Option<String>,
+    /// The CUDA it was built for.
+    pub cuda: Option<String>,
+    /// GPUs it sees.
+    #[serde(default)]
+    pub gpus: usize,
+    /// The import failed.
+    pub error: Option<String>,
+}
+
+/// The TensorFlow check script.
+pub const TF_SCRIPT: &str = r#"
+import json
+r = {}
+try:
+    import tensorflow as tf
+    r["version"] = tf.__version__
+    from tensorflow.python.platform import build_info
+    r["cuda"] = build_info.build_info.get("cuda_version")
+    try:
+        r["gpus"] = len(tf.config.list_physical_devices("GPU"))
+    except Exception:
+        r["gpus"] = 0
+except Exception as e:
+    r["error"] = "%s: %s" % (type(e).__name__, e)
+print(json.dumps(r))
+"#;
+
+/// Compares a TensorFlow report with the plan.
+pub fn judge_tf(
+    report: &TfReport,
+    version: &Version,
+    gpus_here: bool,
+) -> Result<Vec<String>, String> {
+    if let Some(e) = &report.error {
+        return Err(format!("`import tensorflow` failed in the venv: {e}"));
+    }
+    let got = report.version.as_deref().unwrap_or("nothing");
+    if Version::parse(got) != Some(version.clone()) {
+        return Err(format!(
+            "TensorFlow {got} is installed where {version} was planned"
+        ));
+    }
+    if report.cuda.is_none() {
+        return Err(format!("a CPU-only TensorFlow ({got}) is installed; fix: pip install --force-reinstall 'tensorflow[and-cuda]=={version}'"));
+    }
+    if gpus_here && report.gpus == 0 {
+        return Err(format!(
+            "TensorFlow {got} sees no GPU: check the driver with `cudaup detect`"
+        ));
+    }
+    Ok(Vec::new())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn want() -> TorchExpectation {
+        TorchExpectation {
+            version: Version::parse("2.14.1").unwrap(),
+            variant: "cu130".into(),
+            cuda: Version::parse("13.0"),
+            index_url: "https://download.pytorch.org/whl/cu130".into(),
+            gpus: vec![("NVIDIA H200".into(), Version::parse("9.0").unwrap())],
+            gpus_here: true,
+        }
+    }
+
+    fn report(cuda: Option<&str>, arch: &[&str]) -> TorchReport {
+        TorchReport {
+            version: Some("2.14.1+cu130".into()),
+            cuda: cuda.map(str::to_owned),
+            available: cuda.is_some(),
+            arch_list: arch.iter().map(|a| (*a).to_owned()).collect(),
+            devices: vec![("NVIDIA H200".into(), (9, 0))],
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_good_torch_passes() {
+        let r = report(
+            Some("13.0"),
+            &["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"],
+        );
+        assert!(judge_torch(&r, &want(), "/v/bin/python").is_ok());
+    }
+
+    #[test]
+    fn cpu_only_torch_is_an_error_with_the_fix() {
+        let mut r = report(None, &[]);
+        r.version = Some("2.14.1+cpu".into());
+        let e = judge_torch(&r, &want(), "/v/bin/python").unwrap_err();
+        assert!(e.contains("CPU-only torch"), "{e}");
+        assert!(e.contains("pip install --force-reinstall torch==2.14.1+cu130 --index-url https://download.pytorch.org/whl/cu130"), "{e}");
+    }
+
+    #[test]
+    fn missing_kernels_and_unavailable_cuda() {
+        let r = report(Some("13.0"), &["sm_100", "sm_120"]);
+        assert!(judge_torch(&r, &want(), "p")
+            .unwrap_err()
+            .contains("no kernels for the NVIDIA H200"));
+        let mut r = report(Some("13.0"), &["sm_90"]);
+        r.available = false;
+        assert!(judge_torch(&r, &want(), "p")
+            .unwrap_err()
+            .contains("is_available() is False"));
+        let mut w = want();
+        w.gpus_here = false;
+        assert!(judge_torch(&r, &w, "p").is_ok());
+        // Where torch does see a GPU, the kernels are checked even for another machine's plan.
+        let r = report(Some("13.0"), &["sm_100", "sm_120"]);
+        assert!(judge_torch(&r, &w, "p").is_err());
+    }
+
+    #[test]
+    fn arch_matching() {
+        let v = |s: &str| Version::parse(s).unwrap();
+        let l = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert!(serves(&l(&["sm_86"]), &v("8.9")));
+        assert!(!serves(&l(&["sm_86"]), &v("9.0")));
+        assert!(serves(&l(&["sm_90a"]), &v("9.0")));
+        assert!(serves(&l(&["compute_90"]), &v("12.0")));
+        assert!(!serves(&l(&["sm_100", "sm_120"]), &v("6.1")));
+    }
+}

@@ -1,0 +1,115 @@
+//! The Plan document: what `plan --json` prints (ARCHITECTURE.md) and what install executes.
+
+use serde::Serialize;
+
+use crate::model::request::Profile;
+use crate::model::system::KernelModule;
+
+/// Whether a stack was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Every component is chosen.
+    Ok,
+    /// No compatible stack, or the system is unsupported (exit code 5).
+    Unsupported,
+}
+
+/// What happens to a component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Already right; nothing changes.
+    Keep,
+    /// Installed fresh.
+    Install,
+    /// Replaced by another version.
+    Upgrade,
+    /// Not part of this stack.
+    Skip,
+    /// The user must do it (the Windows driver under WSL2 or Windows).
+    Manual,
+}
+
+/// One chosen component with its reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Component {
+    /// `driver`, `python`, `cuda`, `cudnn`, `torch`, `torchvision`, `torchaudio`, `tensorflow`.
+    pub name: String,
+    /// What happens to it.
+    pub action: Action,
+    /// The version chosen (for `manual`: the minimum needed).
+    pub version: Option<String>,
+    /// cuDNN: the CUDA major of the build.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cuda_variant: Option<String>,
+    /// torch: the wheel variant (`cu130`, `cpu`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// torch: the index to install from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_url: Option<String>,
+    /// driver: the branch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<u32>,
+    /// driver: the kernel-module flavour.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_module: Option<KernelModule>,
+    /// Where an existing component lives (kept toolkits, the Python used).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// driver: the exact commands the install step would run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
+    /// One line: why this and not something else.
+    pub reason: String,
+}
+
+impl Component {
+    /// A component with only the common fields set.
+    pub fn new(
+        name: &str,
+        action: Action,
+        version: Option<String>,
+        reason: impl Into<String>,
+    ) -> Self {
+        Self {
+            name: name.to_owned(),
+            action,
+            version,
+            cuda_variant: None,
+            variant: None,
+            index_url: None,
+            branch: None,
+            kernel_module: None,
+            path: None,
+            commands: Vec::new(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The resolver's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    /// Found or not.
+    pub status: Status,
+    /// The profile planned for.
+    pub profile: Profile,
+    /// Chosen components, in install order.
+    pub components: Vec<Component>,
+    /// Why the stack looks like this (or, when unsupported, why nothing fits).
+    pub reasons: Vec<String>,
+    /// Things the user should know: GPUs left out, JIT, minor-version compatibility, reboots.
+    pub warnings: Vec<String>,
+    /// Alternatives considered and rejected, one line each (`-v`; not part of the JSON).
+    #[serde(skip)]
+    pub rejected: Vec<String>,
+}
+
+impl Plan {
+    /// The component with this name.
+    pub fn component(&self, name: &str) -> Option<&Component> {
+        self.components.iter().find(|c| c.name == name)
+    }
+}

@@ -1,0 +1,4 @@
+//! Settings: the unattended config file ([`file`]), the command line and the `CUDAUP_*`
+//! variables, resolved once into typed settings (flags > environment > file > defaults).
+
+pub mod file;
