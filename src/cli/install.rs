@@ -398,11 +398,7 @@ pub(super) fn run_install(
                 }
             }
             _ => {
-                let cuda = catalog
-                    .cuda
-                    .newest_of_series(&cuda)
-                    .cloned()
-                    .unwrap_or(cuda);
+                let cuda = install::summary::release_to_install(catalog, &cuda);
                 let prefix = args
                     .prefix
                     .clone()
@@ -882,11 +878,7 @@ pub(super) fn run_mirror(
         return render_unsupported(&plan, out);
     }
     let (cuda, cudnn, _) = toolkit_of(&plan, args.no_cudnn)?;
-    let cuda = catalog
-        .cuda
-        .newest_of_series(&cuda)
-        .cloned()
-        .unwrap_or(cuda);
+    let cuda = install::summary::release_to_install(catalog, &cuda);
     let Source::Redist(base) = args.source.source()? else {
         return Err(Error::Usage("mirror create copies NVIDIA's redistributable layout: use --source redist (the default)".into()));
     };

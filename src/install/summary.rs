@@ -78,6 +78,20 @@ pub fn summarize(
     }
 }
 
+/// The toolkit release to install for a planned CUDA version: the release itself when the
+/// catalog has it (a pin such as `--cuda 13.0.2` means that release), else the newest release
+/// of its series (a kept toolkit's nvcc says `13.0.88`).
+pub fn release_to_install(catalog: &Catalog, planned: &Version) -> Version {
+    if catalog.cuda.release.iter().any(|r| &r.version == planned) {
+        return planned.clone();
+    }
+    catalog
+        .cuda
+        .newest_of_series(planned)
+        .cloned()
+        .unwrap_or_else(|| planned.clone())
+}
+
 /// For a plan that installs a toolkit: what `--components spec` installs and downloads.
 pub fn for_plan(
     plan: &Plan,
@@ -93,11 +107,7 @@ pub fn for_plan(
     else {
         return Ok(None);
     };
-    let cuda = catalog
-        .cuda
-        .newest_of_series(&cuda)
-        .cloned()
-        .unwrap_or(cuda);
+    let cuda = release_to_install(catalog, &cuda);
     Ok(Some(summarize(catalog, &selection, &cuda, arch)))
 }
 
