@@ -53,14 +53,33 @@ impl<'a> Finish<'a> {
         self.present.contains(p) || self.staging.join(p).symlink_metadata().is_ok()
     }
 
+    /// Refuses a path whose parent directories include a symlink (an archive's link must not
+    /// redirect what is made here), then makes the parent directories.
+    fn parent_dir(&self, path: &Path) -> std::io::Result<()> {
+        let mut at = self.staging.to_path_buf();
+        for c in path.parent().unwrap_or(Path::new("")).components() {
+            at.push(c);
+            match at.symlink_metadata() {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(std::io::Error::other(format!(
+                        "{}: a symlink in the prefix; refusing to write {} through it",
+                        at.display(),
+                        path.display()
+                    )))
+                }
+                Ok(_) => {}
+                Err(_) => fs_err::create_dir(&at)?,
+            }
+        }
+        Ok(())
+    }
+
     fn link(&mut self, path: &Path, target: &Path) -> std::io::Result<()> {
         if self.has(path) {
             return Ok(());
         }
+        self.parent_dir(path)?;
         let dst = self.staging.join(path);
-        if let Some(parent) = dst.parent() {
-            fs_err::create_dir_all(parent)?;
-        }
         std::os::unix::fs::symlink(target, &dst)
             .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dst.display())))?;
         self.present.insert(path.to_owned());
@@ -74,10 +93,8 @@ impl<'a> Finish<'a> {
     }
 
     fn write(&mut self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        self.parent_dir(path)?;
         let dst = self.staging.join(path);
-        if let Some(parent) = dst.parent() {
-            fs_err::create_dir_all(parent)?;
-        }
         fs_err::write(&dst, bytes)?;
         self.present.insert(path.to_owned());
         self.added.push(ReceiptFile {
@@ -385,6 +402,26 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["version.json"]
         );
+    }
+
+    #[test]
+    fn nothing_is_written_through_an_archives_symlink() {
+        let outside = tempfile::tempdir().unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        touch(
+            root,
+            "include/cuda.h",
+            "CUresult CUDAAPI cuInit(unsigned int Flags);\n",
+        );
+        fs_err::create_dir_all(root.join("lib64")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("lib64/stubs")).unwrap();
+        let listed = vec![file("include/cuda.h")];
+        let err = Finish::new(root, &listed)
+            .run("x86_64", "13.0.2", &[])
+            .unwrap_err();
+        assert!(err.to_string().contains("refusing to write"), "{err}");
+        assert_eq!(fs_err::read_dir(outside.path()).unwrap().count(), 0);
     }
 
     #[test]
