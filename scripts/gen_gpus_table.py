@@ -407,6 +407,25 @@ def check_required(rows) -> None:
         sys.exit("gen_gpus_table: required coverage failed:\n  " + "\n  ".join(missing))
 
 
+# Rows appended after the generated table: chips the bundled pci.ids predates, each cited.
+HAND_CURATED = """
+# --- Hand-curated after the generated table (issue 12): chips pci.ids 2025-07-11 lacks. Kept by
+# scripts/gen_gpus_table.py (HAND_CURATED). GB10 (12.1) and Rubin (10.7) have no PCI id in any
+# source read; drivers.toml maps those compute capabilities to their architectures instead.
+[[chip]]
+codename = "GB110"
+architecture = "Blackwell"
+compute_capability = "10.3"
+source = "https://developer.nvidia.com/cuda-gpus (NVIDIA B300, GB300: 10.3); Wikipedia 'CUDA', GPUs supported (GB110 = compute capability 10.3; as read for scripts/gen_gpus_table.py [WIKI])"
+
+[[device]]
+pci_id = "10de:3182"
+chip = "GB110"
+name = "B300 SXM6 AC"
+source = "secondary: pci.ids after 2025-07-11 ('3182  GB110 [B300 SXM6 AC]', as quoted by public B300 host tooling found by string search); https://pci-ids.ucw.cz/read/PC/10de/3182"
+"""
+
+
 def main() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -421,6 +440,7 @@ def main() -> None:
     check_required(rows)
     text = render(path, version, date, rows)
     assert text == render(path, version, date, rows)  # deterministic
+    text += HAND_CURATED
 
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     with open(args.output, "w", encoding="utf-8", newline="\n") as fh:

@@ -190,6 +190,10 @@ CUDA_RELEASES = {
 }
 
 CUDNN_RELEASES = {
+    # Build numbers of 9.28.x: PyPI's nvidia-cudnn-cu13 9.28.1.4 and nvidia-cudnn-cu12 9.28.0.42
+    # (https://pypi.org/simple/nvidia-cudnn-cu13/); dates from compat-2026-12.md §3.
+    "9.28.1": {"version": "9.28.1.4", "release_date": "2026-11-06"},
+    "9.28.0": {"version": "9.28.0.42", "release_date": "2026-11-04"},
     "9.17.0": {"version": "9.17.0.29", "release_date": "2025-12-04"},  # date: placeholder
     "9.16.0": {"version": "9.16.0.29", "release_date": "2025-11-06"},  # date: placeholder
     "9.10.0": {"version": "9.10.0.56", "release_date": "2025-05-07"},  # [NIX-CUDNN]

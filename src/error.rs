@@ -73,6 +73,10 @@ pub enum Error {
     #[error(transparent)]
     Fetch(#[from] crate::fetch::FetchError),
 
+    /// `manifests update` produced no catalog (the one in effect is unchanged).
+    #[error(transparent)]
+    Update(#[from] crate::catalog::update::UpdateError),
+
     /// An external command could not be run.
     #[error("could not run `{program}`: {message}")]
     Command {
@@ -98,6 +102,15 @@ impl Error {
                 _ => ExitCode::Failure,
             },
             Error::Install(e) => install_code(e),
+            Error::Update(e) => {
+                use crate::catalog::update::UpdateError as U;
+                match e {
+                    U::Network { .. } | U::NothingRead(_) => ExitCode::Network,
+                    U::BadData { .. } | U::Check(_) => ExitCode::Verification,
+                    U::Usage(_) => ExitCode::Usage,
+                    U::Io(_) => ExitCode::Failure,
+                }
+            }
         }
     }
 }

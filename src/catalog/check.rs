@@ -7,11 +7,10 @@ use std::path::PathBuf;
 use serde::de::DeserializeOwned;
 
 use super::{
-    describe_toml_error, line_col, BenchManifest, Catalog, ComponentsManifest, CudaManifest,
-    CudnnManifest, DriverManifest, GpuTable, PytorchManifest, Source, TensorflowManifest,
-    TensorrtManifest, EMBEDDED,
+    describe_toml_error, line_col, BenchManifest, Catalog, CatalogMeta, ComponentsManifest,
+    CudaManifest, CudnnManifest, DriverManifest, GpuTable, PytorchManifest, Source,
+    TensorflowManifest, TensorrtManifest, EMBEDDED,
 };
-use crate::version::Version;
 
 /// One problem in a catalog.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,6 +121,7 @@ pub fn check(source: &Source) -> Vec<Problem> {
     let components: Option<ComponentsManifest> = texts.parse("components.toml", &mut problems);
     let bench: Option<BenchManifest> = texts.parse("bench.toml", &mut problems);
     let tensorrt: Option<TensorrtManifest> = texts.parse("tensorrt.toml", &mut problems);
+    let meta: Option<CatalogMeta> = texts.parse("catalog.toml", &mut problems);
     let (
         Some(gpus),
         Some(cuda),
@@ -132,8 +132,9 @@ pub fn check(source: &Source) -> Vec<Problem> {
         Some(components),
         Some(bench),
         Some(tensorrt),
+        Some(meta),
     ) = (
-        gpus, cuda, drivers, cudnn, pytorch, tensorflow, components, bench, tensorrt,
+        gpus, cuda, drivers, cudnn, pytorch, tensorflow, components, bench, tensorrt, meta,
     )
     else {
         return problems;
@@ -148,6 +149,9 @@ pub fn check(source: &Source) -> Vec<Problem> {
         components,
         bench,
         tensorrt,
+        meta,
+        origin: String::new(),
+        notes: Vec::new(),
     };
     cross_check(&catalog, &texts, &mut problems);
     sources_check(&texts, &mut problems);
@@ -156,40 +160,62 @@ pub fn check(source: &Source) -> Vec<Problem> {
 
 /// Every `source = "…"` names something a reader can follow: a URL or a repository path.
 fn sources_check(texts: &Texts, problems: &mut Vec<Problem>) {
+    /// What a row said about where it comes from.
+    #[derive(Default)]
+    struct Row {
+        line: usize,
+        source: Option<(usize, String)>,
+        derived: bool,
+    }
     for (name, text) in &texts.files {
-        let mut in_row = false;
-        let mut row_line = 0;
-        let mut has_source = false;
-        let close_row =
-            |in_row: bool, has_source: bool, line: usize, problems: &mut Vec<Problem>| {
-                if in_row && !has_source {
-                    problems.push(Problem {
-                        file: texts.path(name),
-                        line: Some(line),
-                        message: "row has no `source`".into(),
-                    });
-                }
+        let mut row: Option<Row> = None;
+        let close = |row: Option<Row>, problems: &mut Vec<Problem>| {
+            let Some(row) = row else { return };
+            let problem = |line: usize, message: String| Problem {
+                file: texts.path(name),
+                line: Some(line),
+                message,
             };
+            match &row.source {
+                None => problems.push(problem(row.line, "row has no `source`".into())),
+                Some((line, v)) => {
+                    if !(v.contains("http") || v.contains('/')) {
+                        problems.push(problem(
+                            *line,
+                            format!("source `{v}` names no URL or repository path"),
+                        ));
+                    } else if row.derived && !v.contains("http") {
+                        problems.push(problem(
+                            *line,
+                            "a derived row's source must be the URL it was read from".into(),
+                        ));
+                    }
+                }
+            }
+        };
         for (i, line) in text.lines().enumerate() {
             let l = line.trim();
+            let value = |key: &str| {
+                l.strip_prefix(key)
+                    .map(str::trim_start)
+                    .and_then(|v| v.strip_prefix('='))
+                    .map(|v| v.trim().trim_matches('"').to_owned())
+            };
             if l.starts_with("[[") {
-                close_row(in_row, has_source, row_line, problems);
-                in_row = true;
-                row_line = i + 1;
-                has_source = false;
-            } else if let Some(v) = l.strip_prefix("source") {
-                has_source = true;
-                let v = v.trim_start_matches([' ', '=']).trim_matches('"');
-                if !(v.contains("http") || v.contains('/')) {
-                    problems.push(Problem {
-                        file: texts.path(name),
-                        line: Some(i + 1),
-                        message: format!("source `{v}` names no URL or repository path"),
-                    });
+                close(row.take(), problems);
+                row = Some(Row {
+                    line: i + 1,
+                    ..Row::default()
+                });
+            } else if let Some(r) = row.as_mut() {
+                if let Some(v) = value("source") {
+                    r.source = Some((i + 1, v));
+                } else if value("derived").is_some() {
+                    r.derived = true;
                 }
             }
         }
-        close_row(in_row, has_source, row_line, problems);
+        close(row.take(), problems);
     }
 }
 
@@ -205,196 +231,7 @@ fn cross_check(c: &Catalog, t: &Texts, problems: &mut Vec<Problem>) {
     for (needle, msg) in c.tensorrt.problems(&majors) {
         p("tensorrt.toml", &needle, msg);
     }
-
-    for d in &c.gpus.device {
-        if c.gpus.chip(&d.chip).is_none() {
-            p(
-                "gpus.toml",
-                &d.pci_id,
-                format!("{} names unknown chip `{}`", d.pci_id, d.chip),
-            );
-        }
-    }
-    let architectures: Vec<&str> = c
-        .gpus
-        .chip
-        .iter()
-        .map(|c| c.architecture.as_str())
-        .collect();
-
-    let series_known = |v: &Version| {
-        c.cuda
-            .series
-            .iter()
-            .any(|s| s.version.prefix(2) == v.prefix(2))
-    };
-    let release_known = |v: &Version| {
-        c.cuda
-            .release
-            .iter()
-            .any(|r| r.version.prefix(2) == v.prefix(2))
-    };
-    let mut seen = Vec::new();
-    for r in &c.cuda.release {
-        let needle = format!("version = \"{}\"", r.version);
-        if seen.contains(&r.version) {
-            p(
-                "cuda.toml",
-                &needle,
-                format!("release {} is listed twice", r.version),
-            );
-        }
-        seen.push(r.version.clone());
-        if !c.cuda.major.iter().any(|m| m.major == r.version.major()) {
-            p(
-                "cuda.toml",
-                &needle,
-                format!("release {} has no [[major]] floor", r.version),
-            );
-        }
-    }
-    for s in &c.cuda.series {
-        if s.sm_min > s.sm_max {
-            p(
-                "cuda.toml",
-                &format!("version = \"{}\"", s.version),
-                format!("series {}: sm_min above sm_max", s.version),
-            );
-        }
-        if !release_known(&s.version) {
-            p(
-                "cuda.toml",
-                &format!("version = \"{}\"", s.version),
-                format!("series {} has no [[release]]", s.version),
-            );
-        }
-    }
-
-    for a in &c.drivers.architecture {
-        if !architectures.contains(&a.name.as_str()) {
-            p(
-                "drivers.toml",
-                &format!("name = \"{}\"", a.name),
-                format!("architecture `{}` is not in gpus.toml", a.name),
-            );
-        }
-    }
-    for pkg in &c.drivers.package {
-        const METHODS: &[&str] = &[
-            "apt",
-            "dnf",
-            "dnf-module",
-            "pacman",
-            "runfile",
-            "windows-installer",
-        ];
-        if !METHODS.contains(&pkg.method.as_str()) {
-            p(
-                "drivers.toml",
-                &format!("method = \"{}\"", pkg.method),
-                format!("unknown method `{}`", pkg.method),
-            );
-        }
-    }
-
-    for r in &c.cudnn.release {
-        let needle = format!("version = \"{}\"", r.version);
-        if r.cuda_variant != r.cuda_min.major().to_string()
-            || r.cuda_min.major() != r.cuda_max.major()
-        {
-            p(
-                "cudnn.toml",
-                &needle,
-                format!(
-                    "cuDNN {} variant {} disagrees with its CUDA range {}..{}",
-                    r.version, r.cuda_variant, r.cuda_min, r.cuda_max
-                ),
-            );
-        }
-        for v in [&r.cuda_min, &r.cuda_max] {
-            if !release_known(v) {
-                p(
-                    "cudnn.toml",
-                    &needle,
-                    format!("cuDNN {}: CUDA {v} is not in cuda.toml", r.version),
-                );
-            }
-        }
-    }
-
-    let mut seen = Vec::new();
-    for r in &c.pytorch.release {
-        let needle = format!("version = \"{}\"", r.version);
-        if seen.contains(&r.version) {
-            p(
-                "pytorch.toml",
-                &needle,
-                format!("torch {} is listed twice", r.version),
-            );
-        }
-        seen.push(r.version.clone());
-        if r.python_min > r.python_max {
-            p(
-                "pytorch.toml",
-                &needle,
-                format!("torch {}: python_min above python_max", r.version),
-            );
-        }
-        if let Some(d) = &r.pypi_default {
-            if d != "cpu" && !r.variant.iter().any(|v| &v.name == d) {
-                p(
-                    "pytorch.toml",
-                    &needle,
-                    format!(
-                        "torch {}: pypi_default `{d}` is not one of its variants",
-                        r.version
-                    ),
-                );
-            }
-        }
-        for v in &r.variant {
-            let expected = format!("cu{}{}", v.cuda.major(), v.cuda.minor());
-            if v.name != expected {
-                p(
-                    "pytorch.toml",
-                    &format!("name = \"{}\"", v.name),
-                    format!(
-                        "torch {} variant `{}` should be named `{expected}` for CUDA {}",
-                        r.version, v.name, v.cuda
-                    ),
-                );
-            }
-            if !release_known(&v.cuda) {
-                p(
-                    "pytorch.toml",
-                    &format!("name = \"{}\"", v.name),
-                    format!(
-                        "torch {} {}: CUDA {} is not in cuda.toml",
-                        r.version, v.name, v.cuda
-                    ),
-                );
-            }
-            if v.arch_list.is_empty() {
-                p(
-                    "pytorch.toml",
-                    &format!("name = \"{}\"", v.name),
-                    format!("torch {} {}: empty arch_list", r.version, v.name),
-                );
-            }
-        }
-    }
-    for r in &c.tensorflow.release {
-        if !series_known(&r.cuda) && !release_known(&r.cuda) {
-            p(
-                "tensorflow.toml",
-                &format!("version = \"{}\"", r.version),
-                format!(
-                    "TensorFlow {}: CUDA {} is not in cuda.toml",
-                    r.version, r.cuda
-                ),
-            );
-        }
-    }
+    super::cross::check(c, &mut p);
 }
 
 #[cfg(test)]

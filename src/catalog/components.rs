@@ -1,6 +1,6 @@
 //! `manifests/components.toml`: the toolkit's components, the sets they form (`minimal`,
 //! `standard`, `complete`), and for each CUDA 13 release the wheel versions PyPI's `cuda-toolkit`
-//! metapackage pins. `--components` is parsed here into a [`Selection`].
+//! metapackage pins. `--components` is parsed here into a [`ComponentSelection`].
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -156,7 +156,7 @@ impl WheelPin {
 
 /// What `--components` asked for, resolved against the manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Selection {
+pub struct ComponentSelection {
     /// As written (`standard`, `minimal,cufft`, `standard,-npp`).
     pub spec: String,
     /// The chosen component names, in the manifest's order.
@@ -166,7 +166,7 @@ pub struct Selection {
     pub explicit: BTreeSet<String>,
 }
 
-impl Selection {
+impl ComponentSelection {
     /// Whether `name` is chosen.
     pub fn has(&self, name: &str) -> bool {
         self.components.iter().any(|c| c == name)
@@ -229,7 +229,7 @@ impl ComponentsManifest {
     /// Parses `--components`: comma-separated set and component names; `-name` takes a
     /// component (or every component of a set) out again. `standard,-npp,cufile` is standard
     /// without NPP, with cuFile.
-    pub fn select(&self, spec: &str) -> Result<Selection, String> {
+    pub fn select(&self, spec: &str) -> Result<ComponentSelection, String> {
         let items: Vec<&str> = spec
             .split(',')
             .map(str::trim)
@@ -280,7 +280,7 @@ impl ComponentsManifest {
                 "--components {spec}: that leaves nothing to install"
             ));
         }
-        Ok(Selection {
+        Ok(ComponentSelection {
             spec: spec.trim().to_owned(),
             components: self
                 .component
@@ -293,7 +293,7 @@ impl ComponentsManifest {
     }
 
     /// The default selection ([`DEFAULT_SET`]).
-    pub fn default_selection(&self) -> Selection {
+    pub fn default_selection(&self) -> ComponentSelection {
         self.select(DEFAULT_SET)
             .expect("the default set exists (checked by the catalog tests)")
     }
@@ -356,7 +356,7 @@ impl ComponentsManifest {
     /// release whose redistrib JSON was read.
     pub fn estimate(
         &self,
-        selection: &Selection,
+        selection: &ComponentSelection,
         route: &str,
         cuda: &Version,
         arch: &str,

@@ -2,6 +2,7 @@
 
 use serde::Deserialize;
 
+use super::Date;
 use crate::version::Version;
 
 /// The whole cuda.toml.
@@ -24,14 +25,45 @@ pub struct CudaManifest {
 pub struct CudaRelease {
     /// Full version.
     pub version: Version,
-    /// NVIDIA's name for it (`12.8 Update 1`).
-    pub label: String,
-    /// The Linux driver it ships with: the floor without minor-version compatibility.
-    pub driver_linux: Version,
+    /// NVIDIA's name for it (`12.8 Update 1`, `13.4 GA` for 13.4.1). Never derived from the
+    /// version: from 13.4 the third digit is a build number, not an update count.
+    pub label: Option<String>,
+    /// The Linux driver it ships with: the floor without minor-version compatibility. Absent
+    /// when the toolkit bundles no driver (Linux, from 13.4): the major's minor-version floor
+    /// applies, and `recommended_branch` says what NVIDIA advises for the release's new features.
+    pub driver_linux: Option<Version>,
     /// The Windows driver it ships with, where NVIDIA lists one.
     pub driver_windows: Option<Version>,
+    /// For a release without a bundled driver: the branch NVIDIA released with it for its new
+    /// features (R615 for 13.4).
+    pub recommended_branch: Option<u32>,
+    /// NVIDIA's release date (`release_date` of the redistrib JSON).
+    pub date: Option<Date>,
+    /// Redistributable platforms with a `cuda_nvcc` archive (`linux-x86_64`, `linux-sbsa`, ...).
+    #[serde(default)]
+    pub platforms: Vec<String>,
+    /// When `manifests update` derived this row from `source`; absent for hand-curated rows.
+    pub derived: Option<Date>,
     /// Where the row comes from.
     pub source: String,
+}
+
+impl CudaRelease {
+    /// NVIDIA's name, or the version where the label is not sourced.
+    pub fn name(&self) -> String {
+        self.label
+            .clone()
+            .unwrap_or_else(|| format!("CUDA {}", self.version))
+    }
+
+    /// The Linux driver at which the release is fully supported: its bundled driver, else the
+    /// first release of the branch NVIDIA recommends with it.
+    pub fn full_support_linux(&self) -> Option<Version> {
+        self.driver_linux.clone().or_else(|| {
+            self.recommended_branch
+                .and_then(|b| Version::parse(&b.to_string()))
+        })
+    }
 }
 
 /// The driver floor for a whole CUDA major under minor-version compatibility.
@@ -58,8 +90,18 @@ pub struct CudaSeries {
     pub sm_min: Version,
     /// Highest compute capability it compiles for.
     pub sm_max: Version,
+    /// Compute capabilities inside `sm_min..=sm_max` it cannot compile for (sm_107 before 13.4).
+    #[serde(default)]
+    pub sm_excluded: Vec<Version>,
     /// Where the row comes from.
     pub source: String,
+}
+
+impl CudaSeries {
+    /// Whether the series compiles for compute capability `cc` offline.
+    pub fn builds_for(&self, cc: &Version) -> bool {
+        &self.sm_min <= cc && cc <= &self.sm_max && !self.sm_excluded.iter().any(|x| x == cc)
+    }
 }
 
 impl CudaManifest {
@@ -68,13 +110,17 @@ impl CudaManifest {
     pub fn newest_supported_by_linux_driver(&self, driver: &Version) -> Option<String> {
         self.release
             .iter()
-            .filter(|r| &r.driver_linux <= driver)
+            .filter(|r| r.full_support_linux().is_some_and(|d| &d <= driver))
             .max_by(|a, b| a.version.cmp(&b.version))
             .map(|r| r.version.prefix(2))
     }
 
-    /// The newest release of the series `version` belongs to (`13.0.88` → `13.0.2`).
+    /// The release `version` names when it is one (`13.0.2`), else the newest release of its
+    /// series (`13.0.88`, a component version found on disk → `13.0.3`).
     pub fn newest_of_series(&self, version: &Version) -> Option<&Version> {
+        if let Some(r) = self.release.iter().find(|r| &r.version == version) {
+            return Some(&r.version);
+        }
         self.release
             .iter()
             .map(|r| &r.version)
@@ -84,11 +130,7 @@ impl CudaManifest {
 
     /// The series whose compute-capability range holds `cc`, oldest first.
     pub fn series_building_for(&self, cc: &Version) -> Vec<&CudaSeries> {
-        let mut s: Vec<_> = self
-            .series
-            .iter()
-            .filter(|s| &s.sm_min <= cc && cc <= &s.sm_max)
-            .collect();
+        let mut s: Vec<_> = self.series.iter().filter(|s| s.builds_for(cc)).collect();
         s.sort_by(|a, b| a.version.cmp(&b.version));
         s
     }

@@ -3,6 +3,9 @@
 
 use serde::Deserialize;
 
+use super::Date;
+use crate::version::Version;
+
 /// The whole drivers.toml.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -15,6 +18,84 @@ pub struct DriverManifest {
     pub branch: Vec<Branch>,
     /// Package names per distro family, tried in order.
     pub package: Vec<PackageRule>,
+    /// Driver floors finer than an architecture's first branch (one GPU, one compute
+    /// capability).
+    #[serde(default)]
+    pub floor: Vec<GpuFloor>,
+    /// Which kinds of branch to prefer when installing a driver, per class of GPU.
+    #[serde(default)]
+    pub preference: Vec<Preference>,
+}
+
+/// A driver floor for some GPUs, finer than the architecture's window (B300 needs R575 while
+/// Blackwell starts at R570; HGX B200 needs 570.133.20 or newer).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuFloor {
+    /// GPUs of this compute capability.
+    pub compute_capability: Option<Version>,
+    /// GPUs whose marketing name has this word (`B200` matches `NVIDIA B200`, not `GB200`).
+    pub gpu: Option<String>,
+    /// The first branch that drives them.
+    pub min_branch: Option<u32>,
+    /// The first driver release that drives them.
+    pub min_version: Option<Version>,
+    /// Where the row comes from.
+    pub source: String,
+}
+
+impl GpuFloor {
+    /// Whether the floor applies to a GPU named `name` of compute capability `cc`.
+    pub fn applies(&self, name: &str, cc: &Version) -> bool {
+        let cc_ok = self.compute_capability.as_ref().is_none_or(|c| c == cc);
+        let name_ok = self.gpu.as_ref().is_none_or(|g| {
+            name.split(|c: char| c.is_whitespace() || c == '-')
+                .any(|w| w.eq_ignore_ascii_case(g))
+        });
+        cc_ok && name_ok && (self.compute_capability.is_some() || self.gpu.is_some())
+    }
+
+    /// Why `driver` (or, with `version = None`, any release of `branch`) is below this floor.
+    pub fn problem(&self, branch: u32, version: Option<&Version>) -> Option<String> {
+        if let Some(min) = self.min_branch.filter(|m| branch < *m) {
+            return Some(format!("needs branch {min} or newer"));
+        }
+        match (&self.min_version, version) {
+            (Some(min), Some(v)) if v < min => Some(format!("needs driver {min} or newer")),
+            (Some(min), None) if min.major() > branch => {
+                Some(format!("needs driver {min} or newer"))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The branch kinds to prefer, for GPUs whose names carry one of `gpus` (or every GPU when the
+/// list is empty).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Preference {
+    /// `data-center`, `other`.
+    pub class: String,
+    /// Words of marketing names that put a GPU in this class; empty: every GPU.
+    #[serde(default)]
+    pub gpus: Vec<String>,
+    /// Branch kinds, most preferred first.
+    pub kinds: Vec<String>,
+    /// Why, in one clause (shown in the plan).
+    pub why: String,
+    /// Where the row comes from.
+    pub source: String,
+}
+
+impl Preference {
+    /// Whether a GPU named `name` is in this class.
+    pub fn covers(&self, name: &str) -> bool {
+        self.gpus.is_empty()
+            || name
+                .split(|c: char| c.is_whitespace() || c == '-')
+                .any(|w| self.gpus.iter().any(|g| w.eq_ignore_ascii_case(g)))
+    }
 }
 
 /// Whether NVIDIA's open kernel modules drive an architecture.
@@ -41,6 +122,10 @@ pub struct ArchitectureDrivers {
     pub last_branch: Option<u32>,
     /// Open kernel module support.
     pub open_module: OpenModule,
+    /// Compute capabilities of the architecture that no chip in gpus.toml carries yet (a GPU the
+    /// PCI table does not know, reported by the driver).
+    #[serde(default)]
+    pub compute_capabilities: Vec<Version>,
     /// Where the row comes from.
     pub source: String,
 }
@@ -53,8 +138,32 @@ pub struct Branch {
     pub branch: u32,
     /// NVIDIA's label: production, new-feature, lts (or unknown).
     pub kind: String,
+    /// The last month (or day) NVIDIA supports the branch, where NVIDIA states it.
+    pub eol: Option<Date>,
+    /// NVIDIA ships only the open kernel modules for this branch (615, 620).
+    #[serde(default)]
+    pub open_only: bool,
+    /// The newest release of the branch that a cited source names; otherwise the newest that
+    /// cuda.toml knows (the driver a toolkit shipped with) is used.
+    pub latest: Option<Version>,
     /// Where the row comes from.
     pub source: String,
+}
+
+impl Branch {
+    /// Whether the branch is past its end of life on `today`.
+    pub fn ended(&self, today: &Date) -> bool {
+        self.eol.is_some_and(|e| e.days() < today.days())
+    }
+
+    /// `lts, supported to September 2029` / `new-feature, ended August 2026`.
+    pub fn describe(&self, today: &Date) -> String {
+        match &self.eol {
+            Some(e) if self.ended(today) => format!("{}, ended {}", self.kind, e.human()),
+            Some(e) => format!("{}, supported to {}", self.kind, e.human()),
+            None => self.kind.clone(),
+        }
+    }
 }
 
 /// How a distro family installs a branch.
@@ -84,6 +193,18 @@ impl DriverManifest {
     /// The branch window of an architecture.
     pub fn architecture(&self, name: &str) -> Option<&ArchitectureDrivers> {
         self.architecture.iter().find(|a| a.name == name)
+    }
+
+    /// The architecture that lists compute capability `cc` (for GPUs gpus.toml has no chip for).
+    pub fn architecture_for_cc(&self, cc: &Version) -> Option<&ArchitectureDrivers> {
+        self.architecture
+            .iter()
+            .find(|a| a.compute_capabilities.iter().any(|c| c == cc))
+    }
+
+    /// The branch row.
+    pub fn branch(&self, branch: u32) -> Option<&Branch> {
+        self.branch.iter().find(|b| b.branch == branch)
     }
 
     /// The first package rule for this distro (or its ID_LIKE parents) and branch.

@@ -4,13 +4,19 @@
 mod bench;
 mod check;
 mod components;
+mod cross;
 mod cuda;
 mod cudnn;
+mod date;
 mod drivers;
 mod gpus;
+mod meta;
 mod pytorch;
+pub mod select;
+mod spec;
 mod tensorflow;
 mod tensorrt;
+pub mod update;
 
 use std::path::{Path, PathBuf};
 
@@ -21,18 +27,29 @@ use crate::error::{Error, Result};
 pub use bench::{BenchManifest, Reference, Workload};
 pub use check::{check, Problem};
 pub use components::{
-    ComponentDef, ComponentsManifest, Selection, SizeEstimate, WheelPin, WheelRelease, DEFAULT_SET,
+    ComponentDef, ComponentSelection, ComponentsManifest, SizeEstimate, WheelPin, WheelRelease,
+    DEFAULT_SET,
 };
 pub use cuda::{CudaMajor, CudaManifest, CudaRelease, CudaSeries};
 pub use cudnn::{CudnnManifest, CudnnRelease};
-pub use drivers::{ArchitectureDrivers, Branch, DriverManifest, OpenModule, PackageRule};
+pub use date::Date;
+pub use drivers::{
+    ArchitectureDrivers, Branch, DriverManifest, GpuFloor, OpenModule, PackageRule, Preference,
+};
 pub use gpus::{Chip, Device, GpuTable, KnownGpu};
+pub use meta::{CatalogMeta, Part, Probe};
 pub use pytorch::{Kernels, PytorchManifest, TorchRelease, TorchVariant};
+pub use select::{select, Selection};
+pub use spec::{Clause, Op, Requirement, Spec};
 pub use tensorflow::{TensorflowManifest, TfRelease};
 pub use tensorrt::{TensorrtManifest, TrtRelease};
 
+/// A catalog older than this many days makes `plan` suggest `cudaup manifests update`.
+pub const STALE_AFTER_DAYS: i64 = 90;
+
 /// The manifests compiled into the binary, by file name.
 pub const EMBEDDED: &[(&str, &str)] = &[
+    ("catalog.toml", include_str!("../../manifests/catalog.toml")),
     ("gpus.toml", include_str!("../../manifests/gpus.toml")),
     ("cuda.toml", include_str!("../../manifests/cuda.toml")),
     ("drivers.toml", include_str!("../../manifests/drivers.toml")),
@@ -83,6 +100,12 @@ pub struct Catalog {
     pub bench: BenchManifest,
     /// TensorRT's wheels per CUDA major.
     pub tensorrt: TensorrtManifest,
+    /// The catalog's date and sources.
+    pub meta: CatalogMeta,
+    /// Where it was read from, for `plan` and `manifests status` (`embedded`, a directory).
+    pub origin: String,
+    /// What the user should know about the choice of catalog (a refreshed one not used).
+    pub notes: Vec<String>,
 }
 
 impl Catalog {
@@ -98,6 +121,12 @@ impl Catalog {
             components: load_one(source, "components.toml")?,
             bench: load_one(source, "bench.toml")?,
             tensorrt: load_one(source, "tensorrt.toml")?,
+            meta: load_one(source, "catalog.toml")?,
+            origin: match source {
+                Source::Embedded => "embedded".to_owned(),
+                Source::Dir(d) => d.display().to_string(),
+            },
+            notes: Vec::new(),
         })
     }
 
@@ -105,6 +134,16 @@ impl Catalog {
     pub fn embedded() -> Self {
         Self::load(&Source::Embedded).expect("the embedded catalog is valid (tested)")
     }
+
+    /// How many days old the catalog is on `today`.
+    pub fn age_days(&self, today: &Date) -> i64 {
+        self.meta.date.days_until(today)
+    }
+}
+
+/// The text of one embedded manifest.
+pub fn embedded_text(name: &str) -> Option<&'static str> {
+    EMBEDDED.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
 }
 
 /// Reads and parses one manifest file, naming the file and position of any error.

@@ -2,6 +2,7 @@
 
 use serde::Deserialize;
 
+use super::Date;
 use crate::version::Version;
 
 /// The whole pytorch.toml.
@@ -30,6 +31,8 @@ pub struct TorchRelease {
     pub torchaudio: Option<String>,
     /// The variant a plain `pip install torch` gets on Linux x86_64.
     pub pypi_default: Option<String>,
+    /// When `manifests update` derived this row from `source`; absent for hand-curated rows.
+    pub derived: Option<Date>,
     /// Where the row comes from.
     pub source: String,
     /// CUDA wheel variants.
@@ -51,8 +54,46 @@ pub struct TorchVariant {
     pub ptx: Option<Version>,
     /// The cuDNN wheel it depends on.
     pub cudnn: Option<String>,
+    /// The platform whose wheel `arch_list` describes (redist naming: `linux-x86_64`,
+    /// `linux-sbsa`). Rows of other platforms sit beside it under the same name.
+    #[serde(default = "default_platform")]
+    pub platform: String,
+    /// Whether torchvision and torchaudio exist on this variant's index with its `+<variant>`
+    /// tag. `false`: the plan takes the untagged PyPI release (a stable-ABI py3 wheel).
+    #[serde(default = "yes")]
+    pub companions_tagged: bool,
+    /// When `manifests update` derived this row from `source`; absent for hand-curated rows.
+    pub derived: Option<Date>,
     /// Where the row comes from.
     pub source: String,
+}
+
+fn default_platform() -> String {
+    "linux-x86_64".to_owned()
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl TorchRelease {
+    /// The variants for `platform`; a release with no row for it falls back to its
+    /// `linux-x86_64` rows (the only ones catalogued so far), as before platform keys.
+    pub fn variants_for(&self, platform: &str) -> Vec<&TorchVariant> {
+        let own: Vec<&TorchVariant> = self
+            .variant
+            .iter()
+            .filter(|v| v.platform == platform)
+            .collect();
+        if own.is_empty() {
+            self.variant
+                .iter()
+                .filter(|v| v.platform == "linux-x86_64")
+                .collect()
+        } else {
+            own
+        }
+    }
 }
 
 /// How a wheel serves a GPU.

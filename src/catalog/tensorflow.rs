@@ -2,6 +2,7 @@
 
 use serde::Deserialize;
 
+use super::{Date, Requirement};
 use crate::version::Version;
 
 /// The whole tensorflow.toml.
@@ -32,6 +33,22 @@ pub struct TfRelease {
     pub and_cuda: bool,
     /// Whether a GPU build exists for native Windows.
     pub windows_native_gpu: bool,
+    /// The `and-cuda` extra's requirements as the wheel's METADATA states them
+    /// (`nvidia-cudnn-cu12<10.0,>=9.3.0.75`): pins, or floors that pip floats to the newest.
+    #[serde(default)]
+    pub and_cuda_requires: Vec<String>,
+    /// When `manifests update` derived this row from `source`; absent for hand-curated rows.
+    pub derived: Option<Date>,
     /// Where the row comes from.
     pub source: String,
+}
+
+impl TfRelease {
+    /// The `and-cuda` requirement on distribution `name`, if the extra has one.
+    pub fn and_cuda(&self, name: &str) -> Option<Requirement> {
+        self.and_cuda_requires
+            .iter()
+            .filter_map(|r| Requirement::parse(r))
+            .find(|r| r.name == name)
+    }
 }

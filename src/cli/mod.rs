@@ -22,7 +22,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::catalog::{Catalog, Source};
 use crate::error::{ExitCode, Result};
 use crate::world::process::Process;
 use crate::world::runner::Runner;
@@ -183,15 +182,17 @@ pub fn run(
         ColorChoice::Never => false,
         ColorChoice::Auto => process.stdout_is_tty && process.var("NO_COLOR").is_none(),
     });
-    let source = match &cli.global.manifests {
-        Some(dir) => Source::Dir(dir.clone()),
-        None => Source::Embedded,
-    };
+    // --manifests DIR, else the refreshed catalog when it is newer and intact, else the embedded.
+    let selection = crate::catalog::select(
+        cli.global.manifests.as_deref(),
+        process.cudaup_home().as_deref(),
+    );
     // `manifests check` must work on a catalog too broken to load.
     if let Some(Command::Manifests(cmd)) = &cli.command {
-        return manifests::run(cmd, &source, &style, out);
+        return manifests::run(cmd, &selection, &cli.global, process, cancel, &style, out);
     }
-    let catalog = Catalog::load(&source)?;
+    let mut catalog = selection.load()?;
+    catalog.notes.extend(selection.notes.iter().cloned());
     match cli.command {
         Some(Command::Detect(args)) => {
             detect::run(&args, &cli.global, process, runner, &catalog, &style, out)

@@ -88,8 +88,14 @@ impl StackArgs {
                 }
             }
         }
+        let profile = self.profile.unwrap_or(Profile::Full);
+        if profile == Profile::Cpu && self.cudnn.is_some() {
+            return Err(Error::Usage(
+                "--cudnn: the cpu profile installs no cuDNN (use --profile cuda-dev, full or tensorflow)".into(),
+            ));
+        }
         Ok(Request {
-            profile: self.profile.unwrap_or(Profile::Full),
+            profile,
             pins: Pins {
                 cuda: self.cuda.clone(),
                 cudnn: self.cudnn.clone(),
@@ -237,6 +243,14 @@ pub fn render(plan: &Plan, system: &System, style: &Style, verbose: bool) -> Str
             }
         }
     }
+    if !plan.constraints.is_empty() {
+        o.push('\n');
+        o.push_str(&style.heading("Constraints (passed to pip as -c)"));
+        o.push('\n');
+        for c in &plan.constraints {
+            o.push_str(&format!("  {:<34} {}\n", c.requirement, c.reason));
+        }
+    }
     if !plan.reasons.is_empty() {
         o.push('\n');
         o.push_str(&style.heading(if plan.status == Status::Ok {
@@ -257,6 +271,10 @@ pub fn render(plan: &Plan, system: &System, style: &Style, verbose: bool) -> Str
             o.push_str(&format!("  {} {w}\n", style.warn("!")));
         }
     }
+    o.push_str(&style.dim(&format!(
+        "\ncatalog: {}, {} ({} days old)\n",
+        plan.catalog.origin, plan.catalog.date, plan.catalog.age_days
+    )));
     if verbose && !plan.rejected.is_empty() {
         o.push('\n');
         o.push_str(&style.heading("Rejected alternatives"));

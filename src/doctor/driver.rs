@@ -316,27 +316,28 @@ fn branch_window(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
 fn floors(inputs: &Inputs<'_>, cuda: &Version) -> (Option<Version>, Option<Version>) {
     let windows = inputs.system.os.wsl || inputs.system.os.family == OsFamily::Windows;
     let c = &inputs.catalog.cuda;
-    let pick = |linux: &Version, win: &Option<Version>| -> Version {
+    // A release without a bundled driver (13.4+) has no floor of its own on Linux.
+    let pick = |linux: Option<Version>, win: &Option<Version>| -> Option<Version> {
         match (windows, win) {
-            (true, Some(w)) => w.clone(),
-            _ => linux.clone(),
+            (true, Some(w)) => Some(w.clone()),
+            _ => linux,
         }
     };
     let major = c
         .major
         .iter()
         .find(|m| m.major == cuda.major())
-        .map(|m| pick(&m.driver_linux, &m.driver_windows));
+        .and_then(|m| pick(Some(m.driver_linux.clone()), &m.driver_windows));
     let exact = c
         .release
         .iter()
         .find(|r| r.version == *cuda && cuda.parts().len() >= 3)
-        .map(|r| pick(&r.driver_linux, &r.driver_windows));
+        .and_then(|r| pick(r.full_support_linux(), &r.driver_windows));
     let release = exact.or_else(|| {
         c.release
             .iter()
             .filter(|r| r.version.prefix(2) == cuda.prefix(2))
-            .map(|r| pick(&r.driver_linux, &r.driver_windows))
+            .filter_map(|r| pick(r.full_support_linux(), &r.driver_windows))
             .min()
     });
     (major, release)

@@ -4,7 +4,9 @@
 //! are unpacked during the first attempt, in one pass over the bytes.
 
 mod cache;
+mod cause;
 mod error;
+mod limit;
 mod location;
 mod stream;
 
@@ -20,7 +22,9 @@ pub use cache::Cache;
 pub fn sha256_file(path: &std::path::Path) -> std::io::Result<String> {
     cache::sha256_file(path, |_| {})
 }
+pub use cause::Cause;
 pub use error::FetchError;
+pub use limit::{Limit, DEFAULT_MAX_DOWNLOAD, MAX_DOCUMENT};
 pub use location::Location;
 
 use crate::progress::Reporter;
@@ -56,10 +60,13 @@ pub struct Settings {
     pub connect_timeout: Duration,
     /// First backoff delay; doubles per retry, with jitter. Zero in tests.
     pub backoff: Duration,
+    /// The most bytes a download whose size nobody states may have ([`DEFAULT_MAX_DOWNLOAD`]).
+    pub max_download: u64,
 }
 
 impl Settings {
-    /// Defaults: 4 attempts, 30 s read timeout, 10 s connect timeout, 0.5 s first backoff.
+    /// Defaults: 4 attempts, 30 s read timeout, 10 s connect timeout, 0.5 s first backoff, a
+    /// 4 GiB ceiling for downloads of unknown size.
     pub fn new(cache_dir: PathBuf) -> Self {
         Self {
             cache_dir,
@@ -68,6 +75,7 @@ impl Settings {
             read_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             backoff: Duration::from_millis(500),
+            max_download: DEFAULT_MAX_DOWNLOAD,
         }
     }
 }
@@ -187,21 +195,41 @@ impl Fetcher {
         }
     }
 
-    /// Fetches a small document (a redistrib JSON, an index page) into memory. `accept` sets the
-    /// Accept header (PEP 691 negotiation).
+    /// Fetches a small document (a redistrib JSON, an index page) into memory, at most
+    /// [`MAX_DOCUMENT`] bytes. `accept` sets the Accept header (PEP 691 negotiation).
     pub fn get_bytes(&self, loc: &Location, accept: Option<&str>) -> Result<Vec<u8>, FetchError> {
         self.check_trust(loc)?;
+        let limit = Limit::Document(MAX_DOCUMENT);
+        let bounded =
+            |url: &str, body: &mut dyn Read, read_err: &dyn Fn(std::io::Error) -> FetchError| {
+                let mut out = Vec::new();
+                body.take(limit.room(0))
+                    .read_to_end(&mut out)
+                    .map_err(read_err)?;
+                if out.len() as u64 > limit.bytes() {
+                    return Err(FetchError::TooLong {
+                        url: url.to_owned(),
+                        limit,
+                    });
+                }
+                Ok(out)
+            };
         match loc {
-            Location::File(p) => Ok(fs_err::read(p)?),
+            Location::File(p) => {
+                let mut f = fs_err::File::open(p)?;
+                bounded(&p.display().to_string(), &mut f, &|e| FetchError::Local(e))
+            }
             Location::Http(url) => self.with_retries(&loc.to_string(), |_| {
-                let mut req = self.client()?.get(url.clone());
+                let mut req = self
+                    .client()?
+                    .get(url.clone())
+                    .header(reqwest::header::ACCEPT_ENCODING, "identity");
                 if let Some(a) = accept {
                     req = req.header(reqwest::header::ACCEPT, a);
                 }
-                let resp = req.send().map_err(|source| FetchError::Transport {
-                    url: url.to_string(),
-                    source,
-                })?;
+                let resp = req
+                    .send()
+                    .map_err(|source| FetchError::transport(url.as_str(), source))?;
                 let status = resp.status().as_u16();
                 if !resp.status().is_success() {
                     return Err(FetchError::Status {
@@ -209,14 +237,93 @@ impl Fetcher {
                         status,
                     });
                 }
+                let (mut body, _) = stream::decoded(url.as_str(), resp)?;
+                bounded(url.as_str(), &mut body, &|source| {
+                    FetchError::read(url.as_str(), source)
+                })
+            }),
+        }
+    }
+
+    /// Fetches `len` bytes of `loc` from offset `start`, or its last `len` bytes when `start` is
+    /// `None`, with the resource's total size. Only a 206 whose Content-Range matches is accepted:
+    /// a server that ignores Range would send the whole file, which the caller never wants.
+    pub fn get_range(
+        &self,
+        loc: &Location,
+        start: Option<u64>,
+        len: u64,
+    ) -> Result<(Vec<u8>, u64), FetchError> {
+        use std::io::{Seek, SeekFrom};
+        self.check_trust(loc)?;
+        match loc {
+            Location::File(p) => {
+                let mut f = fs_err::File::open(p)?;
+                let total = f.metadata()?.len();
+                let from = start.unwrap_or(total.saturating_sub(len)).min(total);
+                f.seek(SeekFrom::Start(from))?;
                 let mut body = Vec::new();
-                resp.take(64 << 20)
+                f.take(len).read_to_end(&mut body)?;
+                Ok((body, total))
+            }
+            Location::Http(url) => self.with_retries(&loc.to_string(), |_| {
+                let range = match start {
+                    Some(a) => format!("bytes={a}-{}", a + len.max(1) - 1),
+                    None => format!("bytes=-{}", len.max(1)),
+                };
+                let resp = self
+                    .client()?
+                    .get(url.clone())
+                    .header(reqwest::header::RANGE, range)
+                    .send()
+                    .map_err(|e| FetchError::transport(url.as_str(), e))?;
+                let status = resp.status().as_u16();
+                if status != 206 {
+                    return Err(if resp.status().is_success() {
+                        FetchError::BadLocation {
+                            location: url.to_string(),
+                            message: "the server ignores HTTP Range requests, so only the whole file could be had; not downloading it".into(),
+                        }
+                    } else {
+                        FetchError::Status {
+                            url: url.to_string(),
+                            status,
+                        }
+                    });
+                }
+                let bad = |message: &str| FetchError::BadLocation {
+                    location: url.to_string(),
+                    message: message.to_owned(),
+                };
+                // `bytes A-B/TOTAL`
+                let (a, b, total) = resp
+                    .headers()
+                    .get(reqwest::header::CONTENT_RANGE)
+                    .and_then(|h| h.to_str().ok())
+                    .and_then(|h| h.strip_prefix("bytes "))
+                    .and_then(|h| {
+                        let (span, total) = h.split_once('/')?;
+                        let (a, b) = span.split_once('-')?;
+                        Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?, total.parse::<u64>().ok()?))
+                    })
+                    .ok_or_else(|| bad("a 206 answer without a usable Content-Range"))?;
+                let want_a = start.unwrap_or(total.saturating_sub(len));
+                if a != want_a || b < a || b >= total || b - a + 1 > len {
+                    return Err(bad("the server answered a different range than was asked"));
+                }
+                let want = b - a + 1;
+                let mut body = Vec::new();
+                resp.take(want)
                     .read_to_end(&mut body)
-                    .map_err(|source| FetchError::Read {
+                    .map_err(|e| FetchError::read(url.as_str(), e))?;
+                if (body.len() as u64) < want {
+                    return Err(FetchError::Truncated {
                         url: url.to_string(),
-                        source,
-                    })?;
-                Ok(body)
+                        got: body.len() as u64,
+                        expected: want,
+                    });
+                }
+                Ok((body, total))
             }),
         }
     }

@@ -12,6 +12,11 @@
 //! - `version.json` naming every installed component and its version, in NVIDIA's format.
 //!
 //! Everything made here is listed in the receipt like any unpacked file.
+//!
+//! It runs after [`super::merge`] has written the checked merged tree of the archives, and holds
+//! its own writes to the same rules: nothing is made under a symlink an archive left (that
+//! link may point elsewhere in the prefix, so the receipt would name a path that is not where
+//! the bytes went) and nothing is written over or through an existing path (`O_EXCL`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -95,7 +100,14 @@ impl<'a> Finish<'a> {
     fn write(&mut self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         self.parent_dir(path)?;
         let dst = self.staging.join(path);
-        fs_err::write(&dst, bytes)?;
+        // O_CREAT | O_EXCL, like the merged tree's writes: never through or over what is there.
+        std::io::Write::write_all(
+            &mut fs_err::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&dst)?,
+            bytes,
+        )?;
         self.present.insert(path.to_owned());
         self.added.push(ReceiptFile {
             path: path.to_owned(),

@@ -2,7 +2,7 @@
 //! component's key), or the wheels its `cuda-toolkit` metapackage pins (from the catalog), on
 //! the configured index.
 
-use crate::catalog::{Catalog, ComponentDef, Selection};
+use crate::catalog::{Catalog, ComponentDef, ComponentSelection};
 use crate::fetch::{FetchError, Fetcher, Location};
 use crate::sources::pypi;
 use crate::sources::redist::{self, Redist, RedistError};
@@ -53,7 +53,7 @@ pub fn resolve_items(
     fetcher: &Fetcher,
     catalog: &Catalog,
     spec: &ToolkitSpec,
-    selection: &Selection,
+    selection: &ComponentSelection,
 ) -> Result<Resolved, InstallError> {
     let m = &catalog.components;
     let chosen: Vec<&ComponentDef> = selection

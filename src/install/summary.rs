@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::catalog::{Catalog, Selection, DEFAULT_SET};
+use crate::catalog::{Catalog, ComponentSelection, DEFAULT_SET};
 use crate::plan::{Action, Plan};
 use crate::version::Version;
 
@@ -38,7 +38,7 @@ pub struct ToolkitComponents {
 /// The components and sizes for `selection` of CUDA `cuda` on `arch`.
 pub fn summarize(
     catalog: &Catalog,
-    selection: &Selection,
+    selection: &ComponentSelection,
     cuda: &Version,
     arch: &str,
 ) -> ToolkitComponents {

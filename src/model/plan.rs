@@ -89,6 +89,27 @@ impl Component {
     }
 }
 
+/// A bound the installer passes pip/uv as a constraints file (`-c`), so that what the
+/// framework's requirements leave floating stays within what every planned GPU can run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Constraint {
+    /// A requirement line: `nvidia-cudnn-cu12<9.11.0`.
+    pub requirement: String,
+    /// Why, with the facts behind it.
+    pub reason: String,
+}
+
+/// Which catalog the plan was made from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct CatalogInfo {
+    /// `embedded`, `refreshed (<dir>)`, `--manifests <dir>`.
+    pub origin: String,
+    /// The catalog's date.
+    pub date: String,
+    /// Its age in days when the plan was made.
+    pub age_days: i64,
+}
+
 /// The resolver's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Plan {
@@ -102,6 +123,10 @@ pub struct Plan {
     pub reasons: Vec<String>,
     /// Things the user should know: GPUs left out, JIT, minor-version compatibility, reboots.
     pub warnings: Vec<String>,
+    /// Bounds for what pip would otherwise float (passed as `-c`); empty when nothing floats.
+    pub constraints: Vec<Constraint>,
+    /// The catalog the plan was made from.
+    pub catalog: CatalogInfo,
     /// Alternatives considered and rejected, one line each (`-v`; not part of the JSON).
     #[serde(skip)]
     pub rejected: Vec<String>,

@@ -20,6 +20,14 @@ pub(super) fn plan(
     rejected: Vec<String>,
 ) -> Plan {
     let mut components = vec![driver_component(ctx, option, options, &stack)];
+    if let (Some(v), Host::Linux) = (&option.version, ctx.host) {
+        warnings.extend(super::branches::eol_warning(
+            ctx.catalog,
+            &ctx.targets,
+            v,
+            &ctx.today,
+        ));
+    }
     if matches!(option.action, Action::Install | Action::Upgrade) {
         warnings.push(
             "the driver changes: reboot afterwards (cudaup continues where it stopped)".into(),
@@ -51,7 +59,7 @@ pub(super) fn plan(
             ),
             _ => format!(
                 "the newest CUDA that builds for every GPU and that the driver runs ({})",
-                cuda.label
+                cuda.name()
             ),
         };
         let mut c = match existing {
@@ -77,8 +85,10 @@ pub(super) fn plan(
                 && Version::parse(&c.version).is_some_and(|v| v == cudnn.version)
         });
         let reason = format!(
-            "the newest cuDNN in the catalog built for CUDA {} that supports every GPU (CUDA {} to {})",
-            cudnn.cuda_variant, cudnn.cuda_min, cudnn.cuda_max
+            "the newest cuDNN in the catalog built for CUDA {} that supports every GPU and CUDA {series} (it supports CUDA {})",
+            cudnn.cuda_variant,
+            cudnn.cuda,
+            series = stack.cuda.map(|c| c.version.prefix(2)).unwrap_or_default()
         );
         let mut c = Component::new(
             "cudnn",
@@ -115,8 +125,9 @@ pub(super) fn plan(
             action,
             Some(version),
             format!(
-                "the newest TensorFlow whose CUDA {} build the driver runs; `tensorflow[and-cuda]` brings CUDA and cuDNN {} as wheels",
-                tf.cuda, tf.cudnn
+                "the newest TensorFlow whose CUDA {} build the driver runs and whose cuDNN serves every GPU; `tensorflow[and-cuda]` brings CUDA and cuDNN as wheels: {}",
+                tf.cuda,
+                stack.tf_cudnn.as_deref().unwrap_or("as its tested build")
             ),
         ));
     }
@@ -135,6 +146,8 @@ pub(super) fn plan(
         components,
         reasons,
         warnings,
+        constraints: stack.constraints,
+        catalog: Default::default(),
         rejected,
     }
 }
@@ -164,7 +177,11 @@ fn driver_component(
                 "driver",
                 Action::Keep,
                 option.version.as_ref().map(|v| v.to_string()),
-                format!("the installed driver{runs} and serves every GPU{floor}"),
+                if runs.is_empty() {
+                    format!("the installed driver serves every GPU{floor}")
+                } else {
+                    format!("the installed driver{runs} and serves every GPU{floor}")
+                },
             );
             c.branch = option.branch.filter(|_| ctx.host == Host::Linux);
             c.kernel_module = option.module;
@@ -185,10 +202,7 @@ fn driver_component(
             ),
         ),
         _ => {
-            let mut why = format!(
-                "{} is the newest branch that serves every GPU{floor}",
-                option.reason
-            );
+            let mut why = format!("{}; it serves every GPU{floor}", option.reason);
             if let (Some(v), Some(first)) = (&installed, options.first()) {
                 if first.action == Action::Keep && !std::ptr::eq(first, option) {
                     why = format!("the installed {v} fits no stack (see -v); {why}");
@@ -300,19 +314,29 @@ fn torch_components(
     torch.variant = Some(variant_name.clone());
     torch.index_url = index_url.clone();
     let mut out = vec![torch];
+    // Where PyTorch's index is not known to carry `+<variant>` builds of the companions, the
+    // untagged PyPI release is planned (stable-ABI py3 wheels that work with any CUDA build).
+    let tagged = variant.is_none_or(|v| v.companions_tagged);
     for (name, version) in [
         ("torchvision", &release.torchvision),
         ("torchaudio", &release.torchaudio),
     ] {
         if let Some(v) = version {
-            let mut c = Component::new(
-                name,
-                Action::Install,
-                Some(v.clone()),
-                format!("the release that matches torch {}", release.version),
-            );
-            c.variant = Some(variant_name.clone());
-            c.index_url = index_url.clone();
+            let reason = if tagged {
+                format!("the release that matches torch {}", release.version)
+            } else {
+                format!(
+                    "the release that matches torch {}: PyPI's build (a `+{variant_name}` build on PyTorch's index is not confirmed)",
+                    release.version
+                )
+            };
+            let mut c = Component::new(name, Action::Install, Some(v.clone()), reason);
+            if tagged {
+                c.variant = Some(variant_name.clone());
+                c.index_url = index_url.clone();
+            } else {
+                c.index_url = Some("https://pypi.org/simple".to_owned());
+            }
             out.push(c);
         }
     }
@@ -356,6 +380,8 @@ pub(super) fn cpu(ctx: &Ctx<'_>, warnings: Vec<String>) -> Plan {
                 components,
                 reasons,
                 warnings,
+                constraints: Vec::new(),
+                catalog: Default::default(),
                 rejected,
             }
         }
@@ -365,6 +391,8 @@ pub(super) fn cpu(ctx: &Ctx<'_>, warnings: Vec<String>) -> Plan {
             components: Vec::new(),
             reasons: rejected.clone(),
             warnings,
+            constraints: Vec::new(),
+            catalog: Default::default(),
             rejected,
         },
     }

@@ -1,7 +1,7 @@
 //! The driver options a plan may use: the installed driver, or a branch to install. On WSL2 and
 //! Windows the driver belongs to Windows: it is kept, or the user is told what to install.
 
-use crate::catalog::{Catalog, OpenModule};
+use crate::catalog::{Catalog, Date, OpenModule};
 use crate::plan::Action;
 use crate::request::DriverPolicy;
 use crate::system::{KernelModule, OsFamily, System};
@@ -45,38 +45,7 @@ pub struct DriverOption {
     pub reason: String,
 }
 
-/// The newest driver release of a branch that cudaup knows: the driver the newest CUDA release
-/// of that branch ships with (cuda.toml).
-pub fn newest_of_branch(catalog: &Catalog, branch: u32) -> Option<Version> {
-    catalog
-        .cuda
-        .release
-        .iter()
-        .map(|r| &r.driver_linux)
-        .filter(|d| d.major() == branch)
-        .max()
-        .cloned()
-}
-
-/// Why `branch` cannot drive one of the targets, if it cannot.
-pub fn branch_problem(catalog: &Catalog, targets: &[Target], branch: u32) -> Option<String> {
-    targets.iter().find_map(|t| {
-        let arch = catalog.drivers.architecture(t.architecture.as_deref()?)?;
-        if let Some(last) = arch.last_branch.filter(|l| branch > *l) {
-            return Some(format!(
-                "{} ({}) is supported up to branch {last} only",
-                t.name, arch.name
-            ));
-        }
-        if let Some(min) = arch.min_branch.filter(|m| branch < *m) {
-            return Some(format!(
-                "{} ({}) needs branch {min} or newer",
-                t.name, arch.name
-            ));
-        }
-        None
-    })
-}
+pub use super::branches::{branch_problem, driver_problem, newest_of_branch};
 
 /// The kernel-module flavour for the targets: open when every GPU supports it (NVIDIA's
 /// recommendation from Turing on, and the only one for Blackwell); `Err` when one GPU needs open
@@ -162,6 +131,15 @@ pub fn install_commands(
     out
 }
 
+/// The driver options to try, best first, and what the user should know about them.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Best first.
+    pub list: Vec<DriverOption>,
+    /// Why the installed driver is not among them, when it is not.
+    pub notes: Vec<String>,
+}
+
 /// The driver options to try, best first, under the user's policy.
 pub fn options(
     system: &System,
@@ -169,7 +147,8 @@ pub fn options(
     targets: &[Target],
     host: Host,
     policy: &DriverPolicy,
-) -> Result<Vec<DriverOption>, String> {
+    today: &Date,
+) -> Result<Options, String> {
     let installed = system
         .driver
         .as_ref()
@@ -205,7 +184,10 @@ pub fn options(
                 },
             });
         }
-        return Ok(out);
+        return Ok(Options {
+            list: out,
+            notes: Vec::new(),
+        });
     }
 
     let keep = installed.as_ref().map(|v| DriverOption {
@@ -216,15 +198,23 @@ pub fn options(
         commands: Vec::new(),
         reason: format!("the installed driver {v}"),
     });
-    let keep_ok =
-        |o: &DriverOption| branch_problem(catalog, targets, o.branch.unwrap_or(0)).is_none();
+    let keep_problem = installed
+        .as_ref()
+        .and_then(|v| driver_problem(catalog, targets, v));
     let module = module_for(catalog, targets);
     let install = |version: Version| -> Result<DriverOption, String> {
         let branch = version.major();
-        if let Some(p) = branch_problem(catalog, targets, branch) {
+        if let Some(p) = driver_problem(catalog, targets, &version) {
             return Err(format!("driver {version}: {p}"));
         }
         let module = module.clone()?;
+        if module == KernelModule::Proprietary
+            && catalog.drivers.branch(branch).is_some_and(|b| b.open_only)
+        {
+            return Err(format!(
+                "driver {version}: branch {branch} ships only the open kernel modules, which these GPUs cannot use"
+            ));
+        }
         let commands = install_commands(
             catalog,
             system.os.distro.as_deref(),
@@ -246,58 +236,55 @@ pub fn options(
             commands,
         })
     };
-    // Newest first; by default production and LTS branches before new-feature ones, which
-    // NVIDIA supports for a shorter time (`--driver latest` takes the newest of any kind).
-    let stable = |b: &crate::catalog::Branch| matches!(b.kind.as_str(), "production" | "lts");
-    let mut branches: Vec<&crate::catalog::Branch> = catalog.drivers.branch.iter().collect();
-    branches.sort_by_key(|b| std::cmp::Reverse(b.branch));
-    let installable = |prefer_stable: bool| {
-        let mut order: Vec<&crate::catalog::Branch> = branches.clone();
-        if prefer_stable {
-            order.sort_by_key(|b| !stable(b));
-        }
-        order
-            .iter()
+    let installable = |any_kind: bool| {
+        super::branches::install_order(catalog, targets, today, any_kind)
+            .into_iter()
             .filter_map(|b| newest_of_branch(catalog, b.branch).map(|v| (b, v)))
             .filter_map(|(b, v)| {
                 install(v).ok().map(|mut o| {
-                    o.reason = format!("branch {} ({})", b.branch, b.kind);
+                    o.reason = super::branches::install_reason(catalog, targets, b, today);
                     o
                 })
             })
             .collect::<Vec<_>>()
     };
-
-    match policy {
-        DriverPolicy::Keep => match keep {
-            Some(k) if keep_ok(&k) => Ok(vec![k]),
-            Some(k) => Err(format!(
-                "--driver keep, but {}",
-                branch_problem(catalog, targets, k.branch.unwrap_or(0)).unwrap_or_default()
-            )),
-            None => Err("--driver keep, but no NVIDIA driver is installed".to_owned()),
-        },
-        DriverPolicy::Version(v) => install(v.clone()).map(|o| vec![o]),
-        DriverPolicy::Latest => {
-            let all = installable(false);
-            match all.into_iter().next() {
-                Some(o) => Ok(vec![o]),
-                None => Err(module.err().unwrap_or_else(|| {
-                    "no driver branch in the catalog supports every GPU".to_owned()
-                })),
-            }
-        }
-        DriverPolicy::Auto => {
-            let mut out: Vec<DriverOption> = keep.into_iter().filter(keep_ok).collect();
-            out.extend(installable(true));
-            if out.is_empty() {
-                return Err(module.err().unwrap_or_else(|| {
-                    "no driver branch in the catalog supports every GPU".to_owned()
-                }));
-            }
-            Ok(out)
-        }
+    let none_fits = || {
+        module
+            .clone()
+            .err()
+            .unwrap_or_else(|| "no driver branch in the catalog supports every GPU".to_owned())
+    };
+    let mut notes = Vec::new();
+    if let (Some(v), Some(p)) = (&installed, &keep_problem) {
+        notes.push(format!(
+            "the installed driver {v} cannot drive every GPU: {p}"
+        ));
     }
+
+    let list = match policy {
+        DriverPolicy::Keep => match (keep, keep_problem) {
+            (Some(k), None) => vec![k],
+            (Some(_), Some(p)) => return Err(format!("--driver keep, but {p}")),
+            (None, _) => return Err("--driver keep, but no NVIDIA driver is installed".to_owned()),
+        },
+        DriverPolicy::Version(v) => vec![install(v.clone())?],
+        DriverPolicy::Latest => match installable(true).into_iter().next() {
+            Some(o) => vec![o],
+            None => return Err(none_fits()),
+        },
+        DriverPolicy::Auto => {
+            let mut out: Vec<DriverOption> = keep
+                .into_iter()
+                .filter(|_| keep_problem.is_none())
+                .collect();
+            out.extend(installable(false));
+            if out.is_empty() {
+                return Err(none_fits());
+            }
+            out
+        }
+    };
+    Ok(Options { list, notes })
 }
 
 /// The host kind of a System.

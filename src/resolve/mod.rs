@@ -8,13 +8,15 @@
 //! wheel's CUDA; Python is in the release's range. Among stacks that hold, the newest framework
 //! wins.
 
+mod branches;
 mod compose;
+mod constraints;
 pub mod driver;
 pub mod python;
 mod stack;
 
-use crate::catalog::Catalog;
-use crate::plan::{Action, Plan, Status};
+use crate::catalog::{Catalog, Date, STALE_AFTER_DAYS};
+use crate::plan::{Action, CatalogInfo, Plan, Status};
 use crate::request::{Profile, Request};
 use crate::system::{OsFamily, System, Vendor};
 use crate::version::Version;
@@ -39,6 +41,8 @@ pub(crate) struct Ctx<'c> {
     pub catalog: &'c Catalog,
     pub targets: Vec<Target>,
     pub host: Host,
+    /// The day the plan is made: end-of-life dates and the catalog's age are judged against it.
+    pub today: Date,
 }
 
 fn unsupported(
@@ -53,12 +57,37 @@ fn unsupported(
         components: Vec::new(),
         reasons,
         warnings,
+        constraints: Vec::new(),
+        catalog: CatalogInfo::default(),
         rejected,
     }
 }
 
-/// Plans a stack for `system`.
+/// Plans a stack for `system`, today.
 pub fn resolve(system: &System, req: &Request, catalog: &Catalog) -> Plan {
+    resolve_on(system, req, catalog, Date::today())
+}
+
+/// Plans a stack for `system` as of `today` (end-of-life dates, the catalog's age).
+pub fn resolve_on(system: &System, req: &Request, catalog: &Catalog, today: Date) -> Plan {
+    let mut plan = plan(system, req, catalog, today);
+    let age = catalog.age_days(&today);
+    plan.catalog = CatalogInfo {
+        origin: catalog.origin.clone(),
+        date: catalog.meta.date.to_string(),
+        age_days: age,
+    };
+    plan.warnings.extend(catalog.notes.iter().cloned());
+    if age > STALE_AFTER_DAYS {
+        plan.warnings.push(format!(
+            "the compatibility catalog is from {} ({age} days old): newer CUDA, cuDNN, drivers and frameworks may exist; `cudaup manifests update` reads the publishers' sources",
+            catalog.meta.date
+        ));
+    }
+    plan
+}
+
+fn plan(system: &System, req: &Request, catalog: &Catalog, today: Date) -> Plan {
     let profile = req.profile;
     let mut warnings = Vec::new();
     let mut targets = Vec::new();
@@ -71,6 +100,12 @@ pub fn resolve(system: &System, req: &Request, catalog: &Catalog) -> Plan {
                     catalog
                         .gpus
                         .architecture_of(&cc.prefix(2))
+                        .or_else(|| {
+                            catalog
+                                .drivers
+                                .architecture_for_cc(&cc)
+                                .map(|a| a.name.as_str())
+                        })
                         .map(str::to_owned)
                 }),
             }),
@@ -87,6 +122,7 @@ pub fn resolve(system: &System, req: &Request, catalog: &Catalog) -> Plan {
         catalog,
         targets,
         host: driver::host_of(system),
+        today,
     };
 
     if profile == Profile::Cpu {
@@ -118,8 +154,14 @@ pub fn resolve(system: &System, req: &Request, catalog: &Catalog) -> Plan {
         return match stack::search_toolkit(&ctx, None, &mut tried) {
             Some(stack) => compose::plan(&ctx, &option, &[], stack, warnings, tried),
             None => {
-                let mut reasons =
-                    vec!["no CUDA toolkit in the catalog matches the request:".to_owned()];
+                let mut reasons = vec![format!(
+                    "no CUDA toolkit in the catalog matches the request{}:",
+                    if req.pins.cudnn.is_some() {
+                        " (with the pinned cuDNN)"
+                    } else {
+                        ""
+                    }
+                )];
                 reasons.extend(summarise(&tried));
                 unsupported(profile, reasons, warnings, tried)
             }
@@ -143,8 +185,18 @@ pub fn resolve(system: &System, req: &Request, catalog: &Catalog) -> Plan {
         return unsupported(profile, reasons, warnings, Vec::new());
     }
 
-    let options = match driver::options(system, catalog, &ctx.targets, ctx.host, &req.driver) {
-        Ok(o) => o,
+    let options = match driver::options(
+        system,
+        catalog,
+        &ctx.targets,
+        ctx.host,
+        &req.driver,
+        &ctx.today,
+    ) {
+        Ok(o) => {
+            warnings.extend(o.notes);
+            o.list
+        }
         Err(e) => return unsupported(profile, vec![e], warnings, Vec::new()),
     };
     let search = |option: &driver::DriverOption, tried: &mut Vec<String>| match profile {
@@ -186,6 +238,15 @@ pub fn resolve(system: &System, req: &Request, catalog: &Catalog) -> Plan {
     let mut reasons = vec![format!("no {profile} stack fits; what stood in the way:")];
     reasons.extend(summarise(&rejected));
     unsupported(profile, reasons, warnings, rejected)
+}
+
+/// The redistributable platform whose facts apply to this machine (`linux-x86_64`,
+/// `linux-sbsa`); Windows and WSL2 machines use the x86_64 rows.
+pub(crate) fn platform(system: &System) -> &'static str {
+    match system.os.arch.as_str() {
+        "aarch64" | "arm64" if system.os.family == OsFamily::Linux => "linux-sbsa",
+        _ => "linux-x86_64",
+    }
 }
 
 /// Groups rejections (`with driver D: candidate: why`) by their reason, so an unsupported plan

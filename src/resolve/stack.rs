@@ -3,7 +3,8 @@
 //! same CUDA and a cuDNN for it.
 
 use crate::catalog::{CudaRelease, CudnnRelease, Kernels, TfRelease, TorchRelease, TorchVariant};
-use crate::request::pin_matches;
+use crate::plan::Constraint;
+use crate::request::{pin_matches, Profile};
 use crate::version::Version;
 
 use super::python::{self, PythonChoice};
@@ -30,6 +31,10 @@ pub struct Stack<'c> {
     pub floor: Option<Version>,
     /// Warnings this stack brings (minor-version compatibility, JIT).
     pub notes: Vec<String>,
+    /// Bounds for what the framework's requirements leave floating.
+    pub constraints: Vec<Constraint>,
+    /// TensorFlow: which cuDNN its wheels bring, in words.
+    pub tf_cudnn: Option<String>,
 }
 
 impl Stack<'_> {
@@ -49,6 +54,8 @@ impl Stack<'_> {
             coverage: Vec::new(),
             floor: None,
             notes: Vec::new(),
+            constraints: Vec::new(),
+            tf_cudnn: None,
         }
     }
 
@@ -74,13 +81,25 @@ fn major_floor(ctx: &Ctx<'_>, cuda: &Version) -> Option<Version> {
     }
 }
 
-/// The driver a toolkit release ships with, on this host.
+/// The driver at which a toolkit release is fully supported on this host: the one it ships
+/// with, or for a release without a bundled driver the branch NVIDIA released with it.
 fn release_floor(ctx: &Ctx<'_>, r: &CudaRelease) -> Option<Version> {
     if ctx.host.windows_driver() {
         r.driver_windows.clone()
     } else {
-        Some(r.driver_linux.clone())
+        r.full_support_linux()
     }
+}
+
+/// The lowest driver that fully supports a release of `series`: it runs every release of it.
+fn series_floor(ctx: &Ctx<'_>, series: &Version) -> Option<Version> {
+    ctx.catalog
+        .cuda
+        .release
+        .iter()
+        .filter(|r| r.version.prefix(2) == series.prefix(2))
+        .filter_map(|r| release_floor(ctx, r))
+        .min()
 }
 
 fn meets(driver: Option<&Version>, floor: &Version) -> bool {
@@ -133,13 +152,25 @@ fn pick_toolkit<'c>(
         .ok_or_else(|| format!("CUDA {series}: its build targets are not in the catalog"))?;
     for &i in served {
         let t = &ctx.targets[i];
-        if t.cc < row.sm_min || t.cc > row.sm_max {
+        if !row.builds_for(&t.cc) {
             return Err(format!(
-                "CUDA {series} cannot build for {} of the {} (it covers {} to {})",
+                "CUDA {series} cannot build for {} of the {} (it covers {} to {}{})",
                 sm(&t.cc),
                 t.name,
                 sm(&row.sm_min),
-                sm(&row.sm_max)
+                sm(&row.sm_max),
+                if row.sm_excluded.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " except {}",
+                        row.sm_excluded
+                            .iter()
+                            .map(sm)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
             ));
         }
     }
@@ -152,10 +183,20 @@ fn pick_toolkit<'c>(
         .filter(|r| pin_matches(ctx.req.pins.cuda.as_deref(), &r.version))
         .collect();
     releases.sort_by(|a, b| b.version.cmp(&a.version));
-    if let Some(r) = releases
+    // A driver that fully supports one release of a series runs them all: the releases of a
+    // series share its PTX ISA version, so the newest (bug and security fixes) is taken. Without
+    // a driver (a build machine) every release is as good.
+    let series_supported = ctx
+        .catalog
+        .cuda
+        .release
         .iter()
-        .find(|r| release_floor(ctx, r).is_some_and(|f| meets(driver, &f)))
-    {
+        .filter(|r| r.version.prefix(2) == series.prefix(2))
+        .any(|r| match release_floor(ctx, r) {
+            Some(f) => meets(driver, &f),
+            None => driver.is_none(),
+        });
+    if let (true, Some(r)) = (series_supported, releases.first()) {
         return Ok((r, None));
     }
     let floor = major_floor(ctx, series)
@@ -163,10 +204,19 @@ fn pick_toolkit<'c>(
     match (releases.first(), meets(driver, &floor)) {
         (Some(r), true) => Ok((
             r,
-            Some(format!(
-                "CUDA {} runs on this driver through minor-version compatibility (floor {floor}): kernels built for your GPU run, PTX newer than the driver cannot be JIT-compiled",
-                r.version
-            )),
+            Some(match (&r.driver_linux, r.recommended_branch) {
+                (None, branch) if !ctx.host.windows_driver() => format!(
+                    "CUDA {} bundles no driver; it runs on this one through minor-version compatibility (floor {floor}): kernels built for your GPU run, PTX newer than the driver cannot be JIT-compiled{}",
+                    r.version,
+                    branch
+                        .map(|b| format!("; NVIDIA released branch {b} with it for its new features"))
+                        .unwrap_or_default()
+                ),
+                _ => format!(
+                    "CUDA {} runs on this driver through minor-version compatibility (floor {floor}): kernels built for your GPU run, PTX newer than the driver cannot be JIT-compiled",
+                    r.version
+                ),
+            }),
         )),
         (Some(_), false) => Err(format!("CUDA {series} needs driver {floor} or newer")),
         (None, _) => Err(format!("no CUDA {series} release matches the pins")),
@@ -186,12 +236,15 @@ fn pick_cudnn<'c>(
         .cudnn
         .release
         .iter()
-        .filter(|r| r.cuda_variant == series.major().to_string() && r.supports_cuda(series))
+        .filter(|r| r.supports_cuda(series))
         .filter(|r| pin_matches(ctx.req.pins.cudnn.as_deref(), &r.version))
         .collect();
     rows.sort_by(|a, b| b.version.cmp(&a.version));
     if rows.is_empty() {
-        return Err(format!("no cuDNN build in the catalog for CUDA {series}"));
+        return Err(match ctx.req.pins.cudnn.as_deref() {
+            Some(p) => format!("no cuDNN {p} build in the catalog for CUDA {series}"),
+            None => format!("no cuDNN build in the catalog for CUDA {series}"),
+        });
     }
     let mut why = String::new();
     for r in rows {
@@ -200,7 +253,7 @@ fn pick_cudnn<'c>(
                 .clone()
                 .or_else(|| major_floor(ctx, series))
         } else {
-            Some(r.driver_linux.clone())
+            r.driver_linux.clone().or_else(|| major_floor(ctx, series))
         };
         if !floor.as_ref().is_some_and(|f| meets(driver, f)) {
             why = format!("cuDNN {} needs a newer driver", r.version);
@@ -284,11 +337,44 @@ pub fn search_torch<'c>(
         };
         // The variant PyPI serves by default is the best-tested one: try it first, then the
         // others from the newest CUDA down.
+        // A wheel is built for a series (13.0): a release pin (13.0.2) picks the series here and
+        // the release for the toolkit.
+        let cuda_pin = ctx.req.pins.cuda.as_deref().and_then(Version::parse);
         let mut variants: Vec<&TorchVariant> = r
-            .variant
-            .iter()
-            .filter(|v| pin_matches(ctx.req.pins.cuda.as_deref(), &v.cuda))
+            .variants_for(super::platform(ctx.system))
+            .into_iter()
+            .filter(|v| {
+                let ok = cuda_pin
+                    .as_ref()
+                    .is_none_or(|p| pin_matches(Some(&p.prefix(p.parts().len().min(2))), &v.cuda));
+                if !ok {
+                    rejected.push(format!(
+                        "torch {} {}: built for CUDA {}, not the pinned CUDA",
+                        r.version, v.name, v.cuda
+                    ));
+                }
+                ok
+            })
             .collect();
+        // In the pytorch profile cuDNN is the wheel torch pins: --cudnn picks the release.
+        if let (Profile::Pytorch, Some(pin)) = (ctx.req.profile, ctx.req.pins.cudnn.as_deref()) {
+            variants.retain(|v| {
+                let ok = v
+                    .cudnn
+                    .as_deref()
+                    .and_then(Version::parse)
+                    .is_some_and(|c| pin_matches(Some(pin), &c));
+                if !ok {
+                    rejected.push(format!(
+                        "torch {} {}: its wheel depends on cuDNN {}, not the pinned {pin}",
+                        r.version,
+                        v.name,
+                        v.cudnn.as_deref().unwrap_or("(not in the catalog)")
+                    ));
+                }
+                ok
+            });
+        }
         variants.sort_by(|a, b| {
             let default = |v: &TorchVariant| Some(&v.name) == r.pypi_default.as_ref();
             default(b).cmp(&default(a)).then(b.cuda.cmp(&a.cuda))
@@ -400,13 +486,6 @@ pub fn search_tensorflow<'c>(
             ));
             continue;
         }
-        if !r.and_cuda {
-            rejected.push(format!(
-                "{label}: needs a system CUDA {} and cuDNN {} (no `and-cuda` wheels); the tensorflow profile installs pip wheels only",
-                r.cuda, r.cudnn
-            ));
-            continue;
-        }
         if !pin_matches(ctx.req.pins.cuda.as_deref(), &r.cuda) {
             rejected.push(format!(
                 "{label}: built for CUDA {}, not the pinned CUDA",
@@ -455,7 +534,7 @@ pub fn search_tensorflow<'c>(
             .targets
             .iter()
             .map(|t| {
-                if t.cc < series.sm_min {
+                if t.cc < series.sm_min || series.sm_excluded.contains(&t.cc) {
                     Err(format!(
                         "its CUDA {} build cannot run on {} of the {}",
                         r.cuda,
@@ -484,6 +563,16 @@ pub fn search_tensorflow<'c>(
                     "the {} is newer than TensorFlow {}'s CUDA {} build: it runs through PTX JIT (slow first start)",
                     t.name, r.version, r.cuda
                 ));
+            }
+        }
+        match super::constraints::tensorflow_cudnn(ctx, r) {
+            Ok(c) => {
+                stack.tf_cudnn = Some(c.summary);
+                stack.constraints = c.constraints;
+            }
+            Err(e) => {
+                rejected.push(format!("{label}: {e}"));
+                continue;
             }
         }
         stack.tensorflow = Some(r);
@@ -526,7 +615,7 @@ pub fn search_toolkit<'c>(
                 if let Some(f) = if note.is_some() {
                     major_floor(ctx, &s)
                 } else {
-                    release_floor(ctx, release)
+                    series_floor(ctx, &s)
                 } {
                     stack.need(f);
                 }
@@ -538,6 +627,11 @@ pub fn search_toolkit<'c>(
                     .collect();
                 match pick_cudnn(ctx, &s, driver, &all) {
                     Ok(c) => stack.cudnn = Some(c),
+                    // A pinned cuDNN is part of the request: never drop it silently.
+                    Err(e) if ctx.req.pins.cudnn.is_some() => {
+                        rejected.push(format!("CUDA {}: {e}", release.version));
+                        continue;
+                    }
                     Err(e) => stack.cudnn_missing = Some(e),
                 }
                 match note {

@@ -19,7 +19,7 @@ fn install_takes_every_answer_from_the_file() {
     let config = write(
         home.path(),
         &format!(
-            "version = 1\nprofile = \"cuda-dev\"\n\n[pins]\ncuda = \"13.0\"\n\n[install]\nprefix = \"{}\"\nno_cudnn = true\n\n[shell]\nmodify_path = false\n\n[sources]\nnvidia_mirror = \"{}\"\n",
+            "version = 1\nprofile = \"cuda-dev\"\n\n[pins]\ncuda = \"13.0.2\"\n\n[install]\nprefix = \"{}\"\nno_cudnn = true\n\n[shell]\nmodify_path = false\n\n[sources]\nnvidia_mirror = \"{}\"\n",
             prefix.display(),
             mirror.path().display()
         ),
@@ -53,7 +53,7 @@ fn flags_override_variables_which_override_the_file() {
     let home = tempfile::tempdir().unwrap();
     let config = write(
         home.path(),
-        "version = 1\nprofile = \"cuda-dev\"\n\n[pins]\ncuda = \"13.0\"\n\n[sources]\nnvidia_mirror = \"/nonexistent/from-the-file\"\n",
+        "version = 1\nprofile = \"cuda-dev\"\n\n[pins]\ncuda = \"13.0.2\"\ncudnn = \"9.17\"\n\n[sources]\nnvidia_mirror = \"/nonexistent/from-the-file\"\n",
     );
     let h = home.path().display().to_string();
     let m = mirror.path().display().to_string();
@@ -197,7 +197,9 @@ fn a_second_run_reports_nothing_changed() {
         "--profile",
         "cuda-dev",
         "--cuda",
-        "13.0",
+        "13.0.2",
+        "--cudnn",
+        "9.17",
         "--mirror",
         &m,
         "--yes",

@@ -239,9 +239,9 @@ fn ansible_installs_each_host_its_own_stack_and_a_second_run_changes_nothing() {
     for (cuda, cudnn) in [
         ("12.1.1", "9.10.2"),
         ("12.2.2", "9.10.2"),
-        ("12.9.1", "9.17.0"),
-        ("13.0.2", "9.17.0"),
-        ("13.2.2", "9.17.0"),
+        ("12.9.2", "9.28.0"),
+        ("13.0.3", "9.28.1"),
+        ("13.2.2", "9.28.1"),
     ] {
         let out = Command::new(&python)
             .arg(script)
@@ -426,21 +426,29 @@ fn ansible_installs_each_host_its_own_stack_and_a_second_run_changes_nothing() {
             Some("9.10.2"),
             Some("12"),
         ),
-        ("node-4090", "keep", "595.71.05", "13.2.2", None, None),
+        // Before the catalog knew cuDNN for CUDA 13.2 this host got none.
+        (
+            "node-4090",
+            "keep",
+            "595.71.05",
+            "13.2.2",
+            Some("9.28.1"),
+            Some("13"),
+        ),
         (
             "node-5090",
             "keep",
             "575.57.08",
-            "12.9.1",
-            Some("9.17.0"),
+            "12.9.2",
+            Some("9.28.0"),
             Some("12"),
         ),
         (
             "node-h200",
             "keep",
             "580.159.04",
-            "13.0.2",
-            Some("9.17.0"),
+            "13.0.3",
+            Some("9.28.1"),
             Some("13"),
         ),
     ];
@@ -493,7 +501,7 @@ fn ansible_installs_each_host_its_own_stack_and_a_second_run_changes_nothing() {
     for manifest in [
         "redistrib_12.1.1.json",
         "redistrib_12.2.2.json",
-        "redistrib_12.9.1.json",
+        "redistrib_12.9.2.json",
         "redistrib_13.2.2.json",
     ] {
         assert!(
@@ -501,7 +509,7 @@ fn ansible_installs_each_host_its_own_stack_and_a_second_run_changes_nothing() {
             "{manifest}: {served:?}"
         );
     }
-    assert!(!served.iter().any(|p| p.ends_with("redistrib_13.0.2.json")));
+    assert!(!served.iter().any(|p| p.ends_with("redistrib_13.0.3.json")));
     assert!(report("node-h200", "install.json")["toolkit"]["source"]
         .as_str()
         .unwrap()

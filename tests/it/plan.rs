@@ -2,7 +2,7 @@
 //! boxes. Every plan is checked against the resolver's invariants (not a snapshot of today's
 //! versions); scenarios add what is specific to them.
 
-use cudaup::catalog::{Catalog, Kernels};
+use cudaup::catalog::{Catalog, Date, Kernels};
 use cudaup::plan::{Action, Plan, Status};
 use cudaup::request::{DriverPolicy, Pins, Profile, Request};
 use cudaup::system::System;
@@ -13,6 +13,12 @@ use crate::common::*;
 
 fn v(s: &str) -> Version {
     Version::parse(s).unwrap()
+}
+
+/// The day the scenarios are judged on: the catalog's own date, so end-of-life dates and the
+/// catalog's age read the same whenever the suite runs.
+fn today() -> Date {
+    Date::parse("2026-12-01").unwrap()
 }
 
 /// A GPU by marketing name, compute capability and architecture.
@@ -115,7 +121,7 @@ fn with_driver(profile: Profile, policy: &str) -> Request {
 fn plan(m: &M, r: &Request) -> Plan {
     let catalog = Catalog::embedded();
     let system = m.system();
-    let plan = cudaup::resolve::resolve(&system, r, &catalog);
+    let plan = cudaup::resolve::resolve_on(&system, r, &catalog, today());
     if plan.status == Status::Ok {
         check_invariants(&system, r, &catalog, &plan);
     } else {
@@ -148,6 +154,18 @@ fn check_invariants(system: &System, r: &Request, catalog: &Catalog, plan: &Plan
             "{driver:?}"
         );
         assert!(driver.commands.is_empty());
+    }
+    if driver.action == Action::Skip && system.nvidia_gpus().next().is_none() {
+        // A build machine: no driver, so only the toolkit and its cuDNN are planned.
+        assert_eq!(r.profile, Profile::CudaDev);
+        let cuda = v(comp(plan, "cuda").version.as_deref().unwrap());
+        if let Some(c) = plan.component("cudnn").filter(|c| c.action != Action::Skip) {
+            assert!(catalog.cudnn.release.iter().any(|x| {
+                x.version.to_string() == *c.version.as_ref().unwrap()
+                    && x.supports_cuda(&v(&cuda.prefix(2)))
+            }));
+        }
+        return;
     }
     let effective = v(driver
         .version
@@ -537,7 +555,8 @@ fn rtx_3090_on_debian_with_580_gets_cuda_13() {
         &req(Profile::Full),
     );
     assert_eq!(comp(&p, "driver").action, Action::Keep);
-    assert!(version_of(&p, "cuda").starts_with("13.0"));
+    // Before issue 12: CUDA 13.0.2 with torch 2.14.1 (no cuDNN for 13.2 in the catalog).
+    assert!(version_of(&p, "cuda").starts_with("13.2"));
     assert_eq!(comp(&p, "cudnn").cuda_variant.as_deref(), Some("13"));
 }
 
@@ -581,20 +600,21 @@ fn h200_machine_keeps_driver_and_toolkit() {
     let system: System =
         serde_json::from_str(include_str!("../fixtures/h200-detect.json")).unwrap();
     let catalog = Catalog::embedded();
-    let p = cudaup::resolve::resolve(&system, &req(Profile::Full), &catalog);
+    let p = cudaup::resolve::resolve_on(&system, &req(Profile::Full), &catalog, today());
     check_invariants(&system, &req(Profile::Full), &catalog, &p);
     assert_eq!(comp(&p, "driver").action, Action::Keep);
     assert_eq!(version_of(&p, "driver"), "580.159.04");
-    assert_eq!(comp(&p, "cuda").action, Action::Keep);
-    assert_eq!(
-        comp(&p, "cuda").path.as_deref(),
-        Some("/usr/local/cuda-13.0")
-    );
+    // Before issue 12 the plan kept CUDA 13.0 with torch 2.14.1 cu130: the catalog had no cuDNN
+    // for CUDA 13.2. Now torch 2.15.0 cu132 with CUDA 13.2 and a cuDNN built for it.
+    assert_eq!(version_of(&p, "torch"), "2.15.0");
+    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu132"));
+    assert_eq!(comp(&p, "cuda").action, Action::Install);
+    assert!(version_of(&p, "cuda").starts_with("13.2"));
+    assert_eq!(comp(&p, "cudnn").cuda_variant.as_deref(), Some("13"));
     assert_eq!(
         comp(&p, "python").path.as_deref(),
         Some("/opt/torch/.venv/bin/python3")
     );
-    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu130"));
 }
 
 #[test]
@@ -602,7 +622,7 @@ fn cuda_dev_prefers_a_toolkit_the_driver_fully_supports() {
     let system: System =
         serde_json::from_str(include_str!("../fixtures/h200-detect.json")).unwrap();
     let catalog = Catalog::embedded();
-    let p = cudaup::resolve::resolve(&system, &req(Profile::CudaDev), &catalog);
+    let p = cudaup::resolve::resolve_on(&system, &req(Profile::CudaDev), &catalog, today());
     check_invariants(&system, &req(Profile::CudaDev), &catalog, &p);
     // 13.1 would need 590.44.01; the installed 580.159.04 fully supports 13.0.
     assert!(
@@ -1065,7 +1085,12 @@ fn secure_boot_and_nouveau_are_warned_about_when_the_driver_changes() {
     m.os["secure_boot"] = json!(true);
     let mut system = m.system();
     system.nouveau_loaded = true;
-    let p = cudaup::resolve::resolve(&system, &req(Profile::Pytorch), &Catalog::embedded());
+    let p = cudaup::resolve::resolve_on(
+        &system,
+        &req(Profile::Pytorch),
+        &Catalog::embedded(),
+        today(),
+    );
     assert!(
         p.warnings.iter().any(|w| w.contains("Secure Boot")),
         "{:#?}",
@@ -1094,8 +1119,19 @@ fn plan_json_has_the_contract_shape() {
     keys.sort_unstable();
     assert_eq!(
         keys,
-        ["components", "profile", "reasons", "status", "warnings"]
+        [
+            "catalog",
+            "components",
+            "constraints",
+            "profile",
+            "reasons",
+            "status",
+            "warnings"
+        ]
     );
+    assert_eq!(j["catalog"]["origin"], "embedded");
+    assert!(j["catalog"]["date"].as_str().unwrap().starts_with("20"));
+    assert!(j["constraints"].is_array());
     assert_eq!(j["status"], "ok");
     assert_eq!(j["profile"], "full");
     for c in j["components"].as_array().unwrap() {
@@ -1300,4 +1336,491 @@ fn manifests_dir_replaces_the_embedded_catalog() {
             .clone();
         assert_eq!(torch["version"], "2.8.0", "{torch}");
     }
+}
+
+// ---------------------------------------------------------------- issue 12: the catalog of 2026-12
+// Each test names the fact of shared/reference/compat-2026-12.md it covers and, where the plan
+// changed, what it was before.
+
+const A100_PCIE: (&str, &str, &str) = ("NVIDIA A100 80GB PCIe", "8.0", "Ampere");
+const H200: (&str, &str, &str) = ("NVIDIA H200", "9.0", "Hopper");
+const B300: (&str, &str, &str) = ("NVIDIA B300 SXM6 AC", "10.3", "Blackwell");
+const RUBIN: (&str, &str, &str) = ("NVIDIA GPU (10de:ffff)", "10.7", "Rubin");
+
+fn branch_of(p: &Plan) -> u32 {
+    comp(p, "driver").branch.unwrap()
+}
+
+/// #2: the full profile on every current CUDA-13 GPU. Before: torch 2.14.1 / CUDA 13.0.2 /
+/// cuDNN 9.17.0, with "torch 2.15.0 cu132: no cuDNN build in the catalog for CUDA 13.2".
+#[test]
+fn full_profile_on_current_gpus_gets_torch_2_15_cu132_with_a_cudnn_for_cuda_13_2() {
+    for g in [RTX4090, RTX5090, H200, A100] {
+        for driver in ["580.95.05", "595.71.05"] {
+            let p = plan(&M::ubuntu().with(g).driver(driver), &req(Profile::Full));
+            assert_eq!(version_of(&p, "torch"), "2.15.0", "{} on {driver}", g.0);
+            assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu132"));
+            assert!(version_of(&p, "cuda").starts_with("13.2"), "{p:#?}");
+            let cudnn = comp(&p, "cudnn");
+            assert_eq!(cudnn.cuda_variant.as_deref(), Some("13"));
+            assert!(
+                v(cudnn.version.as_deref().unwrap()) >= v("9.28"),
+                "{cudnn:?}"
+            );
+            assert!(
+                !p.rejected.iter().any(|r| r.contains("no cuDNN build")),
+                "{:#?}",
+                p.rejected
+            );
+        }
+    }
+}
+
+/// #2: cuda-dev on a 595 driver, and on a machine without a GPU. Before: CUDA 13.2.2 / 13.3
+/// with no cuDNN at all.
+#[test]
+fn cuda_dev_on_595_and_without_a_gpu_gets_a_cudnn() {
+    let p = plan(
+        &M::ubuntu().with(RTX4090).driver("595.71.05"),
+        &req(Profile::CudaDev),
+    );
+    assert!(version_of(&p, "cuda").starts_with("13.2"), "{p:#?}");
+    assert_eq!(comp(&p, "cudnn").action, Action::Install);
+    assert_eq!(comp(&p, "cudnn").cuda_variant.as_deref(), Some("13"));
+    let p = plan(&M::ubuntu(), &req(Profile::CudaDev));
+    assert_eq!(p.status, Status::Ok);
+    // No driver to be compatible with: the newest series with build targets, 13.4 (13.4 Update 1).
+    assert_eq!(version_of(&p, "cuda"), "13.4.2");
+    assert_eq!(comp(&p, "cudnn").action, Action::Install, "{p:#?}");
+}
+
+/// #2: `--cudnn` is never silently dropped: an unknown one is refused, a known one honoured.
+#[test]
+fn a_cudnn_pin_is_honoured_or_refused_never_ignored() {
+    let m = M::ubuntu().with(RTX4090).driver("595.71.05");
+    let p = plan(
+        &m,
+        &pinned(Profile::CudaDev, |p| p.cudnn = Some("9.99".into())),
+    );
+    assert_eq!(p.status, Status::Unsupported);
+    assert!(
+        p.reasons.iter().any(|r| r.contains("cuDNN 9.99")),
+        "{:#?}",
+        p.reasons
+    );
+    let p = plan(
+        &m,
+        &pinned(Profile::CudaDev, |p| p.cudnn = Some("9.20".into())),
+    );
+    assert!(version_of(&p, "cudnn").starts_with("9.20"), "{p:#?}");
+    // The pytorch profile takes the cuDNN torch's wheel pins: the pin picks the release.
+    let p = plan(
+        &m,
+        &pinned(Profile::Pytorch, |p| p.cudnn = Some("9.24".into())),
+    );
+    assert_eq!(version_of(&p, "torch"), "2.14.1", "{p:#?}");
+}
+
+/// #6: `--cuda 13.0` gives 13.0.3 (before: 13.0.2), on any driver of the 13.0 series.
+#[test]
+fn cuda_13_0_pin_gives_13_0_3() {
+    for driver in ["580.95.05", "580.159.04"] {
+        let p = plan(
+            &M::ubuntu().with(RTX4090).driver(driver),
+            &pinned(Profile::CudaDev, |p| p.cuda = Some("13.0".into())),
+        );
+        assert_eq!(version_of(&p, "cuda"), "13.0.3", "{driver}: {p:#?}");
+        assert!(
+            !p.warnings.iter().any(|w| w.contains("minor-version")),
+            "a release of a series the driver supports: {:#?}",
+            p.warnings
+        );
+    }
+    let p = plan(
+        &M::ubuntu().with(H100).driver("580.95.05"),
+        &pinned(Profile::Full, |p| p.cuda = Some("13.0".into())),
+    );
+    assert_eq!(version_of(&p, "cuda"), "13.0.3");
+    assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu130"));
+}
+
+/// #6, #7: 13.4 bundles no driver; its GA is 13.4.1 and 13.4.2 is Update 1, and on R615 it is
+/// fully supported while on R580 it runs through minor-version compatibility.
+#[test]
+fn cuda_13_4_has_no_bundled_driver_and_its_labels_are_nvidias() {
+    let c = Catalog::embedded();
+    let r = |ver: &str| c.cuda.release.iter().find(|r| r.version == v(ver)).unwrap();
+    assert_eq!(r("13.4.1").label.as_deref(), Some("13.4 GA"));
+    assert_eq!(r("13.4.2").label.as_deref(), Some("13.4 Update 1"));
+    assert!(r("13.4.1").driver_linux.is_none() && r("13.4.1").recommended_branch == Some(615));
+    for ver in ["12.8.2", "12.9.2", "13.0.3", "13.1.2", "13.3.1", "13.5.0"] {
+        r(ver);
+    }
+    let pin = |p: &mut Pins| p.cuda = Some("13.4".into());
+    let on_615 = plan(
+        &M::ubuntu().with(RTX4090).driver("615.71.09"),
+        &pinned(Profile::CudaDev, pin),
+    );
+    assert_eq!(version_of(&on_615, "cuda"), "13.4.2");
+    assert!(
+        !on_615
+            .warnings
+            .iter()
+            .any(|w| w.contains("bundles no driver")),
+        "{:#?}",
+        on_615.warnings
+    );
+    let on_580 = plan(
+        &M::ubuntu().with(RTX4090).driver("580.95.05"),
+        &pinned(Profile::CudaDev, pin),
+    );
+    assert_eq!(version_of(&on_580, "cuda"), "13.4.2");
+    assert!(
+        on_580
+            .warnings
+            .iter()
+            .any(|w| w.contains("bundles no driver") && w.contains("branch 615")),
+        "{:#?}",
+        on_580.warnings
+    );
+    // 13.5 exists, but what it compiles for is not sourced: never planned.
+    let p = plan(
+        &M::ubuntu().with(RTX4090),
+        &pinned(Profile::CudaDev, |p| p.cuda = Some("13.5".into())),
+    );
+    assert_eq!(p.status, Status::Unsupported);
+}
+
+/// #8: sm_107 (Rubin) builds only from 13.4; R615 is its first branch.
+#[test]
+fn rubin_needs_cuda_13_4_and_r615() {
+    let p = plan(&M::ubuntu().with(RUBIN), &req(Profile::CudaDev));
+    assert!(version_of(&p, "cuda").starts_with("13.4"), "{p:#?}");
+    assert!(branch_of(&p) >= 615, "{p:#?}");
+    let p = plan(
+        &M::ubuntu().with(RUBIN),
+        &pinned(Profile::CudaDev, |p| p.cuda = Some("13.3".into())),
+    );
+    assert_eq!(p.status, Status::Unsupported);
+    assert!(
+        p.reasons.iter().any(|r| r.contains("sm_107")),
+        "{:#?}",
+        p.reasons
+    );
+    let p = plan(
+        &M::ubuntu().with(RUBIN).driver("610.43.02"),
+        &with_driver(Profile::CudaDev, "keep"),
+    );
+    assert_eq!(p.status, Status::Unsupported);
+    assert!(
+        p.reasons[0].contains("needs branch 615"),
+        "{:#?}",
+        p.reasons
+    );
+}
+
+/// #9, #10, #11: 615 is a new-feature branch with open modules only; 620 LTS can be planned, and
+/// data-center GPUs get it (LTS), GeForce the production branch.
+#[test]
+fn branches_615_and_620_and_who_gets_which() {
+    let c = Catalog::embedded();
+    let b = |n: u32| c.drivers.branch(n).unwrap();
+    assert_eq!(b(615).kind, "new-feature");
+    assert!(b(615).open_only && b(620).open_only);
+    let a100 = plan(&M::ubuntu().with(A100_PCIE), &req(Profile::Full));
+    assert_eq!(branch_of(&a100), 620, "{a100:#?}");
+    let d = comp(&a100, "driver");
+    assert!(
+        d.reason.contains("lts") && d.reason.contains("data-center"),
+        "{}",
+        d.reason
+    );
+    assert!(
+        d.commands.iter().any(|c| c.contains("nvidia-open")),
+        "{:?}",
+        d.commands
+    );
+    let geforce = plan(&M::ubuntu().with(RTX4090), &req(Profile::Full));
+    assert_eq!(branch_of(&geforce), 595, "{geforce:#?}");
+    assert_eq!(
+        version_of(&geforce, "driver"),
+        "595.91.07",
+        "the newest cited 595 release"
+    );
+    // No proprietary package on an open-only branch.
+    let p = plan(
+        &M::ubuntu().with(RTX4090),
+        &with_driver(Profile::Pytorch, "615.71.09"),
+    );
+    let cmds = &comp(&p, "driver").commands;
+    assert!(
+        cmds.iter().any(|c| c.ends_with("nvidia-open"))
+            && !cmds.iter().any(|c| c.contains("cuda-drivers")),
+        "{cmds:?}"
+    );
+    // `latest` takes the newest supported branch.
+    let p = plan(
+        &M::ubuntu().with(RTX4090),
+        &with_driver(Profile::Pytorch, "latest"),
+    );
+    assert_eq!(branch_of(&p), 620);
+}
+
+/// #12: kept drivers past end of life are named; 535 (June 2026), 570 (February 2026) and 610
+/// (August 2026). Before: kept silently.
+#[test]
+fn end_of_life_branches_are_warned_about_when_kept() {
+    for (g, driver, month) in [
+        (GTX1080TI, "535.129.03", "June 2026"),
+        (A100, "570.124.06", "February 2026"),
+        (RTX4090, "610.43.02", "August 2026"),
+    ] {
+        let p = plan(&M::ubuntu().with(g).driver(driver), &req(Profile::Pytorch));
+        assert_eq!(comp(&p, "driver").action, Action::Keep, "{p:#?}");
+        let w = p
+            .warnings
+            .iter()
+            .find(|w| w.contains("end of life"))
+            .unwrap_or_else(|| panic!("{driver}: {:#?}", p.warnings));
+        assert!(w.contains(month) && w.contains("--driver"), "{w}");
+    }
+    // A supported branch is not warned about.
+    let p = plan(
+        &M::ubuntu().with(RTX4090).driver("580.95.05"),
+        &req(Profile::Pytorch),
+    );
+    assert!(
+        !p.warnings.iter().any(|w| w.contains("end of life")),
+        "{:#?}",
+        p.warnings
+    );
+    // Installing never picks an ended branch while a supported one serves the GPUs.
+    let p = plan(
+        &M::ubuntu().with(RTX4090).driver("535.129.03"),
+        &with_driver(Profile::Pytorch, "latest"),
+    );
+    let c = Catalog::embedded();
+    assert!(!c.drivers.branch(branch_of(&p)).unwrap().ended(&today()));
+}
+
+/// #16: per-GPU floors: HGX B200 needs 570.133.20, B300 (10.3) R575.
+#[test]
+fn b200_on_570_86_is_flagged_and_b300_needs_r575() {
+    let m = M::ubuntu().with(B200).driver("570.86.15");
+    let p = plan(&m, &req(Profile::Pytorch));
+    assert_ne!(comp(&p, "driver").action, Action::Keep, "{p:#?}");
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.contains("570.86.15") && w.contains("570.133.20")),
+        "{:#?}",
+        p.warnings
+    );
+    let p = plan(&m, &with_driver(Profile::Pytorch, "keep"));
+    assert_eq!(p.status, Status::Unsupported);
+    assert!(p.reasons[0].contains("570.133.20"), "{:#?}", p.reasons);
+    // A B200 on a new enough 570 is kept (and told 570 ended).
+    let p = plan(
+        &M::ubuntu().with(B200).driver("570.211.01"),
+        &req(Profile::Pytorch),
+    );
+    assert_eq!(comp(&p, "driver").action, Action::Keep);
+    let p = plan(
+        &M::ubuntu().with(B300).driver("570.211.01"),
+        &with_driver(Profile::Pytorch, "keep"),
+    );
+    assert_eq!(p.status, Status::Unsupported);
+    assert!(
+        p.reasons[0].contains("needs branch 575"),
+        "{:#?}",
+        p.reasons
+    );
+    // gpus.toml knows the B300's PCI id.
+    let c = Catalog::embedded();
+    assert_eq!(
+        c.gpus.lookup("10de:3182").unwrap().compute_capability,
+        "10.3"
+    );
+}
+
+/// #1: TensorFlow 2.20+ floats cuDNN; on a GTX 1080 Ti the plan bounds it below 9.11 (from the
+/// cuDNN rows' GPU lists). Before: TF 2.21.0 "brings cuDNN 9.3" and pip took 9.28.
+#[test]
+fn gtx_1080_ti_tensorflow_gets_a_cudnn_constraint() {
+    let p = plan(
+        &M::ubuntu().with(GTX1080TI).driver("580.95.05"),
+        &req(Profile::Tensorflow),
+    );
+    assert_eq!(version_of(&p, "tensorflow"), "2.21.0");
+    assert_eq!(p.constraints.len(), 1, "{:#?}", p.constraints);
+    assert_eq!(p.constraints[0].requirement, "nvidia-cudnn-cu12<9.11");
+    assert!(
+        p.constraints[0].reason.contains("sm_61"),
+        "{}",
+        p.constraints[0].reason
+    );
+    assert!(
+        comp(&p, "tensorflow").reason.contains("9.10.2"),
+        "{}",
+        comp(&p, "tensorflow").reason
+    );
+    // A Turing-or-newer GPU needs no bound.
+    let p = plan(
+        &M::ubuntu().with(RTX3090).driver("580.95.05"),
+        &req(Profile::Tensorflow),
+    );
+    assert!(p.constraints.is_empty(), "{:#?}", p.constraints);
+    // TF releases that pin cuDNN exactly need none either.
+    let p = plan(
+        &M::ubuntu().with(GTX1080TI).driver("580.95.05"),
+        &pinned(Profile::Tensorflow, |p| p.tensorflow = Some("2.19".into())),
+    );
+    assert!(p.constraints.is_empty());
+    assert!(comp(&p, "tensorflow")
+        .reason
+        .contains("pins cuDNN 9.3.0.75"));
+}
+
+/// #14: TensorFlow patch releases are what users get.
+#[test]
+fn tensorflow_patch_releases_are_planned() {
+    for (pin, want) in [
+        ("2.15", "2.15.1"),
+        ("2.16", "2.16.2"),
+        ("2.17", "2.17.1"),
+        ("2.18", "2.18.1"),
+        ("2.19", "2.19.1"),
+    ] {
+        let p = plan(
+            &M::ubuntu()
+                .with(RTX3090)
+                .driver("580.95.05")
+                .python("3.11.9"),
+            &pinned(Profile::Tensorflow, |p| p.tensorflow = Some(pin.into())),
+        );
+        assert_eq!(version_of(&p, "tensorflow"), want);
+    }
+}
+
+/// #5 and the torch 2.15 facts: Python 3.11-3.15, no CUDA 12 wheels, companions from PyPI.
+#[test]
+fn torch_2_15_facts() {
+    let m = M::ubuntu().with(RTX4090).driver("580.95.05");
+    let p = plan(&m, &req(Profile::Pytorch));
+    let tv = comp(&p, "torchvision");
+    assert_eq!(tv.version.as_deref(), Some("0.29.2"));
+    assert_eq!(tv.variant, None, "no `+cu132` tag: PyPI's build");
+    assert!(tv.reason.contains("not confirmed"), "{}", tv.reason);
+    let p = plan(
+        &m.python("3.10.12"),
+        &pinned(Profile::Pytorch, |p| p.torch = Some("2.15".into())),
+    );
+    assert_eq!(
+        comp(&p, "python").action,
+        Action::Install,
+        "Python 3.10 is dropped in 2.15"
+    );
+    // Pascal tops out at torch 2.14.x cu126.
+    let p = plan(
+        &M::ubuntu().with(GTX1080TI).driver("580.95.05"),
+        &req(Profile::Pytorch),
+    );
+    assert_eq!(version_of(&p, "torch"), "2.14.1");
+    assert!(
+        p.rejected
+            .iter()
+            .any(|r| r.contains("2.15.0 cu132: no sm_61")),
+        "{:#?}",
+        p.rejected
+    );
+}
+
+/// The plan names its catalog and warns when the catalog is older than 90 days.
+#[test]
+fn a_stale_catalog_is_named_in_the_plan() {
+    let catalog = Catalog::embedded();
+    let system = M::ubuntu().with(RTX4090).driver("580.95.05").system();
+    let fresh = cudaup::resolve::resolve_on(&system, &req(Profile::Pytorch), &catalog, today());
+    assert_eq!(fresh.catalog.date, "2026-12-01");
+    assert_eq!(fresh.catalog.origin, "embedded");
+    assert!(!fresh
+        .warnings
+        .iter()
+        .any(|w| w.contains("manifests update")));
+    let later = Date::from_days(today().days() + 91);
+    let stale = cudaup::resolve::resolve_on(&system, &req(Profile::Pytorch), &catalog, later);
+    assert_eq!(stale.catalog.age_days, 91);
+    assert!(
+        stale
+            .warnings
+            .iter()
+            .any(|w| w.contains("91 days old") && w.contains("cudaup manifests update")),
+        "{:#?}",
+        stale.warnings
+    );
+}
+
+/// The human plan shows the constraints and the catalog's date.
+#[test]
+fn human_plan_lists_constraints_and_the_catalog() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("pascal.json");
+    let m = M::ubuntu().with(GTX1080TI).driver("580.95.05");
+    fs_err::write(&file, serde_json::to_string(&m.system()).unwrap()).unwrap();
+    let run = cudaup(
+        &[
+            "plan",
+            "--system",
+            &file.display().to_string(),
+            "--profile",
+            "tensorflow",
+        ],
+        home.path(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("Constraints"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("nvidia-cudnn-cu12<9.11"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("catalog: embedded, 2026-12-01"),
+        "{}",
+        run.stdout
+    );
+    let run = cudaup(
+        &[
+            "plan",
+            "--system",
+            &file.display().to_string(),
+            "--profile",
+            "tensorflow",
+            "--json",
+        ],
+        home.path(),
+    );
+    assert_eq!(
+        run.json()["constraints"][0]["requirement"],
+        "nvidia-cudnn-cu12<9.11"
+    );
+    // An unknown cuDNN pin exits 5; a cuDNN pin on the cpu profile is a usage error.
+    let run = cudaup(
+        &[
+            "plan",
+            "--system",
+            &file.display().to_string(),
+            "--profile",
+            "cuda-dev",
+            "--cudnn",
+            "9.99",
+        ],
+        home.path(),
+    );
+    assert_eq!(run.code, 5, "{}", run.stdout);
+    let run = cudaup(
+        &["plan", "--profile", "cpu", "--cudnn", "9.10"],
+        home.path(),
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
 }

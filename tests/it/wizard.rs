@@ -164,7 +164,8 @@ fn cudaup_home(home: &Path) -> PathBuf {
 
 #[test]
 fn english_run_customises_installs_from_a_mirror_verifies_and_says_what_next() {
-    let mirror = synthetic_mirror(&[]);
+    // The wizard asks no cuDNN question: the mirror carries the cuDNN the plan picks for 13.0.
+    let mirror = synthetic_mirror(&["--cudnn", "9.28.1"]);
     let home = tempfile::tempdir().unwrap();
     let mut w = Pty::spawn(home.path(), &["wizard"], &[("LANG", "en_US.UTF-8")]);
 
@@ -177,7 +178,10 @@ fn english_run_customises_installs_from_a_mirror_verifies_and_says_what_next() {
     w.expect("What will change on disk");
     w.answer("Go ahead?", &format!("{DOWN}{ENTER}"));
     w.expect("Customise: press Enter to keep a value");
-    w.answer("CUDA version (e.g. 12.8; empty: cudaup chooses)", "13.0\r");
+    w.answer(
+        "CUDA version (e.g. 12.8; empty: cudaup chooses)",
+        "13.0.2\r",
+    );
     w.answer("Install the CUDA toolkit into", ENTER);
     w.expect("Where should the CUDA toolkit come from?");
     w.answer(
@@ -240,7 +244,8 @@ fn english_run_customises_installs_from_a_mirror_verifies_and_says_what_next() {
 
 #[test]
 fn chinese_run_edits_the_prefix_saves_the_answers_and_skips_verify() {
-    let mirror = synthetic_mirror(&[]);
+    // The wizard asks no cuDNN question: the mirror carries the cuDNN the plan picks for 13.0.
+    let mirror = synthetic_mirror(&["--cudnn", "9.28.1"]);
     let home = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
     let prefix = root.path().join("cuda");
@@ -257,7 +262,7 @@ fn chinese_run_edits_the_prefix_saves_the_answers_and_skips_verify() {
     w.answer("", &format!("{UP}{ENTER}"));
     w.expect("磁盘上会有这些改动");
     w.answer("开始安装吗？", &format!("{DOWN}{ENTER}"));
-    w.answer("CUDA 版本（例如 12.8；留空自动选择）", "13.0\r");
+    w.answer("CUDA 版本（例如 12.8；留空自动选择）", "13.0.2\r");
     // The prefix is prefilled with the default: erase it and type another.
     let default_prefix = cudaup_home(home.path()).join("toolkits/cuda-13.0.2");
     w.expect("CUDA 工具包安装到");
@@ -313,7 +318,7 @@ fn chinese_run_edits_the_prefix_saves_the_answers_and_skips_verify() {
         "version = 1".to_owned(),
         "profile = \"cuda-dev\"".to_owned(),
         "lang = \"zh\"".to_owned(),
-        "cuda = \"13.0\"".to_owned(),
+        "cuda = \"13.0.2\"".to_owned(),
         format!("prefix = \"{}\"", prefix.display()),
         "verify = false".to_owned(),
         "modify_path = false".to_owned(),
@@ -439,7 +444,7 @@ fn without_a_terminal_a_config_with_yes_installs_and_without_yes_stops() {
     fs_err::write(
         &config,
         format!(
-            "version = 1\nprofile = \"cuda-dev\"\n[pins]\ncuda = \"13.0\"\n[install]\nprefix = \"{}\"\nverify = false\n[shell]\nmodify_path = false\n[sources]\nnvidia_mirror = \"{}\"\n",
+            "version = 1\nprofile = \"cuda-dev\"\n[pins]\ncuda = \"13.0.2\"\ncudnn = \"9.17\"\n[install]\nprefix = \"{}\"\nverify = false\n[shell]\nmodify_path = false\n[sources]\nnvidia_mirror = \"{}\"\n",
             prefix.display(),
             mirror.path().display()
         ),

@@ -157,11 +157,11 @@ fn customise_pins_cuda_and_asks_only_what_the_profile_needs() {
     assert_eq!(
         preview.toolkit,
         Some(ToolkitChange::New(
-            ctx.home.join("toolkits").join("cuda-13.0.2")
+            ctx.home.join("toolkits").join("cuda-13.0.3")
         ))
     );
     assert!(out.contains("Plan (cuda-dev profile)"));
-    assert!(out.contains("cuda-13.0.2 (a new folder)"));
+    assert!(out.contains("cuda-13.0.3 (a new folder)"));
     assert!(out.contains("no startup file is changed"), "{out}");
     // The plan is shown twice: before and after customising.
     assert_eq!(out.matches("Plan (cuda-dev profile)").count(), 2);

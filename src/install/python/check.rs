@@ -151,6 +151,45 @@ pub fn serves(arch_list: &[String], cc: &Version) -> bool {
     })
 }
 
+/// Prints the version of every installed `nvidia-*` distribution, as one JSON object.
+pub const WHEELS_SCRIPT: &str = r#"
+import json
+from importlib import metadata
+r = {}
+for d in metadata.distributions():
+    n = (d.metadata["Name"] or "").lower().replace("_", "-")
+    if n.startswith("nvidia-"):
+        r[n] = d.version
+print(json.dumps(r))
+"#;
+
+/// Checks the installed wheels against the plan's constraints (`nvidia-cudnn-cu12<9.11`, each
+/// keeping a wheel on builds that serve every planned GPU). `Ok` carries a note per constraint.
+pub fn judge_constraints(
+    installed: &std::collections::BTreeMap<String, String>,
+    constraints: &[String],
+) -> Result<Vec<String>, String> {
+    let mut notes = Vec::new();
+    for c in constraints {
+        let Some(req) = crate::catalog::Requirement::parse(c) else {
+            return Err(format!("the plan's constraint `{c}` does not parse"));
+        };
+        match installed.get(&req.name) {
+            Some(v) if Version::parse(v).is_some_and(|v| req.spec.contains(&v)) => {
+                notes.push(format!("{} {v} is within {c}", req.name));
+            }
+            Some(v) => {
+                return Err(format!(
+                    "{} {v} is installed, outside the plan's constraint {c}: it has no code for one of the planned GPUs; fix: pip install '{c}'",
+                    req.name
+                ))
+            }
+            None => notes.push(format!("{} is not installed, so {c} holds", req.name)),
+        }
+    }
+    Ok(notes)
+}
+
 /// What the TensorFlow inside the venv says about itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct TfReport {
@@ -270,6 +309,17 @@ mod tests {
         // Where torch does see a GPU, the kernels are checked even for another machine's plan.
         let r = report(Some("13.0"), &["sm_100", "sm_120"]);
         assert!(judge_torch(&r, &w, "p").is_err());
+    }
+
+    #[test]
+    fn constraints_are_checked_against_what_pip_installed() {
+        let mut installed = std::collections::BTreeMap::new();
+        installed.insert("nvidia-cudnn-cu12".to_owned(), "9.10.2.21".to_owned());
+        let c = vec!["nvidia-cudnn-cu12<9.11".to_owned()];
+        assert!(judge_constraints(&installed, &c).unwrap()[0].contains("within"));
+        installed.insert("nvidia-cudnn-cu12".to_owned(), "9.28.0.42".to_owned());
+        let e = judge_constraints(&installed, &c).unwrap_err();
+        assert!(e.contains("9.28.0.42") && e.contains("outside"), "{e}");
     }
 
     #[test]

@@ -243,13 +243,25 @@ impl<'a> Session<'a> {
 
     /// Installs `packages` into `venv`.
     pub fn install(&mut self, venv: &Venv, packages: &Packages) -> Result<(), PyEnvError> {
-        self.install_with(venv, packages, false)
+        self.install_with(venv, packages, false, &[])
+    }
+
+    /// Installs `packages` with the plan's constraints (`nvidia-cudnn-cu12<9.11`): written to a
+    /// file beside the log and passed as `-c`, so what the requirements leave floating stays
+    /// within what every planned GPU runs.
+    pub fn install_constrained(
+        &mut self,
+        venv: &Venv,
+        packages: &Packages,
+        constraints: &[String],
+    ) -> Result<(), PyEnvError> {
+        self.install_with(venv, packages, false, constraints)
     }
 
     /// Installs `packages` again over whatever is there (repair: a CPU-only torch, a damaged
     /// package).
     pub fn reinstall(&mut self, venv: &Venv, packages: &Packages) -> Result<(), PyEnvError> {
-        self.install_with(venv, packages, true)
+        self.install_with(venv, packages, true, &[])
     }
 
     fn install_with(
@@ -257,6 +269,7 @@ impl<'a> Session<'a> {
         venv: &Venv,
         packages: &Packages,
         force: bool,
+        constraints: &[String],
     ) -> Result<(), PyEnvError> {
         let python = venv.python();
         let python_arg = python.display().to_string();
@@ -293,6 +306,18 @@ impl<'a> Session<'a> {
                 });
                 args.push(host.split(':').next().unwrap_or(host).to_owned());
             }
+        }
+        if !constraints.is_empty() {
+            let file = self.log_path.with_extension("constraints.txt");
+            fs_err::write(&file, constraints.join("\n") + "\n")?;
+            writeln!(
+                self.log,
+                "# constraints ({}): {}",
+                file.display(),
+                constraints.join(", ")
+            )?;
+            args.push("-c".into());
+            args.push(file.display().to_string());
         }
         args.extend(packages.requirements.iter().cloned());
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -348,6 +373,11 @@ pub struct VenvReceipt {
 impl VenvReceipt {
     /// Writes it to `$CUDAUP_HOME/receipts/venv-<name>.json`.
     pub fn register(&self, home: &Path) -> std::io::Result<PathBuf> {
-        crate::install::receipt_file::register(home, "venv-", &self.venv, self)
+        crate::install::receipt_file::register(
+            home,
+            crate::install::receipt_file::VENV,
+            &self.venv,
+            self,
+        )
     }
 }

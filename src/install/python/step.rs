@@ -38,6 +38,8 @@ pub struct FrameworkStep {
     pub packages: Option<Packages>,
     /// What the check expects.
     pub expect: Expect,
+    /// The plan's constraints: passed to pip/uv as `-c`, and checked after the install.
+    pub constraints: Vec<String>,
 }
 
 /// Index settings for the framework step.
@@ -120,8 +122,9 @@ pub fn step(
                 .map(|c| {
                     let v = c.version.clone().unwrap_or_default();
                     // PyTorch's index tags each build (`2.14.1+cu130`); pinning the tag keeps pip
-                    // from taking PyPI's build of the same version instead.
-                    if macos {
+                    // from taking PyPI's build of the same version instead. A companion the plan
+                    // takes from PyPI (no variant) is pinned untagged.
+                    if macos || c.variant.is_none() {
                         format!("{}=={v}", c.name)
                     } else {
                         format!("{}=={v}+{variant}", c.name)
@@ -171,6 +174,11 @@ pub fn step(
         python_version: version,
         packages,
         expect,
+        constraints: plan
+            .constraints
+            .iter()
+            .map(|c| c.requirement.clone())
+            .collect(),
     }))
 }
 
@@ -190,6 +198,13 @@ pub fn describe(step: &FrameworkStep, out: &mut dyn Write) -> Result<()> {
     match &step.packages {
         Some(p) => {
             writeln!(out, "  pip install {}", p.requirements.join(" "))?;
+            if !step.constraints.is_empty() {
+                writeln!(
+                    out,
+                    "  with -c constraints: {}",
+                    step.constraints.join(", ")
+                )?;
+            }
             writeln!(out, "  from {}", p.index_url)?;
             for e in &p.extra_index_urls {
                 writeln!(out, "  and  {e}")?;
@@ -214,7 +229,7 @@ pub fn execute(
     let created = session.create(&step.base_python, &step.python_version, &step.venv)?;
     crate::world::checkpoint::reach("venv-created");
     if let Some(p) = &step.packages {
-        if let Err(e) = session.install(&step.venv, p) {
+        if let Err(e) = session.install_constrained(&step.venv, p, &step.constraints) {
             if created {
                 let _ = fs_err::remove_dir_all(&step.venv.dir);
             }
@@ -222,7 +237,7 @@ pub fn execute(
         }
     }
     let python = step.venv.python().display().to_string();
-    let notes = match &step.expect {
+    let mut notes = match &step.expect {
         Expect::Torch(want) => {
             let report: TorchReport =
                 crate::install::python::report(runner, &step.venv, check::TORCH_SCRIPT)?;
@@ -234,6 +249,14 @@ pub fn execute(
             check::judge_tf(&report, v, false).map_err(PyEnvError::Check)?
         }
     };
+    if !step.constraints.is_empty() {
+        // The installed cuDNN (and any other bounded wheel) must serve every planned GPU.
+        let installed: std::collections::BTreeMap<String, String> =
+            crate::pyenv::report(runner, &step.venv, check::WHEELS_SCRIPT)?;
+        notes.extend(
+            check::judge_constraints(&installed, &step.constraints).map_err(PyEnvError::Check)?,
+        );
+    }
     let receipt = VenvReceipt {
         schema_version: 1,
         venv: std::path::absolute(&step.venv.dir)?,

@@ -232,6 +232,17 @@ pub fn fake_companion(dir: &Path, name: &str, version: &str, torch_version: &str
 /// `None`). METADATA declares an `and-cuda` extra with nothing behind it, so
 /// `tensorflow[and-cuda]` resolves offline. No requirements.
 pub fn fake_tensorflow(dir: &Path, version: &str, cuda: Option<&str>) -> PathBuf {
+    fake_tensorflow_requiring(dir, version, cuda, &[])
+}
+
+/// [`fake_tensorflow`] whose METADATA also has `requires` (e.g. the `and-cuda` extra's
+/// `nvidia-cudnn-cu12<10.0,>=9.3.0.75; extra == "and-cuda"`).
+pub fn fake_tensorflow_requiring(
+    dir: &Path,
+    version: &str,
+    cuda: Option<&str>,
+    requires: &[&str],
+) -> PathBuf {
     let build_info = match cuda {
         Some(v) => format!(
             "build_info = {{'cpu_compiler': '/usr/lib/llvm-18/bin/clang', \
@@ -254,7 +265,7 @@ pub fn fake_tensorflow(dir: &Path, version: &str, cuda: Option<&str>) -> PathBuf
         WheelFile::new("tensorflow/python/platform/__init__.py", ""),
         WheelFile::new("tensorflow/python/platform/build_info.py", build_info),
     ];
-    build(dir, "tensorflow", version, &[], &["and-cuda"], &files)
+    build(dir, "tensorflow", version, requires, &["and-cuda"], &files)
 }
 
 /// Writes a PEP 503 static index of `wheels` under `index_root` (pass it, or its URL, as

@@ -1,0 +1,359 @@
+//! The cross-references `manifests check` verifies between rows and files. Each finding names
+//! the file and a needle (the row's key) that `check` turns into a line number.
+
+use super::{Catalog, Requirement};
+use crate::version::Version;
+
+/// Reports a problem: file, a needle locating the row, the message.
+pub(super) type Report<'a> = dyn FnMut(&str, &str, String) + 'a;
+
+const KINDS: &[&str] = &["production", "new-feature", "lts", "unknown"];
+
+pub(super) fn check(c: &Catalog, p: &mut Report<'_>) {
+    gpus(c, p);
+    cuda(c, p);
+    drivers(c, p);
+    cudnn(c, p);
+    pytorch(c, p);
+    tensorflow(c, p);
+    meta(c, p);
+}
+
+fn release_known(c: &Catalog, v: &Version) -> bool {
+    c.cuda
+        .release
+        .iter()
+        .any(|r| r.version.prefix(2) == v.prefix(2))
+}
+
+fn gpus(c: &Catalog, p: &mut Report<'_>) {
+    for d in &c.gpus.device {
+        if c.gpus.chip(&d.chip).is_none() {
+            p(
+                "gpus.toml",
+                &d.pci_id,
+                format!("{} names unknown chip `{}`", d.pci_id, d.chip),
+            );
+        }
+    }
+}
+
+fn cuda(c: &Catalog, p: &mut Report<'_>) {
+    let mut seen = Vec::new();
+    for r in &c.cuda.release {
+        let needle = format!("version = \"{}\"", r.version);
+        if seen.contains(&r.version) {
+            p(
+                "cuda.toml",
+                &needle,
+                format!("release {} is listed twice", r.version),
+            );
+        }
+        seen.push(r.version.clone());
+        if !c.cuda.major.iter().any(|m| m.major == r.version.major()) {
+            p(
+                "cuda.toml",
+                &needle,
+                format!("release {} has no [[major]] floor", r.version),
+            );
+        }
+        if let Some(b) = r.recommended_branch {
+            if c.drivers.branch(b).is_none() {
+                p(
+                    "cuda.toml",
+                    &needle,
+                    format!(
+                        "release {}: recommended branch {b} is not in drivers.toml",
+                        r.version
+                    ),
+                );
+            }
+        }
+    }
+    for s in &c.cuda.series {
+        let needle = format!("version = \"{}\"", s.version);
+        if s.sm_min > s.sm_max {
+            p(
+                "cuda.toml",
+                &needle,
+                format!("series {}: sm_min above sm_max", s.version),
+            );
+        }
+        if !release_known(c, &s.version) {
+            p(
+                "cuda.toml",
+                &needle,
+                format!("series {} has no [[release]]", s.version),
+            );
+        }
+    }
+}
+
+fn drivers(c: &Catalog, p: &mut Report<'_>) {
+    let architectures: Vec<&str> = c
+        .gpus
+        .chip
+        .iter()
+        .map(|c| c.architecture.as_str())
+        .collect();
+    for a in &c.drivers.architecture {
+        if !architectures.contains(&a.name.as_str()) && a.compute_capabilities.is_empty() {
+            p(
+                "drivers.toml",
+                &format!("name = \"{}\"", a.name),
+                format!(
+                    "architecture `{}` is not in gpus.toml and lists no compute_capabilities",
+                    a.name
+                ),
+            );
+        }
+    }
+    for pkg in &c.drivers.package {
+        const METHODS: &[&str] = &[
+            "apt",
+            "dnf",
+            "dnf-module",
+            "pacman",
+            "runfile",
+            "windows-installer",
+        ];
+        if !METHODS.contains(&pkg.method.as_str()) {
+            p(
+                "drivers.toml",
+                &format!("method = \"{}\"", pkg.method),
+                format!("unknown method `{}`", pkg.method),
+            );
+        }
+    }
+    for b in &c.drivers.branch {
+        let needle = format!("branch = {}", b.branch);
+        if !KINDS.contains(&b.kind.as_str()) {
+            p(
+                "drivers.toml",
+                &needle,
+                format!("branch {}: unknown kind `{}`", b.branch, b.kind),
+            );
+        }
+        if let Some(l) = b.latest.as_ref().filter(|l| l.major() != b.branch) {
+            p(
+                "drivers.toml",
+                &needle,
+                format!(
+                    "branch {}: latest {l} is not a {} release",
+                    b.branch, b.branch
+                ),
+            );
+        }
+        if b.open_only {
+            let proprietary = c.drivers.package.iter().find(|r| {
+                r.proprietary.is_some()
+                    && r.min_branch.is_none_or(|m| b.branch >= m)
+                    && r.max_branch.is_none_or(|m| b.branch <= m)
+                    && r.method != "windows-installer"
+            });
+            if let Some(r) = proprietary {
+                p(
+                    "drivers.toml",
+                    &needle,
+                    format!(
+                        "branch {} ships only open modules, but the {:?} package row offers a proprietary flavor",
+                        b.branch, r.distros
+                    ),
+                );
+            }
+        }
+    }
+    for f in &c.drivers.floor {
+        if f.compute_capability.is_none() && f.gpu.is_none()
+            || f.min_branch.is_none() && f.min_version.is_none()
+        {
+            p(
+                "drivers.toml",
+                &f.source,
+                "a [[floor]] needs a GPU (compute_capability or gpu) and a floor (min_branch or min_version)".into(),
+            );
+        }
+    }
+    for pref in &c.drivers.preference {
+        for k in pref.kinds.iter().filter(|k| !KINDS.contains(&k.as_str())) {
+            p(
+                "drivers.toml",
+                &format!("class = \"{}\"", pref.class),
+                format!("preference `{}`: unknown kind `{k}`", pref.class),
+            );
+        }
+    }
+}
+
+fn cudnn(c: &Catalog, p: &mut Report<'_>) {
+    for r in &c.cudnn.release {
+        let needle = format!("version = \"{}\"", r.version);
+        let majors: Vec<u32> = r.cuda.clauses.iter().map(|c| c.version.major()).collect();
+        let floor = r.cuda.floor();
+        let agrees = floor.is_some_and(|f| f.major().to_string() == r.cuda_variant)
+            && majors.iter().all(|m| {
+                m.to_string() == r.cuda_variant || *m == floor.map_or(0, |f| f.major() + 1)
+            });
+        if !agrees {
+            p(
+                "cudnn.toml",
+                &needle,
+                format!(
+                    "cuDNN {} variant {} disagrees with its CUDA range `{}` (it needs a floor in CUDA {} and no bound past the next major)",
+                    r.version, r.cuda_variant, r.cuda, r.cuda_variant
+                ),
+            );
+        }
+        if let Some(f) = floor.filter(|f| !release_known(c, f)) {
+            p(
+                "cudnn.toml",
+                &needle,
+                format!("cuDNN {}: CUDA {f} is not in cuda.toml", r.version),
+            );
+        }
+        if r.driver_linux.is_none()
+            && !c
+                .cuda
+                .major
+                .iter()
+                .any(|m| m.major.to_string() == r.cuda_variant)
+        {
+            p(
+                "cudnn.toml",
+                &needle,
+                format!(
+                    "cuDNN {}: no driver_linux and no CUDA {} [[major]] floor to fall back on",
+                    r.version, r.cuda_variant
+                ),
+            );
+        }
+        if r.compute_capabilities.is_empty() {
+            p(
+                "cudnn.toml",
+                &needle,
+                format!("cuDNN {}: no compute capabilities", r.version),
+            );
+        }
+    }
+}
+
+fn pytorch(c: &Catalog, p: &mut Report<'_>) {
+    let mut seen = Vec::new();
+    for r in &c.pytorch.release {
+        let needle = format!("version = \"{}\"", r.version);
+        if seen.contains(&r.version) {
+            p(
+                "pytorch.toml",
+                &needle,
+                format!("torch {} is listed twice", r.version),
+            );
+        }
+        seen.push(r.version.clone());
+        if r.python_min > r.python_max {
+            p(
+                "pytorch.toml",
+                &needle,
+                format!("torch {}: python_min above python_max", r.version),
+            );
+        }
+        if let Some(d) = &r.pypi_default {
+            if d != "cpu" && !r.variant.iter().any(|v| &v.name == d) {
+                p(
+                    "pytorch.toml",
+                    &needle,
+                    format!(
+                        "torch {}: pypi_default `{d}` is not one of its variants",
+                        r.version
+                    ),
+                );
+            }
+        }
+        let mut keys = Vec::new();
+        for v in &r.variant {
+            let vneedle = format!("name = \"{}\"", v.name);
+            let key = (v.name.as_str(), v.platform.as_str());
+            if keys.contains(&key) {
+                p(
+                    "pytorch.toml",
+                    &vneedle,
+                    format!(
+                        "torch {} {} ({}) is listed twice",
+                        r.version, v.name, v.platform
+                    ),
+                );
+            }
+            keys.push(key);
+            let expected = format!("cu{}{}", v.cuda.major(), v.cuda.minor());
+            if v.name != expected {
+                p(
+                    "pytorch.toml",
+                    &vneedle,
+                    format!(
+                        "torch {} variant `{}` should be named `{expected}` for CUDA {}",
+                        r.version, v.name, v.cuda
+                    ),
+                );
+            }
+            if !release_known(c, &v.cuda) {
+                p(
+                    "pytorch.toml",
+                    &vneedle,
+                    format!(
+                        "torch {} {}: CUDA {} is not in cuda.toml",
+                        r.version, v.name, v.cuda
+                    ),
+                );
+            }
+            if v.arch_list.is_empty() {
+                p(
+                    "pytorch.toml",
+                    &vneedle,
+                    format!("torch {} {}: empty arch_list", r.version, v.name),
+                );
+            }
+        }
+    }
+}
+
+fn tensorflow(c: &Catalog, p: &mut Report<'_>) {
+    let series_known = |v: &Version| {
+        c.cuda
+            .series
+            .iter()
+            .any(|s| s.version.prefix(2) == v.prefix(2))
+    };
+    for r in &c.tensorflow.release {
+        let needle = format!("version = \"{}\"", r.version);
+        if !series_known(&r.cuda) && !release_known(c, &r.cuda) {
+            p(
+                "tensorflow.toml",
+                &needle,
+                format!(
+                    "TensorFlow {}: CUDA {} is not in cuda.toml",
+                    r.version, r.cuda
+                ),
+            );
+        }
+        for req in &r.and_cuda_requires {
+            if Requirement::parse(req).is_none() {
+                p(
+                    "tensorflow.toml",
+                    &needle,
+                    format!("TensorFlow {}: `{req}` is not a requirement", r.version),
+                );
+            }
+        }
+    }
+}
+
+fn meta(c: &Catalog, p: &mut Report<'_>) {
+    for part in &c.meta.part {
+        if !part.url.contains("://") && !part.url.starts_with('/') {
+            p(
+                "catalog.toml",
+                &format!("name = \"{}\"", part.name),
+                format!("part `{}`: url `{}` is not a URL", part.name, part.url),
+            );
+        }
+    }
+}

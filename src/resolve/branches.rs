@@ -1,0 +1,161 @@
+//! Which driver branches and releases can drive the planned GPUs, and which to prefer: the
+//! architecture windows and the finer per-GPU floors of drivers.toml, NVIDIA's end-of-life dates,
+//! and the branch kinds each class of GPU should get (LTS for data-center GPUs).
+
+use crate::catalog::{Branch, Catalog, Date, Preference};
+use crate::version::Version;
+
+use super::Target;
+
+/// The newest driver release of a branch that cudaup knows: the branch row's `latest` (a cited
+/// point release), else the driver the newest CUDA release of that branch ships with.
+pub fn newest_of_branch(catalog: &Catalog, branch: u32) -> Option<Version> {
+    let shipped = catalog
+        .cuda
+        .release
+        .iter()
+        .filter_map(|r| r.driver_linux.as_ref())
+        .filter(|d| d.major() == branch)
+        .max()
+        .cloned();
+    let stated = catalog
+        .drivers
+        .branch(branch)
+        .and_then(|b| b.latest.clone());
+    match (stated, shipped) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Why `branch` cannot drive one of the targets, if it cannot: the architecture's window, or a
+/// GPU's floor that no release of the branch meets.
+pub fn branch_problem(catalog: &Catalog, targets: &[Target], branch: u32) -> Option<String> {
+    problem(catalog, targets, branch, None)
+}
+
+/// Why driver `version` cannot drive one of the targets, if it cannot (the branch's problems,
+/// and floors within a branch: HGX B200 needs 570.133.20, not any 570).
+pub fn driver_problem(catalog: &Catalog, targets: &[Target], version: &Version) -> Option<String> {
+    problem(catalog, targets, version.major(), Some(version))
+}
+
+fn problem(
+    catalog: &Catalog,
+    targets: &[Target],
+    branch: u32,
+    version: Option<&Version>,
+) -> Option<String> {
+    targets.iter().find_map(|t| {
+        if let Some(arch) = t
+            .architecture
+            .as_deref()
+            .and_then(|a| catalog.drivers.architecture(a))
+        {
+            if let Some(last) = arch.last_branch.filter(|l| branch > *l) {
+                return Some(format!(
+                    "{} ({}) is supported up to branch {last} only",
+                    t.name, arch.name
+                ));
+            }
+            if let Some(min) = arch.min_branch.filter(|m| branch < *m) {
+                return Some(format!(
+                    "{} ({}) needs branch {min} or newer",
+                    t.name, arch.name
+                ));
+            }
+        }
+        catalog
+            .drivers
+            .floor
+            .iter()
+            .filter(|f| f.applies(&t.name, &t.cc))
+            .find_map(|f| f.problem(branch, version))
+            .map(|why| format!("{} (compute capability {}) {why}", t.name, t.cc))
+    })
+}
+
+/// The branch-kind preference that applies to the targets: the first class (data-center) that
+/// covers one of them, else the catch-all class.
+pub fn preference<'c>(catalog: &'c Catalog, targets: &[Target]) -> Option<&'c Preference> {
+    let classes = &catalog.drivers.preference;
+    classes
+        .iter()
+        .filter(|p| !p.gpus.is_empty())
+        .find(|p| targets.iter().any(|t| p.covers(&t.name)))
+        .or_else(|| classes.iter().find(|p| p.gpus.is_empty()))
+}
+
+/// The branches to try when installing a driver, best first: branches still supported before
+/// ended ones, then the kinds the GPUs' class prefers, then the newest. `any_kind` (the `latest`
+/// policy) orders supported branches by number alone.
+pub fn install_order<'c>(
+    catalog: &'c Catalog,
+    targets: &[Target],
+    today: &Date,
+    any_kind: bool,
+) -> Vec<&'c Branch> {
+    let pref = preference(catalog, targets);
+    let rank = |b: &Branch| -> usize {
+        match pref {
+            _ if any_kind => 0,
+            Some(p) => p
+                .kinds
+                .iter()
+                .position(|k| *k == b.kind)
+                .unwrap_or(p.kinds.len()),
+            None => usize::from(!matches!(b.kind.as_str(), "production" | "lts")),
+        }
+    };
+    let mut order: Vec<&Branch> = catalog.drivers.branch.iter().collect();
+    order.sort_by_key(|b| (b.ended(today), rank(b), std::cmp::Reverse(b.branch)));
+    order
+}
+
+/// Why the plan picks `branch` when installing: its kind and support window, and the class
+/// preference that ranked it.
+pub fn install_reason(catalog: &Catalog, targets: &[Target], b: &Branch, today: &Date) -> String {
+    let mut why = format!("branch {} ({})", b.branch, b.describe(today));
+    if let Some(p) = preference(catalog, targets).filter(|p| p.kinds.first() == Some(&b.kind)) {
+        why.push_str(&format!(": {}", p.why));
+    }
+    if b.ended(today) {
+        why.push_str("; no supported branch drives every GPU");
+    }
+    why
+}
+
+/// A warning when `version`'s branch is past its end of life, naming the supported branch a
+/// driver install would take instead.
+pub fn eol_warning(
+    catalog: &Catalog,
+    targets: &[Target],
+    version: &Version,
+    today: &Date,
+) -> Option<String> {
+    let b = catalog.drivers.branch(version.major())?;
+    if !b.ended(today) {
+        return None;
+    }
+    let eol = b.eol.map(|e| e.human()).unwrap_or_default();
+    let instead = install_order(catalog, targets, today, false)
+        .into_iter()
+        .filter(|c| !c.ended(today) && c.branch != b.branch)
+        .find(|c| {
+            branch_problem(catalog, targets, c.branch).is_none()
+                && newest_of_branch(catalog, c.branch).is_some()
+        });
+    Some(match instead {
+        Some(c) => format!(
+            "driver {version}: branch {} reached its end of life in {eol}, so NVIDIA no longer ships fixes for it; branch {} ({}) is supported: `--driver {}` plans it",
+            b.branch,
+            c.branch,
+            c.describe(today),
+            newest_of_branch(catalog, c.branch).map(|v| v.to_string()).unwrap_or_default()
+        ),
+        None => format!(
+            "driver {version}: branch {} reached its end of life in {eol}, and no supported branch drives every GPU here",
+            b.branch
+        ),
+    })
+}

@@ -1,0 +1,180 @@
+//! What a framework's own requirements let pip float, and the bound that keeps it on the GPUs.
+//!
+//! TensorFlow 2.20 and later ask for `nvidia-cudnn-cu12>=9.3.0.75,<10` in their `and-cuda` extra:
+//! pip takes the newest 9.x, and cuDNN's builds from 9.11 carry no code for compute
+//! capability < 7.5. The facts come from cudnn.toml (which GPUs each build serves) and the
+//! framework's row (its requirement as the wheel states it), never from a rule written here.
+
+use crate::catalog::{CudnnRelease, Op, Requirement, Spec, TfRelease};
+use crate::plan::Constraint;
+use crate::request::pin_matches;
+use crate::version::Version;
+
+use super::Ctx;
+
+/// The cuDNN a TensorFlow release gets, and what bounds it.
+#[derive(Debug, Clone)]
+pub struct TfCudnn {
+    /// What the plan says about it (`pins cuDNN 9.3.0.75`, `cuDNN 9.10.2 under the constraint`).
+    pub summary: String,
+    /// Constraints to pass pip.
+    pub constraints: Vec<Constraint>,
+}
+
+fn sm(v: &Version) -> String {
+    format!("sm_{}{}", v.major(), v.minor())
+}
+
+/// The cuDNN wheel of a CUDA major (components.toml names it), e.g. `nvidia-cudnn-cu12`.
+fn cudnn_wheel(ctx: &Ctx<'_>, major: u32) -> String {
+    ctx.catalog
+        .components
+        .cudnn_wheel(major)
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("nvidia-cudnn-cu{major}"))
+}
+
+/// The first GPU none of a version's rows serve, as `sm_61 (NVIDIA GeForce GTX 1080 Ti)`. (The
+/// 9.10.2 matrix lists one package twice, with and without Blackwell: a GPU either row serves is
+/// served.)
+fn unserved(ctx: &Ctx<'_>, rows: &[&CudnnRelease]) -> Option<String> {
+    ctx.targets
+        .iter()
+        .find(|t| !rows.iter().any(|r| r.supports_cc(&t.cc)))
+        .map(|t| format!("{} ({})", sm(&t.cc), t.name))
+}
+
+/// The catalog's cuDNN builds of variant `major` that `spec` allows, grouped by version, oldest
+/// first.
+fn versions_in<'c>(ctx: &Ctx<'c>, major: u32, spec: &Spec) -> Vec<Vec<&'c CudnnRelease>> {
+    let mut rows: Vec<&CudnnRelease> = ctx
+        .catalog
+        .cudnn
+        .release
+        .iter()
+        .filter(|r| r.cuda_variant == major.to_string())
+        .filter(|r| spec.contains(r.wheel.as_ref().unwrap_or(&r.version)))
+        .collect();
+    rows.sort_by(|a, b| a.version.cmp(&b.version));
+    let mut out: Vec<Vec<&CudnnRelease>> = Vec::new();
+    for r in rows {
+        match out.last_mut() {
+            Some(g) if g[0].version == r.version => g.push(r),
+            _ => out.push(vec![r]),
+        }
+    }
+    out
+}
+
+/// Works out which cuDNN `tensorflow[and-cuda]==r.version` brings for the planned GPUs, with the
+/// constraint that keeps a floating requirement on builds that serve them. `Err` says why the
+/// release cannot serve them at all.
+pub fn tensorflow_cudnn(ctx: &Ctx<'_>, r: &TfRelease) -> Result<TfCudnn, String> {
+    let major = r.cuda.major();
+    let wheel = cudnn_wheel(ctx, major);
+    let pin = ctx.req.pins.cudnn.as_deref();
+    let Some(req) = r.and_cuda(&wheel) else {
+        if let Some(p) = pin {
+            return Err(format!(
+                "its `and-cuda` extra names no {wheel} requirement, so --cudnn {p} cannot be applied"
+            ));
+        }
+        return Ok(TfCudnn {
+            summary: format!("cuDNN {} (its tested build)", r.cudnn),
+            constraints: Vec::new(),
+        });
+    };
+    if req.spec.is_exact() {
+        let pinned = req
+            .spec
+            .floor()
+            .cloned()
+            .expect("an exact spec has a version");
+        if let Some(p) = pin.filter(|p| !pin_matches(Some(p), &pinned)) {
+            return Err(format!(
+                "its `and-cuda` extra pins {wheel}=={pinned}, not the pinned cuDNN {p}"
+            ));
+        }
+        let known = ctx.catalog.cudnn.release.iter().find(|c| {
+            c.cuda_variant == major.to_string() && c.version.prefix(3) == pinned.prefix(3)
+        });
+        if let Some(why) = known.and_then(|row| unserved(ctx, &[row])) {
+            return Err(format!(
+                "its `and-cuda` extra pins {wheel}=={pinned}, which has no code for {why}"
+            ));
+        }
+        return Ok(TfCudnn {
+            summary: format!("pins cuDNN {pinned}"),
+            constraints: Vec::new(),
+        });
+    }
+    float(ctx, &wheel, major, &req, pin)
+}
+
+/// A floating cuDNN requirement: the bound below the first catalogued build that drops a planned
+/// GPU (and the user's pin, if any).
+fn float(
+    ctx: &Ctx<'_>,
+    wheel: &str,
+    major: u32,
+    req: &Requirement,
+    pin: Option<&str>,
+) -> Result<TfCudnn, String> {
+    let groups: Vec<Vec<&CudnnRelease>> = versions_in(ctx, major, &req.spec)
+        .into_iter()
+        .filter(|g| pin_matches(pin, &g[0].version))
+        .collect();
+    let mut constraints = Vec::new();
+    if let Some(p) = pin {
+        if groups.is_empty() {
+            return Err(format!(
+                "its `and-cuda` extra asks for {req}, and the catalog has no cuDNN {p} build in that range"
+            ));
+        }
+        constraints.push(Constraint {
+            requirement: format!("{wheel}=={p}.*"),
+            reason: format!("--cudnn {p}: {req} would otherwise float to the newest release"),
+        });
+    }
+    let version = |g: &[&CudnnRelease]| g[0].version.clone();
+    let newest = groups.last().map(|g| version(g));
+    let Some(bad) = groups.iter().position(|g| unserved(ctx, g).is_some()) else {
+        let summary = match &newest {
+            Some(n) => format!(
+                "floats {wheel} to the newest release its extra allows ({req}); cuDNN {n} and every catalogued build before it serve every GPU"
+            ),
+            None => format!("floats {wheel} ({req})"),
+        };
+        return Ok(TfCudnn {
+            summary,
+            constraints,
+        });
+    };
+    let first_bad = version(&groups[bad]);
+    let why = unserved(ctx, &groups[bad]).unwrap_or_default();
+    let Some(good) = groups[..bad].last().map(|g| version(g)) else {
+        return Err(format!(
+            "its `and-cuda` extra asks for {req}, and no catalogued cuDNN in that range has code for {why}"
+        ));
+    };
+    // The bound sits right after the newest build known to serve every GPU: below the next
+    // minor when the first failing build is in a later one (`<9.11`), so a patch release the
+    // catalog does not list (9.11.0 beside 9.11.1) is never let through.
+    let bound = if (first_bad.major(), first_bad.minor()) > (good.major(), good.minor()) {
+        Version::parse(&format!("{}.{}", good.major(), good.minor() + 1)).expect("a version")
+    } else {
+        first_bad.clone()
+    };
+    let requirement = format!("{wheel}{}", Spec::one(Op::Lt, bound));
+    constraints.push(Constraint {
+        requirement: requirement.clone(),
+        reason: format!(
+            "{req} lets pip take the newest cuDNN ({}), but from cuDNN {first_bad} the builds carry no code for {why}; cuDNN {good} serves every planned GPU",
+            newest.map(|n| n.to_string()).unwrap_or_default(),
+        ),
+    });
+    Ok(TfCudnn {
+        summary: format!("cuDNN {good} with the constraint {requirement} (its extra floats {req})"),
+        constraints,
+    })
+}

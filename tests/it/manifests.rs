@@ -1,0 +1,604 @@
+//! `cudaup manifests update` against loopback fakes of the three publishers, built from the real
+//! documents in tests/fixtures/sources/ (README there says where each came from): a release that
+//! appears at a source appears in `plan`; a source that is down, slow or answers garbage leaves
+//! the catalog in effect as it was (exit 3 / 4); a refreshed catalog that fails `manifests check`
+//! is never used.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::server::{Fault, Server};
+use crate::common::*;
+
+const SOURCES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sources");
+const H200: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/h200-detect.json"
+);
+
+fn fixture(p: &str) -> Vec<u8> {
+    fs_err::read(format!("{SOURCES}/{p}")).unwrap()
+}
+
+/// A `.nv_fatbin` section in the layout of the real one in fixtures/sources/fatbin: one container
+/// (magic, version 1, 16-byte header, payload size), entries with a 64-byte header (kind, 0x0101,
+/// header size, payload size, …, SM number at offset 28) and a small payload.
+fn fatbin_section(entries: &[(u16, u32)]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (kind, arch) in entries {
+        let mut h = vec![0u8; 64];
+        h[0..2].copy_from_slice(&kind.to_le_bytes());
+        h[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
+        h[4..8].copy_from_slice(&64u32.to_le_bytes());
+        h[8..16].copy_from_slice(&16u64.to_le_bytes());
+        h[24..28].copy_from_slice(&0x0001_0007u32.to_le_bytes());
+        h[28..32].copy_from_slice(&arch.to_le_bytes());
+        body.extend(h);
+        body.extend([0u8; 16]);
+    }
+    let mut out = Vec::new();
+    out.extend(0xBA55_ED50u32.to_le_bytes());
+    out.extend(1u16.to_le_bytes());
+    out.extend(16u16.to_le_bytes());
+    out.extend((body.len() as u64).to_le_bytes());
+    out.extend(body);
+    out
+}
+
+/// A minimal ELF64 whose section table has `.shstrtab` and `.nv_fatbin` (holding `section`).
+fn elf(section: &[u8]) -> Vec<u8> {
+    let strtab = b"\0.shstrtab\0.nv_fatbin\0";
+    let mut out = vec![0u8; 64];
+    out[..4].copy_from_slice(b"\x7fELF");
+    out[4] = 2;
+    out[5] = 1;
+    out[6] = 1;
+    let str_off = out.len();
+    out.extend_from_slice(strtab);
+    while !out.len().is_multiple_of(8) {
+        out.push(0);
+    }
+    let fat_off = out.len();
+    out.extend_from_slice(section);
+    while !out.len().is_multiple_of(8) {
+        out.push(0);
+    }
+    let shoff = out.len();
+    let header = |name: u32, off: usize, size: usize| {
+        let mut h = vec![0u8; 64];
+        h[..4].copy_from_slice(&name.to_le_bytes());
+        h[4..8].copy_from_slice(&1u32.to_le_bytes());
+        h[0x18..0x20].copy_from_slice(&(off as u64).to_le_bytes());
+        h[0x20..0x28].copy_from_slice(&(size as u64).to_le_bytes());
+        h
+    };
+    out.extend(vec![0u8; 64]);
+    out.extend(header(1, str_off, strtab.len()));
+    out.extend(header(11, fat_off, section.len()));
+    out[0x28..0x30].copy_from_slice(&(shoff as u64).to_le_bytes());
+    out[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+    out[0x3c..0x3e].copy_from_slice(&3u16.to_le_bytes());
+    out[0x3e..0x40].copy_from_slice(&1u16.to_le_bytes());
+    out
+}
+
+/// A wheel (zip) with `members`.
+fn wheel(path: &Path, members: &[(&str, Vec<u8>)]) {
+    fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut z = zip::ZipWriter::new(fs_err::File::create(path).unwrap());
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, bytes) in members {
+        z.start_file(*name, opts).unwrap();
+        std::io::Write::write_all(&mut z, bytes).unwrap();
+    }
+    z.finish().unwrap();
+}
+
+/// The three publishers under one directory, served by one loopback server.
+struct Sources {
+    root: tempfile::TempDir,
+    server: Server,
+}
+
+impl Sources {
+    fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let server = Server::start(root.path().to_owned());
+        let s = Self { root, server };
+        s.nvidia();
+        s.pypi();
+        s.pytorch();
+        s
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.root.path().join(rel)
+    }
+
+    fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) {
+        let p = self.path(rel);
+        fs_err::create_dir_all(p.parent().unwrap()).unwrap();
+        fs_err::write(p, bytes).unwrap();
+    }
+
+    /// NVIDIA: the real redistrib_13.4.1.json and redistrib_9.27.0.json, listed in the shape of
+    /// NVIDIA's directory pages (`<a href='redistrib_X.json'>`, see the fixtures README).
+    fn nvidia(&self) {
+        let listing = |files: &[&str]| {
+            let mut s = String::from("<html><body><ul>\n");
+            for f in files {
+                s += &format!(
+                    "<li><a href='{f}'>{f}</a> <span class='date'>2026-09-09</span></li>\n"
+                );
+            }
+            s + "</ul></body></html>\n"
+        };
+        self.write(
+            "nvidia/compute/cuda/redist/index.html",
+            listing(&["redistrib_13.4.1.json"]),
+        );
+        self.write(
+            "nvidia/compute/cuda/redist/redistrib_13.4.1.json",
+            fixture("nvidia/cuda/redistrib_13.4.1.json"),
+        );
+        self.write(
+            "nvidia/compute/cudnn/redist/index.html",
+            listing(&["redistrib_9.27.0.json"]),
+        );
+        self.write(
+            "nvidia/compute/cudnn/redist/redistrib_9.27.0.json",
+            fixture("nvidia/cudnn/redistrib_9.27.0.json"),
+        );
+    }
+
+    /// PyPI: the real PEP 691 pages, their file URLs pointing at this server (as a mirror does),
+    /// each Linux x86_64 wheel a small zip with the project's real METADATA and, for cuDNN, the
+    /// real .nv_fatbin section of nvidia-cufile's libcufile.so.0 as its libcudnn_cnn.so.9.
+    fn pypi(&self) {
+        let base = self.server.url();
+        for project in ["torch", "tensorflow", "nvidia-cudnn-cu13", "cuda-toolkit"] {
+            let text = String::from_utf8(fixture(&format!("pypi/{project}.json"))).unwrap();
+            let text = text.replace(
+                "https://files.pythonhosted.org/packages/",
+                &format!("{base}/files/"),
+            );
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            for f in doc["files"].as_array().unwrap() {
+                let name = f["filename"].as_str().unwrap();
+                if !name.ends_with(".whl") || !(name.contains("x86_64") || name.contains("-any")) {
+                    continue;
+                }
+                let rel = f["url"]
+                    .as_str()
+                    .unwrap()
+                    .strip_prefix(&format!("{base}/"))
+                    .unwrap();
+                let version = name.split('-').nth(1).unwrap();
+                let dist = name.split('-').next().unwrap();
+                let metadata = match project {
+                    "torch" => fixture("pypi/torch-2.15.0.METADATA"),
+                    "tensorflow" => fixture("pypi/tensorflow-2.21.0.METADATA"),
+                    "cuda-toolkit" => fixture("pypi/cuda_toolkit-13.2.2.METADATA"),
+                    _ => fixture("pypi/nvidia_cudnn_cu13-9.28.1.4.METADATA"),
+                };
+                let mut members = vec![(format!("{dist}-{version}.dist-info/METADATA"), metadata)];
+                if project == "nvidia-cudnn-cu13" {
+                    members.push((
+                        "nvidia/cudnn/lib/libcudnn_cnn.so.9".into(),
+                        elf(&fixture("fatbin/libcufile.so.0.nv_fatbin")),
+                    ));
+                }
+                let members: Vec<(&str, Vec<u8>)> = members
+                    .iter()
+                    .map(|(n, b)| (n.as_str(), b.clone()))
+                    .collect();
+                wheel(&self.path(rel), &members);
+            }
+            self.write(&format!("pypi/{project}/index.json"), text);
+        }
+    }
+
+    /// PyTorch's index: a PEP 503 page for cu130 with a torch 2.15.0+cu130 wheel (2.15.0's real
+    /// METADATA; a libtorch_cuda_linalg.so whose fatbin lists sm_75 … sm_120).
+    fn pytorch(&self) {
+        let name = "torch-2.15.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl";
+        let sections: Vec<(u16, u32)> =
+            [75, 80, 86, 90, 100, 120].iter().map(|a| (2, *a)).collect();
+        wheel(
+            &self.path(&format!("whl/cu130/torch/{name}")),
+            &[
+                (
+                    "torch-2.15.0.dist-info/METADATA",
+                    fixture("pypi/torch-2.15.0.METADATA"),
+                ),
+                (
+                    "torch/lib/libtorch_cuda_linalg.so",
+                    elf(&fatbin_section(&sections)),
+                ),
+            ],
+        );
+        self.write(
+            "whl/cu130/torch/index.html",
+            format!(
+                "<!DOCTYPE html><html><body><h1>Links for torch</h1>\n<a href=\"/whl/cu130/torch/{}\">{name}</a><br/>\n</body></html>\n",
+                name.replace('+', "%2B")
+            ),
+        );
+    }
+
+    fn args(&self) -> Vec<String> {
+        let u = self.server.url();
+        vec![
+            "--mirror".into(),
+            format!("{u}/nvidia"),
+            "--index-url".into(),
+            format!("{u}/pypi"),
+            "--torch-index".into(),
+            format!("{u}/whl"),
+            "--allow-http".into(),
+        ]
+    }
+}
+
+/// The embedded catalog without what the sources are about to bring: the cuDNN builds for
+/// CUDA 13, the CUDA 13.4.1 row, torch 2.15.0's cu130 variant (absent anyway).
+fn old_catalog() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in cudaup::catalog::EMBEDDED {
+        let text = match *name {
+            "cudnn.toml" => drop_rows(text, |row| row.contains("cuda_variant = \"13\"")),
+            "cuda.toml" => drop_rows(text, |row| row.contains("version = \"13.4.1\"")),
+            _ => (*text).to_owned(),
+        };
+        fs_err::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+fn drop_rows(text: &str, drop: impl Fn(&str) -> bool) -> String {
+    let mut parts = text.split("\n[[release]]\n");
+    let mut out = parts.next().unwrap().to_owned();
+    for row in parts {
+        if !drop(row) {
+            out.push_str("\n[[release]]\n");
+            out.push_str(row);
+        }
+    }
+    out
+}
+
+fn run(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut all = vec!["--home".to_owned(), home.display().to_string()];
+    all.extend(args.iter().map(|a| (*a).to_owned()));
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    let mut e = vec![
+        ("CUDAUP_TEST_NO_RETRY_DELAY", "1"),
+        ("CUDAUP_HTTP_RETRIES", "0"),
+    ];
+    e.extend_from_slice(env);
+    cudaup_env(&refs, home, &e)
+}
+
+fn update(
+    home: &Path,
+    base: &Path,
+    sources: &Sources,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Run {
+    let base = base.display().to_string();
+    let mut args: Vec<String> = vec![
+        "--manifests".into(),
+        base,
+        "manifests".into(),
+        "update".into(),
+    ];
+    args.extend(sources.args());
+    args.extend(extra.iter().map(|a| (*a).to_owned()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    run(home, &refs, env)
+}
+
+fn component<'j>(plan: &'j serde_json::Value, name: &str) -> &'j serde_json::Value {
+    plan["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {plan}"))
+}
+
+#[test]
+fn a_new_release_at_the_sources_appears_in_plan_after_update() {
+    let sources = Sources::new();
+    let base = old_catalog();
+    let home = tempfile::tempdir().unwrap();
+    let b = base.path().display().to_string();
+
+    // Before: no cuDNN for CUDA 13 in the catalog, so the H200 stays on a CUDA 12 wheel.
+    let before = run(
+        home.path(),
+        &["--manifests", &b, "plan", "--system", H200, "-v"],
+        &[],
+    );
+    assert_eq!(before.code, 0, "{}", before.stderr);
+    assert!(
+        before
+            .stdout
+            .contains("no cuDNN build in the catalog for CUDA 13.2"),
+        "{}",
+        before.stdout
+    );
+
+    let up = update(home.path(), base.path(), &sources, &[], &[]);
+    assert_eq!(up.code, 0, "{}\n{}", up.stdout, up.stderr);
+    assert!(up.stdout.contains("+ cuDNN 9.28.1 cuda13"), "{}", up.stdout);
+    assert!(up.stdout.contains("+ CUDA 13.4.1"), "{}", up.stdout);
+    assert!(up.stdout.contains("+ torch 2.15.0 cu130"), "{}", up.stdout);
+    assert!(up.stdout.contains("Fetched "), "{}", up.stdout);
+    // Metadata and single members only: far less than one real wheel.
+    let bytes: u64 = up
+        .stdout
+        .split("Fetched ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    assert!(bytes > 0 && bytes < 2_000_000, "{bytes}");
+    // No whole-wheel request: every wheel request carried a Range.
+    for r in sources.server.requests() {
+        if r.path.ends_with(".whl") {
+            assert!(r.range.is_some(), "{r:?}");
+        }
+    }
+
+    // After: the refreshed catalog is in effect (no --manifests), and the plan uses what arrived.
+    let after = run(home.path(), &["plan", "--system", H200, "--json"], &[]);
+    assert_eq!(after.code, 0, "{}", after.stderr);
+    let j = after.json();
+    assert_eq!(component(&j, "torch")["version"], "2.15.0");
+    assert_eq!(component(&j, "torch")["variant"], "cu132");
+    assert_eq!(component(&j, "cudnn")["version"], "9.28.1");
+    assert!(
+        j["catalog"]["origin"]
+            .as_str()
+            .unwrap()
+            .starts_with("refreshed"),
+        "{}",
+        j["catalog"]
+    );
+    // The new PyTorch variant, and the new CUDA release.
+    let cu130 = run(
+        home.path(),
+        &["plan", "--system", H200, "--cuda", "13.0", "--json"],
+        &[],
+    );
+    assert_eq!(
+        component(&cu130.json(), "torch")["variant"],
+        "cu130",
+        "{}",
+        cu130.stdout
+    );
+    let cuda = run(
+        home.path(),
+        &[
+            "plan",
+            "--system",
+            H200,
+            "--profile",
+            "cuda-dev",
+            "--cuda",
+            "13.4.1",
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(
+        component(&cuda.json(), "cuda")["version"],
+        "13.4.1",
+        "{}",
+        cuda.stdout
+    );
+
+    // The derived rows say where and when they came from.
+    let cudnn = fs_err::read_to_string(home.path().join("manifests/cudnn.toml")).unwrap();
+    assert!(
+        cudnn.contains(&format!("{}/files/", sources.server.url())),
+        "row cites the wheel's URL"
+    );
+    assert!(cudnn.contains("derived = \"20"), "row carries its date");
+    // 9.27.0's redist platforms reached no row (no 9.27 wheel at the fake PyPI): said so.
+    let status = run(home.path(), &["manifests", "status", "--json"], &[]);
+    let s = status.json();
+    assert!(
+        s["in_effect"].as_str().unwrap().starts_with("refreshed"),
+        "{s}"
+    );
+    for p in s["parts"].as_array().unwrap() {
+        assert_eq!(p["status"], "ok", "{p}");
+        assert!(
+            p["url"].as_str().unwrap().starts_with("http://127.0.0.1"),
+            "{p}"
+        );
+    }
+
+    // A refreshed catalog edited afterwards is not used.
+    fs_err::write(
+        home.path().join("manifests/cudnn.toml"),
+        cudnn.replace("9.28.1", "9.99.9"),
+    )
+    .unwrap();
+    let tampered = run(home.path(), &["plan", "--system", H200, "--json"], &[]);
+    let t = tampered.json();
+    assert_eq!(t["catalog"]["origin"], "embedded");
+    assert!(
+        t["warnings"]
+            .to_string()
+            .contains("changed after `manifests check` passed"),
+        "{}",
+        t["warnings"]
+    );
+}
+
+fn refreshed_digest(home: &Path) -> Option<String> {
+    fs_err::read_to_string(home.join("manifests/catalog.toml")).ok()
+}
+
+#[test]
+fn a_source_that_is_down_keeps_its_rows_and_exits_3() {
+    let sources = Sources::new();
+    let base = old_catalog();
+    let home = tempfile::tempdir().unwrap();
+    sources
+        .server
+        .fault("/nvidia/compute/cuda/redist/", Fault::Status(503), 100);
+    let up = update(home.path(), base.path(), &sources, &[], &[]);
+    assert_eq!(up.code, 3, "{}\n{}", up.stdout, up.stderr);
+    assert!(
+        up.stdout.contains("nvidia-redist  unreachable"),
+        "{}",
+        up.stdout
+    );
+    assert!(up.stdout.contains("kept as they were"), "{}", up.stdout);
+    // The parts that answered were applied; NVIDIA's rows are as they were.
+    let cuda = fs_err::read_to_string(home.path().join("manifests/cuda.toml")).unwrap();
+    assert!(!cuda.contains("version = \"13.4.1\""));
+    let cudnn = fs_err::read_to_string(home.path().join("manifests/cudnn.toml")).unwrap();
+    assert!(cudnn.contains("version = \"9.28.1\""));
+    let status = run(home.path(), &["manifests", "status"], &[]);
+    assert!(status.stdout.contains("nvidia-redist"), "{}", status.stdout);
+
+    // Every source down (nothing listens on port 9): nothing is written, the catalog in effect
+    // stays as it was.
+    let before = refreshed_digest(home.path());
+    let args: Vec<String> = sources
+        .args()
+        .into_iter()
+        .map(|a| a.replace(&sources.server.url(), "http://127.0.0.1:9"))
+        .collect();
+    let b = base.path().display().to_string();
+    let mut all = vec!["--manifests", b.as_str(), "manifests", "update"];
+    all.extend(args.iter().map(String::as_str));
+    let down = run(home.path(), &all, &[]);
+    assert_eq!(down.code, 3, "{}\n{}", down.stdout, down.stderr);
+    assert!(
+        down.stderr.contains("no source could be read"),
+        "{}",
+        down.stderr
+    );
+    assert_eq!(refreshed_digest(home.path()), before);
+}
+
+#[test]
+fn a_slow_source_times_out_with_exit_3() {
+    let sources = Sources::new();
+    let base = old_catalog();
+    let home = tempfile::tempdir().unwrap();
+    sources.server.fault(
+        "/pypi/torch/",
+        Fault::Stall {
+            after: 10,
+            ms: 5_000,
+        },
+        10,
+    );
+    let up = update(
+        home.path(),
+        base.path(),
+        &sources,
+        &["--skip", "nvidia-redist,pytorch-index"],
+        &[("CUDAUP_HTTP_TIMEOUT", "1")],
+    );
+    assert_eq!(up.code, 3, "{}\n{}", up.stdout, up.stderr);
+    assert!(
+        up.stderr.contains("no source could be read"),
+        "{}",
+        up.stderr
+    );
+    assert!(
+        refreshed_digest(home.path()).is_none(),
+        "nothing was written"
+    );
+}
+
+#[test]
+fn garbage_from_a_source_changes_nothing_and_exits_4() {
+    let sources = Sources::new();
+    let base = old_catalog();
+    let home = tempfile::tempdir().unwrap();
+    let up = update(home.path(), base.path(), &sources, &[], &[]);
+    assert_eq!(up.code, 0, "{}\n{}", up.stdout, up.stderr);
+    let good = refreshed_digest(home.path()).unwrap();
+    // A mirror answering an error page where PEP 691 JSON belongs.
+    sources.write(
+        "pypi/torch/index.json",
+        "{\"files\": \"503 Service Unavailable\"}",
+    );
+    let bad = update(home.path(), base.path(), &sources, &[], &[]);
+    assert_eq!(bad.code, 4, "{}\n{}", bad.stdout, bad.stderr);
+    assert!(
+        bad.stderr.contains("not a PEP 691 project page"),
+        "{}",
+        bad.stderr
+    );
+    assert_eq!(refreshed_digest(home.path()).unwrap(), good);
+    // A redistrib JSON that is not the release its name says.
+    sources.write("pypi/torch/index.json", fixture("pypi/torch.json"));
+    let doc = String::from_utf8(fixture("nvidia/cuda/redistrib_13.4.1.json")).unwrap();
+    sources.write(
+        "nvidia/compute/cuda/redist/redistrib_13.4.1.json",
+        doc.replace(
+            "\"release_label\": \"13.4.1\"",
+            "\"release_label\": \"13.4.0\"",
+        ),
+    );
+    let bad = update(home.path(), base.path(), &sources, &[], &[]);
+    assert_eq!(bad.code, 4, "{}\n{}", bad.stdout, bad.stderr);
+    assert_eq!(refreshed_digest(home.path()).unwrap(), good);
+}
+
+#[test]
+fn a_refreshed_catalog_that_fails_check_is_never_used() {
+    let sources = Sources::new();
+    let base = old_catalog();
+    let home = tempfile::tempdir().unwrap();
+    // A release of a CUDA major the catalog has no floor for: its row cannot pass the check.
+    // (The real 13.4.1 document, renamed.)
+    let doc = String::from_utf8(fixture("nvidia/cuda/redistrib_13.4.1.json")).unwrap();
+    sources.write(
+        "nvidia/compute/cuda/redist/index.html",
+        "<a href='redistrib_14.0.0.json'>redistrib_14.0.0.json</a>",
+    );
+    sources.write(
+        "nvidia/compute/cuda/redist/redistrib_14.0.0.json",
+        doc.replace(
+            "\"release_label\": \"13.4.1\"",
+            "\"release_label\": \"14.0.0\"",
+        ),
+    );
+    let up = update(home.path(), base.path(), &sources, &[], &[]);
+    assert_eq!(up.code, 4, "{}\n{}", up.stdout, up.stderr);
+    assert!(
+        up.stderr.contains("fails `manifests check`")
+            && up.stderr.contains("14.0.0 has no [[major]]"),
+        "{}",
+        up.stderr
+    );
+    assert!(refreshed_digest(home.path()).is_none());
+    let plan = run(home.path(), &["plan", "--system", H200, "--json"], &[]);
+    assert_eq!(plan.json()["catalog"]["origin"], "embedded");
+    // --write DIR checks first too: the directory is untouched.
+    let out = tempfile::tempdir().unwrap();
+    for (name, text) in cudaup::catalog::EMBEDDED {
+        fs_err::write(out.path().join(name), text).unwrap();
+    }
+    let o = out.path().display().to_string();
+    let up = update(home.path(), base.path(), &sources, &["--write", &o], &[]);
+    assert_eq!(up.code, 4);
+    for (name, text) in cudaup::catalog::EMBEDDED {
+        assert_eq!(
+            &fs_err::read_to_string(out.path().join(name)).unwrap(),
+            text
+        );
+    }
+}
