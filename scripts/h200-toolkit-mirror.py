@@ -6,7 +6,8 @@ network from what it already has.
         (where PyPI is reachable) for every wheel of RELEASE's `standard` set in
         REPO/manifests/components.toml: the real wheel when the device lacks it and it fits the
         budget (smallest first, $CARRY_BUDGET_MIB, default 24), else a "slim" wheel: the real
-        wheel's dist-info and every member under 1 MiB, verbatim (headers, nvcc.profile, ...).
+        wheel's dist-info and every member under 1 MiB or deflating under 256 KiB, verbatim
+        (headers, nvcc.profile, ...).
         Wheels come from $NVIDIA_WHEEL_CACHE or REPO/target/tmp/nvidia-wheels (laid out
         by-sha256/<sha256>/<file>, as tests/it/toolkit.rs caches them), else from PyPI.
     h200-toolkit-mirror.py rebuild CARRY_DIR SITE_PACKAGES SYSTEM_CUDA WHEEL_DIR
@@ -37,7 +38,8 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-SMALL = 1 << 20  # members under this travel verbatim in a slim wheel
+SMALL = 1 << 20  # members under this travel verbatim in a slim wheel,
+SMALL_PACKED = 256 << 10  # and so do those that deflate under this (large headers: cuda.h)
 # The wheels the device's torch venv has (DEVICE-FACTS.md); $ON_DEVICE overrides (comma list).
 ON_DEVICE = ("nvidia-cublas,nvidia-cufft,nvidia-curand,nvidia-cusolver,nvidia-cusparse,"
              "nvidia-nvjitlink,nvidia-cuda-cupti,nvidia-nvtx,nvidia-cuda-nvrtc,"
@@ -115,12 +117,14 @@ def stage(carry: Path, repo: Path, release: str) -> int:
             with zipfile.ZipFile(path) as z, \
                     zipfile.ZipFile(carry / "slim" / f["filename"], "w",
                                     zipfile.ZIP_DEFLATED) as slim:
+                def small(i: zipfile.ZipInfo) -> bool:
+                    return (i.file_size < SMALL or i.compress_size < SMALL_PACKED
+                            or ".dist-info/" in i.filename)
                 for info in z.infolist():
-                    if info.file_size < SMALL or ".dist-info/" in info.filename:
+                    if small(info):
                         slim.writestr(info, z.read(info), zipfile.ZIP_DEFLATED)
                 entry["big"] = {i.filename: (i.external_attr >> 16) & 0o7777
-                                for i in z.infolist()
-                                if i.file_size >= SMALL and ".dist-info/" not in i.filename}
+                                for i in z.infolist() if not small(i)}
             entry["how"] = "slim"
         index.append(entry)
     (carry / "wheels.json").write_text(json.dumps({"cuda": release, "wheels": index}, indent=1))
@@ -177,11 +181,13 @@ def where(p: Path, site: Path, system: Path) -> str:
 
 def rebuild(carry: Path, site: Path, system: Path, dest: Path) -> int:
     spec = json.loads((carry / "wheels.json").read_text())
+    site, system = site.resolve(), system.resolve()
     dest.mkdir(parents=True, exist_ok=True)
     finder = Finder([system, site / "nvidia"])
     summary = {"carried": [], "rebuilt": [], "missing": [], "differing": {}}
 
-    def write(name: str, members: list, record_name: str, rows: list[list[str]]) -> None:
+    def write(name: str, members: list, record_name: str, record: str,
+              attr: int = 0o100644 << 16) -> None:
         """members: (ZipInfo, bytes | Path); the wheel is stored, not deflated (fast)."""
         with zipfile.ZipFile(dest / name, "w", zipfile.ZIP_STORED) as z:
             for info, src in members:
@@ -191,7 +197,9 @@ def rebuild(carry: Path, site: Path, system: Path, dest: Path) -> int:
                 else:
                     with open(src, "rb") as fh, z.open(info, "w") as zf:
                         shutil.copyfileobj(fh, zf, 1 << 20)
-            z.writestr(zipfile.ZipInfo(record_name, (2025, 10, 9, 0, 0, 0)), record_text(rows))
+            info = zipfile.ZipInfo(record_name, (2025, 10, 9, 0, 0, 0))
+            info.external_attr = attr
+            z.writestr(info, record)
 
     for w in spec["wheels"]:
         name = w["wheel"]
@@ -208,7 +216,8 @@ def rebuild(carry: Path, site: Path, system: Path, dest: Path) -> int:
         with zipfile.ZipFile(carry / "slim" / name) as slim:
             infos = {i.filename: i for i in slim.infolist()}
             record_name = next(n for n in infos if n.endswith(".dist-info/RECORD"))
-            rows = read_record(slim.read(record_name).decode())
+            record = slim.read(record_name).decode()
+            rows = read_record(record)
             members, missing, differing, exact = [], [], [], 0
             for row in rows:
                 path = row[0]
@@ -239,8 +248,10 @@ def rebuild(carry: Path, site: Path, system: Path, dest: Path) -> int:
                   f"(first: {missing[0]}): left out")
             summary["missing"].append(w["package"])
             continue
-        write(name, members, record_name, rows)
-        src = " + ".join(sorted(summary["from"].get(name, ()))) or "the slim wheel alone"
+        # PyPI's RECORD as it is, unless a member's bytes differ (then its row names them).
+        write(name, members, record_name, record_text(rows) if differing else record,
+              infos[record_name].external_attr)
+        src = " + ".join(sorted(summary.get("from", {}).get(name, ()))) or "the slim wheel alone"
         print(f"  {name}: rebuilt, {len(members) - len(differing)} of {len(members)} member(s) "
               f"byte-identical to PyPI's wheel ({exact} large one(s) from {src})"
               + (f"; {len(differing)} taken by name with other bytes: {'; '.join(differing)}"
@@ -276,7 +287,7 @@ def rebuild(carry: Path, site: Path, system: Path, dest: Path) -> int:
                   f"(first: {bad[0]}): left out")
             summary["missing"].append("nvidia-cudnn-cu13")
             continue
-        write(name, members, record_name, rows)
+        write(name, members, record_name, record_text(rows + [[record_name, "", ""]]))
         print(f"  {name}: rebuilt from the venv's installed wheel, {len(members)} member(s) "
               "each matching its RECORD")
         summary["rebuilt"].append("nvidia-cudnn-cu13")
