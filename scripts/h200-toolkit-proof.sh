@@ -19,7 +19,8 @@
 # Here (a machine that reaches PyPI; NVIDIA_WHEEL_CACHE=DIR reuses cached wheels, laid out
 # by-sha256/<sha256>/<file> as tests/it/toolkit.rs caches them):
 #   cargo build --release && scripts/h200-toolkit-proof.sh stage
-# writes target/h200-carry/ (about 21 MiB) and prints the device call.
+# writes target/h200-carry/ (about 24 MiB; CARRY_DIR=DIR writes it elsewhere, e.g. into the
+# checkout the device command is made from) and prints the device call.
 # There (the lead runs it), carrying target/release/cudaup and target/h200-carry:
 #   bash scripts/h200-toolkit-proof.sh run
 # writes to $OUT: transcript.txt (everything, in order), verify.txt, mirror.txt (how each wheel
@@ -138,5 +139,5 @@ PY
 case "$mode" in
   stage) stage ;;
   run) run_proof ;;
-  *) sed -n '2,28p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,29p' "$0" >&2; exit 2 ;;
 esac
