@@ -139,5 +139,5 @@ PY
 case "$mode" in
   stage) stage ;;
   run) run_proof ;;
-  *) sed -n '2,29p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,28p' "$0" >&2; exit 2 ;;
 esac
