@@ -243,9 +243,11 @@ def cuda_release(v: str) -> dict:
     for comp in COMPONENT_META:
         if comp not in versions:
             versions[comp] = f"{mm}.{50 + z}"
-    versions.update({"libcufft": f"{x - 1}.{y}.{z}.20", "libcurand": f"10.{y}.{z}.20",
+    # Every version names its major too: two releases of one mirror (12.2.2 and 13.2.2) must
+    # not write different archives to one path.
+    versions.update({"libcufft": f"{x - 1}.{y}.{z}.20", "libcurand": f"10.{x}{y}.{z}.20",
                      "libcusparse": f"{x - 1}.{y}.{z}.20", "libcusolver": f"{x - 1}.{y}.{z}.20",
-                     "libcufile": f"1.{y}.{z}.20", "nsight_compute": f"20{x + 12}.{y}.{z}.1",
+                     "libcufile": f"1.{x}{y}.{z}.20", "nsight_compute": f"20{x + 12}.{y}.{z}.1",
                      "nsight_systems": f"20{x + 12}.{y}.{z}.1"})
     # What older redistrib JSONs lack: cuda_crt, libnvvm, libnvptxcompiler and cuda_culibos are
     # components of their own from 13.0 [NIX-13.0.0]; libnvjitlink from 12.0, libnvfatbin from

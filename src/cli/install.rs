@@ -938,7 +938,15 @@ pub(super) fn run_mirror(
         return render_unsupported(&plan, out);
     }
     let (cuda, cudnn, _) = toolkit_of(&plan, args.no_cudnn)?;
-    let cuda = install::summary::release_to_install(catalog, &cuda);
+    // A mirror holds a release: the pinned one (`--cuda 13.0.2`) even where the plan keeps this
+    // machine's toolkit of that series, else the catalog's release of the planned series.
+    let pinned = args
+        .stack
+        .cuda
+        .as_deref()
+        .and_then(Version::parse)
+        .filter(|p| catalog.cuda.release.iter().any(|r| &r.version == p));
+    let cuda = pinned.unwrap_or_else(|| install::summary::release_to_install(catalog, &cuda));
     let Source::Redist(base) = args.source.source()? else {
         return Err(Error::Usage("mirror create copies NVIDIA's redistributable layout: use --source redist (the default)".into()));
     };
