@@ -17,6 +17,7 @@ mod manifests;
 mod manifests_constraints;
 mod plan;
 mod repair;
+mod self_path;
 mod toolkit;
 mod uninstall;
 mod verify;
