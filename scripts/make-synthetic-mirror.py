@@ -27,7 +27,9 @@ Every archive holds one top-level directory `<component>-<platform>-<version>-ar
 LICENSE and the real sub-layout of that component (bin/, include/, lib/ with versioned .so
 files and their symlink chains, nvvm/..., Windows bin/*.dll and lib/x64/*.lib), but each file
 holds a few bytes only. Exceptions: linux `bin/nvcc` is a POSIX sh script (mode 0755) that
-prints the real `nvcc --version` banner for the component version and refuses anything else;
+prints the real `nvcc --version` banner for the component version and refuses anything else
+(the command-line tools — cuobjdump, nvdisasm, cu++filt, nvprune, compute-sanitizer, cuda-gdb,
+ncu, nsys — likewise answer only `--version`);
 cuDNN's `include/cudnn_version.h` has the real CUDNN_MAJOR/MINOR/PATCHLEVEL defines; cuda.h,
 cuda_runtime_api.h and cublas_api.h carry their real version defines.
 
@@ -43,6 +45,11 @@ Sources for component keys, versions and layouts
 -----------------------------------------------
   [NIX-13.0.0]  NixOS/nixpkgs pkgs/development/cuda-modules/cuda/manifests/redistrib_13.0.0.json
                 (release_date 2025-08-04; names, licenses, platforms and every 13.0.0 version)
+  [NIX-13.0.2]  NixOS/nixpkgs pkgs/development/cuda-modules/_cuda/manifests/cuda/redistrib_13.0.2.json
+                (NVIDIA's redistrib_13.0.2.json: every component version of 13.0.2 but the
+                [PIN-13.0.2] ones, which agree; names; which components have no Windows build)
+  [NIX-11.4.4]  NixOS/nixpkgs pkgs/development/cuda-modules/cuda/manifests/redistrib_11.4.4.json
+                (no cuda_profiler_api; no libnvjitlink)
   [NIX-CUDNN]   NixOS/nixpkgs pkgs/development/cuda-modules/cudnn/manifests/redistrib_9.10.0.json
                 (cudnn/cudnn_samples names, license, per-variant nesting, cuda_variant placement)
   [PIN-13.0.2]  third-party scripts that pin archives from redistrib_13.0.2.json with sha256:
@@ -50,7 +57,6 @@ Sources for component keys, versions and layouts
                 cuda_cccl 13.0.85 (a PaddlePaddle GLM52 setup script; a TileLang toolchain
                 script), cuda_nvrtc 13.0.88 (DotCompute fetch-cuda-natives script), libcublas
                 13.1.0.3 (Bazel rules in two repos, same sha256 88bc951e...).
-                The real redistrib_13.0.2.json itself was not found.
   [XLA]         google-ml-infra/rules_ml_toolchain third_party/gpus/cuda/hermetic/*.BUILD.tpl
                 (files inside each redist archive: cuda_nvcc bin/{nvcc,ptxas,nvlink,fatbinary,
                 bin2c} + bin/crt/link.stub; CUDA 13 moves include/crt/** to cuda_crt and
@@ -100,7 +106,33 @@ COMPONENT_META = {
     "cuda_sanitizer_api": ("CUDA Compute Sanitizer API", "CUDA Toolkit"),
     "libcublas": ("CUDA cuBLAS", "CUDA Toolkit"),
     "libnvvm": ("CUDA NVVM", "CUDA Toolkit"),
+    # The rest of the developer toolkit [NIX-13.0.2]; linux platforms only.
+    "cuda_culibos": ("CUDA MATH Library (cuda culibos)", "CUDA Toolkit"),
+    "cuda_cuobjdump": ("cuobjdump", "CUDA Toolkit"),
+    "cuda_cuxxfilt": ("CUDA cuxxfilt (demangler)", "CUDA Toolkit"),
+    "cuda_gdb": ("CUDA GDB", "CUDA Toolkit"),
+    "cuda_nvdisasm": ("CUDA nvdisasm", "CUDA Toolkit"),
+    "cuda_nvml_dev": ("CUDA NVML Headers", "CUDA Toolkit"),
+    "cuda_nvprune": ("CUDA nvprune", "CUDA Toolkit"),
+    "cuda_nvtx": ("CUDA NVTX", "CUDA Toolkit"),
+    "cuda_opencl": ("CUDA OpenCL", "CUDA Toolkit"),
+    "cuda_profiler_api": ("CUDA Profiler API", "CUDA Toolkit"),
+    "libcufft": ("CUDA cuFFT", "CUDA Toolkit"),
+    "libcufile": ("CUDA cuFile", "CUDA Toolkit"),
+    "libcurand": ("CUDA cuRAND", "CUDA Toolkit"),
+    "libcusolver": ("CUDA cuSOLVER", "CUDA Toolkit"),
+    "libcusparse": ("CUDA cuSPARSE", "CUDA Toolkit"),
+    "libnpp": ("CUDA NPP", "CUDA Toolkit"),
+    "libnvfatbin": ("NVIDIA compiler library for fatbin interaction", "CUDA Toolkit"),
+    "libnvjitlink": ("NVIDIA compiler library for JIT LTO functionality", "CUDA Toolkit"),
+    "libnvjpeg": ("CUDA nvJPEG", "CUDA Toolkit"),
+    "libnvptxcompiler": ("CUDA libnvptxcompiler", "CUDA Toolkit"),
+    "nsight_compute": ("Nsight Compute", "NVIDIA SLA"),
+    "nsight_systems": ("Nsight Systems", "NVIDIA SLA"),
 }
+# Components NVIDIA ships for Windows too (the others get linux platforms only here).
+WINDOWS = {"cuda_cccl", "cuda_crt", "cuda_cudart", "cuda_cupti", "cuda_nvcc", "cuda_nvrtc",
+           "cuda_sanitizer_api", "libcublas", "libnvvm"}
 
 CUDA_RELEASES = {
     # Everything from [NIX-13.0.0].
@@ -124,12 +156,35 @@ CUDA_RELEASES = {
             "cuda_cccl": "13.0.85",  # [PIN-13.0.2]
             "cuda_crt": "13.0.88",  # [PIN-13.0.2]
             "cuda_cudart": "13.0.96",  # [PIN-13.0.2]
-            "cuda_cupti": "13.0.48",  # [NIX-13.0.0]: no 13.0.2 pin found
+            "cuda_cupti": "13.0.85",  # [NIX-13.0.2]
             "cuda_nvcc": "13.0.88",  # [PIN-13.0.2]
             "cuda_nvrtc": "13.0.88",  # [PIN-13.0.2]
-            "cuda_sanitizer_api": "13.0.48",  # [NIX-13.0.0]: no 13.0.2 pin found
+            "cuda_sanitizer_api": "13.0.85",  # [NIX-13.0.2]
             "libcublas": "13.1.0.3",  # [PIN-13.0.2]
             "libnvvm": "13.0.88",  # [PIN-13.0.2]
+            # The rest from [NIX-13.0.2].
+            "cuda_culibos": "13.0.85",
+            "cuda_cuobjdump": "13.0.85",
+            "cuda_cuxxfilt": "13.0.85",
+            "cuda_gdb": "13.0.85",
+            "cuda_nvdisasm": "13.0.85",
+            "cuda_nvml_dev": "13.0.87",
+            "cuda_nvprune": "13.0.85",
+            "cuda_nvtx": "13.0.85",
+            "cuda_opencl": "13.0.85",
+            "cuda_profiler_api": "13.0.85",
+            "libcufft": "12.0.0.61",
+            "libcufile": "1.15.1.6",
+            "libcurand": "10.4.0.35",
+            "libcusolver": "12.0.4.66",
+            "libcusparse": "12.6.3.3",
+            "libnpp": "13.0.1.2",
+            "libnvfatbin": "13.0.85",
+            "libnvjitlink": "13.0.88",
+            "libnvjpeg": "13.0.1.86",
+            "libnvptxcompiler": "13.0.88",
+            "nsight_compute": "2025.3.1.4",
+            "nsight_systems": "2025.3.2.474",
         },
     },
 }
@@ -185,8 +240,25 @@ def cuda_release(v: str) -> dict:
         "libcublas": f"{mm}.{z}.19",
         "libnvvm": f"{mm}.{80 + z}",
     }
+    for comp in COMPONENT_META:
+        if comp not in versions:
+            versions[comp] = f"{mm}.{50 + z}"
+    # Every version names its major too: two releases of one mirror (12.2.2 and 13.2.2) must
+    # not write different archives to one path.
+    versions.update({"libcufft": f"{x - 1}.{y}.{z}.20", "libcurand": f"10.{x}{y}.{z}.20",
+                     "libcusparse": f"{x - 1}.{y}.{z}.20", "libcusolver": f"{x - 1}.{y}.{z}.20",
+                     "libcufile": f"1.{x}{y}.{z}.20", "nsight_compute": f"20{x + 12}.{y}.{z}.1",
+                     "nsight_systems": f"20{x + 12}.{y}.{z}.1"})
+    # What older redistrib JSONs lack: cuda_crt, libnvvm, libnvptxcompiler and cuda_culibos are
+    # components of their own from 13.0 [NIX-13.0.0]; libnvjitlink from 12.0, libnvfatbin from
+    # 12.4; redistrib_11.4.4.json has no cuda_profiler_api [NIX-11.4.4].
     if x < 13:
-        del versions["cuda_crt"], versions["libnvvm"]
+        for comp in ("cuda_crt", "libnvvm", "libnvptxcompiler", "cuda_culibos"):
+            del versions[comp]
+    if x < 12:
+        del versions["libnvjitlink"], versions["cuda_profiler_api"]
+    if (x, y) < (12, 4):
+        del versions["libnvfatbin"]
     return {"release_date": f"{2013 + x}-01-01", "versions": versions}
 
 
@@ -252,6 +324,21 @@ def nvcc_script(ver: str) -> str:
         "    exit 0\n"
         "fi\n"
         f"echo '{NVCC_FATAL}' >&2\n"
+        "exit 1\n"
+    )
+
+
+def tool_script(name: str, comp: str, ver: str) -> str:
+    """A POSIX sh stand-in for a command-line tool: answers --version, refuses the rest."""
+    return (
+        "#!/bin/sh\n"
+        f"# Synthetic {name} from cudaup's test mirror ({comp} {ver}); it only answers --version.\n"
+        'if [ "$#" -eq 1 ] && [ "$1" = "--version" ]; then\n'
+        f"    printf '%s\\n' '{name}: NVIDIA (R) {name}' 'Copyright (c) 2005-2025 NVIDIA Corporation' "
+        f"'Version {ver}'\n"
+        "    exit 0\n"
+        "fi\n"
+        f"echo '{name}: synthetic {name}: not available in the test mirror' >&2\n"
         "exit 1\n"
     )
 
@@ -397,14 +484,72 @@ def layout(comp: str, ver: str, plat: str, cuda: tuple[int, int, int]) -> list:
             e.append(blob("compute-sanitizer/compute-sanitizer.exe", what("compute-sanitizer")))
             e.append(f("bin/compute-sanitizer.bat", "@echo off\r\nexit /b 1\r\n"))
         else:
-            e.append(blob("compute-sanitizer/compute-sanitizer", what("compute-sanitizer"), EXE))
+            e.append(f("compute-sanitizer/compute-sanitizer",
+                       tool_script("compute-sanitizer", comp, ver), EXE))
             e.append(blob("compute-sanitizer/libsanitizer-collection.so", what("sanitizer")))
             e.append(("l", "bin/compute-sanitizer", "../compute-sanitizer/compute-sanitizer",
                       0o777))
         e.append(header("compute-sanitizer/include/sanitizer.h", comp, ver))
+    elif comp in LIBRARIES:
+        headers, libs = LIBRARIES[comp]
+        e += [header(f"include/{h}", comp, ver) for h in headers]
+        for lib in libs:
+            if lib.endswith(".a"):
+                e.append(blob(f"lib/{lib}", what(lib)))
+            else:
+                name, soname = lib.split(":")
+                soname = soname.replace("{major}", ver.split(".")[0])
+                e += so_chain("lib", name, soname, ver, what(name))
+        for path in TOOLS.get(comp, []):
+            e.append(f(path, tool_script(path.rsplit("/", 1)[-1], comp, ver), EXE))
+        if comp == "cuda_nvml_dev":
+            e.append(blob("lib/stubs/libnvidia-ml.so", what("libnvidia-ml stub")))
+            e.append(header("nvml/example/example.c", comp, ver))
+    elif comp in TOOLS:
+        for path in TOOLS[comp]:
+            if win:
+                e.append(blob(path + ".exe", what(path.rsplit("/", 1)[-1])))
+            else:
+                e.append(f(path, tool_script(path.rsplit("/", 1)[-1], comp, ver), EXE))
+        if comp == "nsight_compute":
+            e.append(f("sections/SpeedOfLight.section", "synthetic section\n"))
     else:
         raise AssertionError(comp)
     return e
+
+
+# (headers, libraries): "libname:soname" gets a so_chain ({major} = the component's major),
+# ".a" a static archive. Names as in the real archives [NIX-13.0.2], [XLA].
+LIBRARIES = {
+    "cuda_culibos": ([], ["libculibos.a"]),
+    "cuda_cuxxfilt": (["nv_decode.h"], ["libcufilt.a"]),
+    "cuda_nvml_dev": (["nvml.h"], []),
+    "cuda_nvtx": (["nvtx3/nvToolsExt.h", "nvtx3/nvToolsExtCuda.h"], ["libnvtx3interop:1"]),
+    "cuda_opencl": (["CL/cl.h", "CL/opencl.h"], ["libOpenCL:1"]),
+    "cuda_profiler_api": (["cudaProfiler.h", "cuda_profiler_api.h"], []),
+    "libcufft": (["cufft.h", "cufftw.h", "cufftXt.h"],
+                 ["libcufft:{major}", "libcufftw:{major}", "libcufft_static.a"]),
+    "libcufile": (["cufile.h"], ["libcufile:0", "libcufile_rdma:1"]),
+    "libcurand": (["curand.h", "curand_kernel.h"], ["libcurand:{major}", "libcurand_static.a"]),
+    "libcusolver": (["cusolverDn.h", "cusolverSp.h", "cusolver_common.h"],
+                    ["libcusolver:{major}", "libcusolverMg:{major}", "libcusolver_static.a"]),
+    "libcusparse": (["cusparse.h"], ["libcusparse:{major}", "libcusparse_static.a"]),
+    "libnpp": (["npp.h", "nppcore.h", "nppdefs.h", "npps.h", "nppi.h"],
+               ["libnppc:{major}", "libnpps:{major}", "libnppial:{major}", "libnppc_static.a"]),
+    "libnvfatbin": (["nvFatbin.h"], ["libnvfatbin:{major}"]),
+    "libnvjitlink": (["nvJitLink.h"], ["libnvJitLink:{major}", "libnvJitLink_static.a"]),
+    "libnvjpeg": (["nvjpeg.h"], ["libnvjpeg:{major}", "libnvjpeg_static.a"]),
+    "libnvptxcompiler": (["nvPTXCompiler.h"], ["libnvptxcompiler_static.a"]),
+}
+TOOLS = {
+    "cuda_cuxxfilt": ["bin/cu++filt"],
+    "cuda_cuobjdump": ["bin/cuobjdump"],
+    "cuda_nvdisasm": ["bin/nvdisasm"],
+    "cuda_nvprune": ["bin/nvprune"],
+    "cuda_gdb": ["bin/cuda-gdb", "bin/cuda-gdbserver"],
+    "nsight_compute": ["ncu", "ncu-ui"],
+    "nsight_systems": ["target-linux-x64/nsys", "bin/nsys"],
+}
 
 
 CUDNN_LIBS = ["cudnn", "cudnn_adv", "cudnn_cnn", "cudnn_engines_precompiled",
@@ -628,6 +773,10 @@ def build_cuda(m: Mirror, label: str) -> None:
                "version": ver}
         m.write(f"{base}/{comp}/LICENSE.txt", license_text(comp), summary=False)
         for plat in PLATFORMS:
+            if plat.startswith("windows") and comp not in WINDOWS:
+                continue
+            if comp == "cuda_opencl" and plat == "linux-sbsa":
+                continue  # [NIX-13.0.2]: linux-x86_64 only
             ext = "zip" if plat.startswith("windows") else "tar.xz"
             top = f"{comp}-{plat}-{ver}-archive"
             entries = [f("LICENSE", license_text(comp))] + layout(comp, ver, plat, cuda)

@@ -220,6 +220,9 @@ fn sources_check(texts: &Texts, problems: &mut Vec<Problem>) {
 }
 
 fn cross_check(c: &Catalog, t: &Texts, problems: &mut Vec<Problem>) {
+    for (needle, msg) in c.components.problems() {
+        problems.push(t.at("components.toml", &needle, msg));
+    }
     let mut p = |name: &str, needle: &str, msg: String| problems.push(t.at(name, needle, msg));
     for (needle, msg) in c.bench.problems() {
         p("bench.toml", &needle, msg);

@@ -26,7 +26,10 @@ use crate::error::{Error, Result};
 
 pub use bench::{BenchManifest, Reference, Workload};
 pub use check::{check, Problem};
-pub use components::{ComponentsManifest, ToolkitComponents};
+pub use components::{
+    ComponentDef, ComponentSelection, ComponentsManifest, SizeEstimate, WheelPin, WheelRelease,
+    DEFAULT_SET,
+};
 pub use cuda::{CudaMajor, CudaManifest, CudaRelease, CudaSeries};
 pub use cudnn::{CudnnManifest, CudnnRelease};
 pub use date::Date;
@@ -91,7 +94,7 @@ pub struct Catalog {
     pub pytorch: PytorchManifest,
     /// TensorFlow releases.
     pub tensorflow: TensorflowManifest,
-    /// Toolkit components per CUDA major.
+    /// Toolkit components, their sets, and the wheel pins per CUDA release.
     pub components: ComponentsManifest,
     /// Reference throughput for `cudaup bench`.
     pub bench: BenchManifest,

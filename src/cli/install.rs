@@ -512,7 +512,7 @@ pub(super) fn run_install(
     // An offline bundle at --index-url or --mirror serves the toolkit and the framework.
     let bundle = args.source.find_bundle(process, cancel.clone())?;
     // The toolkit, for the profiles that have one.
-    let mut toolkit: Option<(ToolkitSpec, Vec<Item>)> = None;
+    let mut toolkit: Option<(ToolkitSpec, install::Resolved)> = None;
     if request.profile.has_toolkit() {
         let (cuda, cudnn, kept) = toolkit_of(&plan, args.no_cudnn)?;
         match (&kept, &args.prefix) {
@@ -529,11 +529,7 @@ pub(super) fn run_install(
                 }
             }
             _ => {
-                let cuda = catalog
-                    .cuda
-                    .newest_of_series(&cuda)
-                    .cloned()
-                    .unwrap_or(cuda);
+                let cuda = install::summary::release_to_install(catalog, &cuda);
                 let prefix = args
                     .prefix
                     .clone()
@@ -553,11 +549,12 @@ pub(super) fn run_install(
                     cancel.clone(),
                     Arc::new(crate::world::progress::Silent),
                 )?;
-                let items = install::resolve_items(&meta, catalog, &spec)?;
+                let selection = selection(catalog, &args.stack)?;
+                let resolved = install::resolve_items(&meta, catalog, &spec, &selection)?;
                 if talk || args.dry_run {
-                    write_items(out, &spec, &items, style)?;
+                    write_items(out, &spec, &selection, &resolved, style)?;
                 }
-                toolkit = Some((spec, items));
+                toolkit = Some((spec, resolved));
             }
         }
     }
@@ -688,7 +685,8 @@ pub(super) fn run_install(
         report["driver"] = serde_json::json!({"manual": why});
     }
     report["reboot_required"] = reboot_required.into();
-    if let Some((spec, items)) = &toolkit {
+    if let Some((spec, resolved)) = &toolkit {
+        let items = &resolved.items;
         let total: u64 = items.iter().filter_map(|i| i.artifact.size).sum();
         let reporter = reporter_for(args.json, process.stdout_is_tty && !global.quiet, total);
         let fetcher = fetcher(process, args.source.allow_http, cancel.clone(), reporter)?;
@@ -741,6 +739,7 @@ pub(super) fn run_install(
             }
         }
         report["toolkit"] = toolkit_report(spec, items, &receipt, banner.as_deref());
+        report["toolkit"]["left_out"] = serde_json::json!(resolved.notes);
         changed = true;
     }
     if let Some(step) = &framework {
@@ -1035,12 +1034,27 @@ fn framework_summary(step: &crate::install::python::step::FrameworkStep) -> Stri
     }
 }
 
+/// `--components` (or the config's `install.components`), against the catalog.
+fn selection(catalog: &Catalog, stack: &StackArgs) -> Result<crate::catalog::ComponentSelection> {
+    catalog
+        .components
+        .select(
+            stack
+                .components
+                .as_deref()
+                .unwrap_or(crate::catalog::DEFAULT_SET),
+        )
+        .map_err(Error::Usage)
+}
+
 fn write_items(
     out: &mut dyn Write,
     spec: &ToolkitSpec,
-    items: &[Item],
+    selection: &crate::catalog::ComponentSelection,
+    resolved: &install::Resolved,
     style: &Style,
 ) -> Result<()> {
+    let items = &resolved.items;
     let total: u64 = items.iter().filter_map(|i| i.artifact.size).sum();
     writeln!(
         out,
@@ -1052,6 +1066,12 @@ fn write_items(
         ))
     )?;
     writeln!(out, "  from {}", spec.source)?;
+    writeln!(
+        out,
+        "  components: {} ({} of them)",
+        selection.spec,
+        selection.components.len()
+    )?;
     for i in items {
         let size = i
             .artifact
@@ -1070,6 +1090,9 @@ fn write_items(
         items.len(),
         indicatif::HumanBytes(total)
     )?;
+    for n in &resolved.notes {
+        writeln!(out, "  {} {n}", style.warn("left out:"))?;
+    }
     Ok(())
 }
 
@@ -1147,17 +1170,14 @@ pub(super) fn run_mirror(
             .filter(|p| catalog.cuda.release.iter().any(|r| &r.version == p));
         let cuda = match pinned {
             Some(p) => p,
-            None => catalog
-                .cuda
-                .newest_of_series(&cuda)
-                .cloned()
-                .unwrap_or(cuda),
+            None => install::summary::release_to_install(catalog, &cuda),
         };
+        let selection = selection(catalog, &args.stack)?;
         let source = args.source.source()?;
         match &source {
             Source::Redist(base) => {
                 let (count, bytes, manifests) = mirror_redist(
-                    &fetcher, catalog, process, base, &cuda, &cudnn, &arches, dir,
+                    &fetcher, catalog, process, base, &cuda, &cudnn, &arches, dir, &selection, out,
                 )?;
                 if talk {
                     writeln!(
@@ -1175,8 +1195,11 @@ pub(super) fn run_mirror(
                 let mut count = 0;
                 for arch in &arches {
                     let spec = mirror_spec(process, &cuda, &cudnn, dir, &source, arch)?;
-                    let items = install::resolve_items(&fetcher, catalog, &spec)?;
-                    for (id, item) in items.iter().enumerate() {
+                    let resolved = install::resolve_items(&fetcher, catalog, &spec, &selection)?;
+                    for n in &resolved.notes {
+                        writeln!(out, "  left out: {n}")?;
+                    }
+                    for (id, item) in resolved.items.iter().enumerate() {
                         let f = bundle::add_fetched(dir, &fetcher, id, &item.artifact)?;
                         bytes += f.size;
                         count += 1;
@@ -1351,6 +1374,9 @@ pub(super) fn run_mirror(
         let mut pins = format!("--profile {}", plan.profile.name());
         if let Some(c) = &manifest.toolkit {
             pins.push_str(&format!(" --cuda {}", c.cuda));
+            if let Some(set) = &args.stack.components {
+                pins.push_str(&format!(" --components {set}"));
+            }
         }
         writeln!(out, "  manifest: {}", dir.join(bundle::MANIFEST).display())?;
         writeln!(
@@ -1406,6 +1432,8 @@ fn mirror_redist(
     cudnn: &Option<Version>,
     arches: &[String],
     dir: &Path,
+    selection: &crate::catalog::ComponentSelection,
+    out: &mut dyn Write,
 ) -> Result<(usize, u64, usize)> {
     let mut count = 0;
     let mut bytes = 0u64;
@@ -1427,7 +1455,11 @@ fn mirror_redist(
             &Source::Redist(base.clone()),
             arch,
         )?;
-        let items = install::resolve_items(fetcher, catalog, &spec)?;
+        let resolved = install::resolve_items(fetcher, catalog, &spec, selection)?;
+        for n in &resolved.notes {
+            writeln!(out, "  left out: {n}")?;
+        }
+        let items = resolved.items;
         for (id, item) in items.iter().enumerate() {
             let target = dir.join(relative(base, &item.artifact.location)?);
             let fetched = fetcher

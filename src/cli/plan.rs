@@ -76,6 +76,10 @@ pub struct StackArgs {
     /// otherwise the newest branch every GPU supports]
     #[arg(long, value_name = "POLICY")]
     pub driver: Option<String>,
+    /// The toolkit's components: minimal, standard or complete, or a comma-separated list of
+    /// sets and components, `-name` leaving one out (`standard,-npp,cufile`) [default: standard]
+    #[arg(long, value_name = "SET|LIST", env = "CUDAUP_COMPONENTS")]
+    pub components: Option<String>,
 }
 
 impl StackArgs {
@@ -200,11 +204,21 @@ pub(super) fn run(
         }
         _ => None,
     };
+    let toolkit = crate::install::summary::for_plan(
+        &plan,
+        catalog,
+        stack.components.as_deref(),
+        &system.os.arch,
+    )
+    .map_err(Error::Usage)?;
     if args.json {
-        let doc = match &route {
+        let mut doc = match &route {
             Some(r) => crate::install::python::route::describe_in_plan(&plan, r),
             None => serde_json::to_value(&plan).expect("Plan serialises"),
         };
+        if let Some(t) = &toolkit {
+            doc["toolkit_components"] = serde_json::to_value(t).expect("the summary serialises");
+        }
         writeln!(
             out,
             "{}",
@@ -220,6 +234,9 @@ pub(super) fn run(
             "{}",
             render(&shown, &system, style, global.verbose > 0)
         )?;
+        if let Some(t) = &toolkit {
+            write!(out, "{}", t.render())?;
+        }
         if let Some(r) = &route {
             writeln!(out, "\n{}", style.heading("Framework route"))?;
             for line in r.lines() {

@@ -32,6 +32,7 @@ pub fn merge_stack(stack: &StackArgs, c: &Config) -> Result<StackArgs> {
     s.torch = s.torch.or_else(|| c.pins.torch.clone());
     s.tensorflow = s.tensorflow.or_else(|| c.pins.tensorflow.clone());
     s.python = s.python.or_else(|| c.pins.python.clone());
+    s.components = s.components.or_else(|| c.install.components.clone());
     if s.driver.is_none() {
         s.driver = c.driver.as_ref().map(|d| match d.policy() {
             crate::model::request::DriverPolicy::Auto => "auto".to_owned(),

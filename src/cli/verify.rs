@@ -70,11 +70,20 @@ pub(super) fn run(
             .as_deref()
             .and_then(|lib| crate::detect::gpu::nvml::probe(lib).ok())
     };
+    let pci_gpus = || {
+        let root = crate::detect::Root::live();
+        crate::detect::gpu::pci::gpus_from_functions(
+            &crate::detect::gpu::pci::scan(&root),
+            &catalog.gpus,
+        )
+    };
     let ctx = Context {
         process,
         runner,
         gpu_table: &catalog.gpus,
         nvml: &nvml,
+        pci_gpus: &pci_gpus,
+        components: &catalog.components,
     };
     let report = verify::verify(
         &ctx,

@@ -4,7 +4,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Bumped whenever a mapping changes, so unpacked-cache entries made by an older mapping are
 /// never reused.
-pub const LAYOUT_VERSION: u32 = 1;
+pub const LAYOUT_VERSION: u32 = 3;
 
 /// The shape of an artifact's contents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,12 +15,40 @@ pub enum Shape {
     Wheel,
 }
 
+/// Components NVIDIA's toolkit keeps in a directory of their own (the runfile's
+/// `nsight-compute-<version>/`, `nsight-systems-<version>/`), without the version so the path
+/// stays put across updates; `bin/ncu` and `bin/nsys` link into them ([`TOOL_LINKS`]).
+const OWN_DIRS: &[(&str, &str)] = &[
+    ("nsight_compute", "nsight-compute"),
+    ("nsight_systems", "nsight-systems"),
+];
+
+/// Commands NVIDIA's toolkit has in `bin/` that live in a component's own directory:
+/// (link, target relative to `bin/`, the machine it applies to).
+pub const TOOL_LINKS: &[(&str, &str, Option<&str>)] = &[
+    ("bin/ncu", "../nsight-compute/ncu", None),
+    (
+        "bin/nsys",
+        "../nsight-systems/target-linux-x64/nsys",
+        Some("x86_64"),
+    ),
+];
+
+/// Wheel directories that NVIDIA's toolkit keeps elsewhere: (wheel, its directory, the place).
+/// The sanitizer wheel's headers collide with CUPTI's (`generated_cuda_meta.h` and friends
+/// differ): NVIDIA's toolkit has them in `compute-sanitizer/include`, as the redist archive.
+const WHEEL_PLACES: &[(&str, &str, &str)] = &[(
+    "nvidia-cuda-sanitizer-api",
+    "include",
+    "compute-sanitizer/include",
+)];
+
 /// Maps a path inside an artifact to its place in the prefix, or `None` to leave it out.
 ///
 /// Redist archives: the top directory is stripped; files at the top (LICENSE) go to
-/// `share/licenses/<component>/`. Wheels: `nvidia/<pkg>/` is stripped; Python packaging
-/// (`*.dist-info`, `__init__.py`, `__pycache__`) is left out. In both, `lib/` becomes `lib64/`
-/// as in NVIDIA's Linux toolkit.
+/// `share/licenses/<component>/`; the Nsight tools go whole into a directory of their own.
+/// Wheels: `nvidia/<pkg>/` is stripped; Python packaging (`*.dist-info`, `__init__.py`,
+/// `__pycache__`) is left out. In both, `lib/` becomes `lib64/` as in NVIDIA's Linux toolkit.
 pub fn map(shape: Shape, component: &str, path: &Path) -> Option<PathBuf> {
     let parts: Vec<&str> = path
         .components()
@@ -32,6 +60,12 @@ pub fn map(shape: Shape, component: &str, path: &Path) -> Option<PathBuf> {
     let rest: &[&str] = match shape {
         Shape::RedistArchive => {
             let rest = parts.get(1..)?;
+            if let Some((_, dir)) = OWN_DIRS.iter().find(|(c, _)| *c == component) {
+                if rest.is_empty() {
+                    return None;
+                }
+                return Some(Path::new(dir).join(rest.iter().collect::<PathBuf>()));
+            }
             if rest.len() == 1 && !KNOWN_TOP_DIRS.contains(&rest[0]) {
                 return Some(Path::new("share/licenses").join(component).join(rest[0]));
             }
@@ -48,6 +82,12 @@ pub fn map(shape: Shape, component: &str, path: &Path) -> Option<PathBuf> {
                 || rest == ["__init__.py"]
             {
                 return None;
+            }
+            if let Some((_, _, place)) = WHEEL_PLACES
+                .iter()
+                .find(|(w, dir, _)| *w == component && rest.first() == Some(dir))
+            {
+                return Some(Path::new(place).join(rest[1..].iter().collect::<PathBuf>()));
             }
             rest
         }
@@ -77,21 +117,33 @@ const KNOWN_TOP_DIRS: &[&str] = &[
     "pkg-config",
     "compute-sanitizer",
     "nvml",
+    "samples",
+    "doc",
+    "etc",
+    "gds",
+    "tools",
 ];
 
+/// NVIDIA's name for a Linux machine's `targets/` directory: `x86_64-linux`, and `sbsa-linux`
+/// for server ARM (what nvcc.profile's `$(_TARGET_DIR_)` and CMake's FindCUDAToolkit look for).
+pub fn target_name(arch: &str) -> String {
+    match arch {
+        "aarch64" => "sbsa-linux".to_owned(),
+        other => format!("{other}-linux"),
+    }
+}
+
 /// Links that make the prefix look like NVIDIA's runfile install, so tools that expect either
-/// layout find their files: `lib -> lib64`, and `targets/<arch>-linux/{include,lib}`.
+/// layout find their files: `lib -> lib64`, and `targets/<target>-linux/{include,lib}`.
 pub fn compat_links(arch: &str) -> Vec<(PathBuf, PathBuf)> {
+    let target = target_name(arch);
     vec![
         ("lib".into(), "lib64".into()),
         (
-            format!("targets/{arch}-linux/include").into(),
+            format!("targets/{target}/include").into(),
             "../../include".into(),
         ),
-        (
-            format!("targets/{arch}-linux/lib").into(),
-            "../../lib64".into(),
-        ),
+        (format!("targets/{target}/lib").into(), "../../lib64".into()),
     ]
 }
 
@@ -138,6 +190,32 @@ mod tests {
     }
 
     #[test]
+    fn nsight_tools_get_a_directory_of_their_own() {
+        let top = "nsight_compute-linux-x86_64-2025.3.1.4-archive";
+        let n = |p: &str| {
+            map(Shape::RedistArchive, "nsight_compute", Path::new(p))
+                .map(|p| p.display().to_string())
+        };
+        assert_eq!(
+            n(&format!("{top}/ncu")).as_deref(),
+            Some("nsight-compute/ncu")
+        );
+        assert_eq!(
+            n(&format!(
+                "{top}/target/linux-desktop-glibc_2_11_3-x64/libcuda-injection.so"
+            ))
+            .as_deref(),
+            Some("nsight-compute/target/linux-desktop-glibc_2_11_3-x64/libcuda-injection.so")
+        );
+        assert_eq!(n(top), None);
+        assert_eq!(target_name("aarch64"), "sbsa-linux");
+        assert_eq!(
+            compat_links("aarch64")[1].0,
+            PathBuf::from("targets/sbsa-linux/include")
+        );
+    }
+
+    #[test]
     fn wheels() {
         assert_eq!(
             m(Shape::Wheel, "nvidia/cu13/bin/nvcc").as_deref(),
@@ -156,6 +234,24 @@ mod tests {
             None
         );
         assert_eq!(m(Shape::Wheel, "nvidia/cu13/__init__.py"), None);
+        assert_eq!(
+            map(
+                Shape::Wheel,
+                "nvidia-cuda-sanitizer-api",
+                Path::new("nvidia/cu13/include/generated_cuda_meta.h")
+            )
+            .unwrap(),
+            Path::new("compute-sanitizer/include/generated_cuda_meta.h")
+        );
+        assert_eq!(
+            map(
+                Shape::Wheel,
+                "nvidia-cuda-sanitizer-api",
+                Path::new("nvidia/cu13/bin/compute-sanitizer")
+            )
+            .unwrap(),
+            Path::new("bin/compute-sanitizer")
+        );
         assert_eq!(m(Shape::Wheel, "nvidia/__init__.py"), None);
     }
 }

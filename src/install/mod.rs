@@ -5,6 +5,8 @@
 mod assemble;
 pub mod driver;
 pub mod env;
+pub mod finish;
+mod items;
 pub mod layout;
 pub mod litter;
 mod merge;
@@ -14,21 +16,23 @@ pub mod receipts;
 pub mod self_copy;
 pub mod sources;
 pub mod stamps;
+pub mod stub;
+pub mod summary;
 pub mod transaction;
 pub mod uninstall;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::catalog::Catalog;
 use crate::fetch::{Artifact, FetchError, Fetcher, Location};
 use crate::progress::Phase;
-use crate::sources::pypi::{self, IndexError};
-use crate::sources::redist::{self, Redist, RedistError};
+use crate::sources::pypi::IndexError;
+use crate::sources::redist::RedistError;
 use crate::unpack::{self, Entry, Format, UnpackError};
 use crate::version::Version;
 
 pub use crate::model::receipt;
+pub use items::{resolve_items, Resolved};
 pub use layout::Shape;
 pub use receipt::Receipt;
 
@@ -123,126 +127,19 @@ pub struct Item {
     pub component: String,
     /// Its version.
     pub version: String,
+    /// NVIDIA's key for it (`cuda_nvcc`, also for the wheel), as version.json names it.
+    pub key: String,
+    /// NVIDIA's name for it (`CUDA NVCC`).
+    pub title: String,
     /// The archive or wheel.
     pub artifact: Artifact,
     /// How its contents map onto the prefix.
     pub shape: Shape,
 }
 
-/// NVIDIA's platform name for a Linux architecture.
-fn redist_platform(arch: &str) -> Result<&'static str, InstallError> {
-    match arch {
-        "x86_64" => Ok("linux-x86_64"),
-        "aarch64" => Ok("linux-sbsa"),
-        other => Err(InstallError::Unsupported(format!(
-            "NVIDIA publishes no Linux toolkit archives for {other}"
-        ))),
-    }
-}
-
-/// Reads the source's metadata and lists the artifacts `spec` needs.
-pub fn resolve_items(
-    fetcher: &Fetcher,
-    catalog: &Catalog,
-    spec: &ToolkitSpec,
-) -> Result<Vec<Item>, InstallError> {
-    let major = spec.cuda.major();
-    let components = catalog.components.for_major(major).ok_or_else(|| {
-        InstallError::Unsupported(format!(
-            "the catalog lists no toolkit components for CUDA {major}"
-        ))
-    })?;
-    let mut items = Vec::new();
-    match &spec.source {
-        Source::Redist(base) => {
-            let platform = redist_platform(&spec.arch)?;
-            let manifest = redist::cuda_manifest(base, &spec.cuda.to_string());
-            let doc = Redist::parse(
-                &manifest,
-                &get_manifest(fetcher, &manifest, "CUDA", &spec.cuda)?,
-            )?;
-            for key in &components.redist {
-                let c = doc.component(key, platform, None)?;
-                items.push(Item {
-                    component: c.key,
-                    version: c.version,
-                    artifact: c.artifact,
-                    shape: Shape::RedistArchive,
-                });
-            }
-            if let Some(cudnn) = &spec.cudnn {
-                let manifest = redist::cudnn_manifest(base, &cudnn.to_string());
-                let doc = Redist::parse(
-                    &manifest,
-                    &get_manifest(fetcher, &manifest, "cuDNN", cudnn)?,
-                )?;
-                let c = doc.component("cudnn", platform, Some(&format!("cuda{major}")))?;
-                items.push(Item {
-                    component: c.key,
-                    version: c.version,
-                    artifact: c.artifact,
-                    shape: Shape::RedistArchive,
-                });
-            }
-        }
-        Source::Wheels(index) => {
-            if components.wheels.is_empty() {
-                return Err(InstallError::Unsupported(format!(
-                    "NVIDIA's wheels carry a complete toolkit only from CUDA 13; install CUDA {} from NVIDIA's redistributable archives (--source redist)",
-                    spec.cuda
-                )));
-            }
-            let series = spec.cuda.prefix(2);
-            for package in &components.wheels {
-                let (version, artifact) = pypi::pick(fetcher, index, package, &series, &spec.arch)?;
-                items.push(Item {
-                    component: package.clone(),
-                    version: version.to_string(),
-                    artifact,
-                    shape: Shape::Wheel,
-                });
-            }
-            if let Some(cudnn) = &spec.cudnn {
-                let (version, artifact) = pypi::pick(
-                    fetcher,
-                    index,
-                    &components.cudnn_wheel,
-                    &cudnn.to_string(),
-                    &spec.arch,
-                )?;
-                items.push(Item {
-                    component: components.cudnn_wheel.clone(),
-                    version: version.to_string(),
-                    artifact,
-                    shape: Shape::Wheel,
-                });
-            }
-        }
-    }
-    Ok(items)
-}
-
-/// A redistrib JSON; a source without it cannot serve the release (not a network failure).
-fn get_manifest(
-    fetcher: &Fetcher,
-    manifest: &Location,
-    what: &str,
-    version: &Version,
-) -> Result<Vec<u8>, InstallError> {
-    let missing = |e: &FetchError| match e {
-        FetchError::Status { status: 404, .. } => true,
-        FetchError::Local(io) => io.kind() == std::io::ErrorKind::NotFound,
-        _ => false,
-    };
-    fetcher.get_bytes(manifest, None).map_err(|e| {
-        if missing(&e) {
-            InstallError::Unsupported(format!(
-                "{manifest} does not exist: this source has no {what} {version}; pin a release it has (--cuda / --cudnn) or add it to the mirror (cudaup mirror create)"
-            ))
-        } else {
-            e.into()
-        }
-    })
+/// The unpacked-cache key of an item: its bytes and the mapping that laid them out.
+fn cache_key(item: &Item) -> String {
+    format!("{}-l{}", item.artifact.sha256, layout::LAYOUT_VERSION)
 }
 
 /// A tree in the unpacked cache, verified, ready to link from.
@@ -299,7 +196,7 @@ fn ensure_unpacked(
     threads: usize,
     max: u64,
 ) -> UnpackResult {
-    let key = format!("{}-l{}", item.artifact.sha256, layout::LAYOUT_VERSION);
+    let key = cache_key(item);
     let dir = fetcher.cache().unpacked(&key);
     let hit = |u: Unpacked| {
         fetcher
@@ -577,7 +474,22 @@ fn install_locked(
         return Err(InstallError::Cancelled);
     }
     crate::checkpoint::reach("toolkit-unpacked");
-    receipt.files = assemble::assemble(tx.staging(), &trees, &spec.arch, fetcher.cancel_flag())?;
+    let mut files = assemble::assemble(tx.staging(), &trees, &spec.arch, fetcher.cancel_flag())?;
+    let named: Vec<finish::Named> = items
+        .iter()
+        .map(|i| finish::Named {
+            key: i.key.clone(),
+            title: i.title.clone(),
+            version: i.version.clone(),
+        })
+        .collect();
+    files.extend(finish::Finish::new(tx.staging(), &files).run(
+        &spec.arch,
+        &spec.cuda.to_string(),
+        &named,
+    )?);
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    receipt.files = files;
     receipt.write_into(tx.staging())?;
     if fetcher.cancel_flag().load(Ordering::Relaxed) {
         return Err(InstallError::Cancelled);
@@ -606,9 +518,12 @@ pub fn items_from_receipt(receipt: &Receipt) -> Result<Vec<Item>, InstallError> 
             } else {
                 Shape::RedistArchive
             };
+            let (key, title) = items::name_of(&c.name);
             Ok(Item {
                 component: c.name.clone(),
                 version: c.version.clone(),
+                key,
+                title,
                 artifact: Artifact {
                     name: format!("{} {}", c.name, c.version),
                     location,
@@ -627,8 +542,7 @@ pub fn items_from_receipt(receipt: &Receipt) -> Result<Vec<Item>, InstallError> 
 pub fn drop_damaged_cache(fetcher: &Fetcher, items: &[Item]) -> std::io::Result<usize> {
     let mut dropped = 0;
     for item in items {
-        let key = format!("{}-l{}", item.artifact.sha256, layout::LAYOUT_VERSION);
-        let dir = fetcher.cache().unpacked(&key);
+        let dir = fetcher.cache().unpacked(&cache_key(item));
         let Some(entries) = assemble::read_entries(&dir.join(assemble::ENTRIES_FILE)) else {
             continue;
         };

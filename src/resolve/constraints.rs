@@ -29,8 +29,8 @@ fn sm(v: &Version) -> String {
 fn cudnn_wheel(ctx: &Ctx<'_>, major: u32) -> String {
     ctx.catalog
         .components
-        .for_major(major)
-        .map(|c| c.cudnn_wheel.clone())
+        .cudnn_wheel(major)
+        .map(str::to_owned)
         .unwrap_or_else(|| format!("nvidia-cudnn-cu{major}"))
 }
 

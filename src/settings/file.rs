@@ -20,6 +20,7 @@
 //! prefix = "/opt/cuda"        # the toolkit prefix (absolute)
 //! venv = "/opt/venvs/torch"   # the framework venv (absolute)
 //! no_cudnn = false
+//! components = "standard"     # minimal | standard | complete, or a list: "standard,-npp"
 //! verify = true               # run `cudaup verify` afterwards
 //!
 //! [shell]
@@ -301,6 +302,8 @@ pub struct InstallConfig {
     pub venv: Option<PathBuf>,
     /// Leave cuDNN out (`--no-cudnn`).
     pub no_cudnn: Option<bool>,
+    /// The toolkit components (`--components`): a set or a comma-separated list.
+    pub components: Option<String>,
     /// Run `cudaup verify` after installing.
     pub verify: Option<bool>,
 }
@@ -414,6 +417,7 @@ struct RawInstall {
     prefix: Option<Spanned<String>>,
     venv: Option<Spanned<String>>,
     no_cudnn: Option<Spanned<bool>>,
+    components: Option<Spanned<String>>,
     verify: Option<Spanned<bool>>,
 }
 
@@ -479,6 +483,32 @@ impl<'a> Checker<'a> {
         let v = v.as_ref()?;
         self.place(key, v.span().start);
         Some(*v.get_ref())
+    }
+
+    /// A component selection: set and component names, commas, and `-` to leave one out (the
+    /// names themselves are checked against the catalog when installing).
+    fn components(&mut self, key: &'static str, v: &Option<Spanned<String>>) -> Option<String> {
+        let s = self.string(key, v)?;
+        let ok = s.split(',').all(|item| {
+            let name = item.trim().trim_start_matches(['-', '+']);
+            !name.is_empty()
+                && name
+                    .chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-')
+        });
+        if !ok {
+            let at = self.positions.0[key];
+            self.error_at(
+                at,
+                format!(
+                    "{key} = {}: name a set (minimal, standard, complete) or a comma-separated \
+                     list of sets and components, `-name` to leave one out (\"standard,-npp\")",
+                    quote(&s)
+                ),
+            );
+            return None;
+        }
+        Some(s)
     }
 
     /// A pin: plain dotted numbers.
@@ -677,6 +707,7 @@ impl Config {
             prefix: c.path("install.prefix", &raw.install.prefix),
             venv: c.path("install.venv", &raw.install.venv),
             no_cudnn: c.boolean("install.no_cudnn", &raw.install.no_cudnn),
+            components: c.components("install.components", &raw.install.components),
             verify: c.boolean("install.verify", &raw.install.verify),
         };
 
@@ -863,6 +894,9 @@ impl Config {
         if !profile.has_toolkit() && self.install.no_cudnn == Some(true) {
             no("install.no_cudnn", "installs no toolkit cuDNN to leave out");
         }
+        if !profile.has_toolkit() && self.install.components.is_some() {
+            no("install.components", "installs no CUDA toolkit");
+        }
         if profile == Profile::CudaDev && self.install.venv.is_some() {
             no("install.venv", "installs no framework into a venv");
         }
@@ -999,6 +1033,15 @@ impl Config {
         );
         o.push_str("# Leave cuDNN out of the toolkit.\n");
         line(&mut o, "no_cudnn", b(self.install.no_cudnn), "false");
+        o.push_str(
+            "# The toolkit's components: minimal, standard, complete, or a list (\"standard,-npp\").\n",
+        );
+        line(
+            &mut o,
+            "components",
+            self.install.components.as_deref().map(quote),
+            "\"standard\"",
+        );
         o.push_str("# Run `cudaup verify` afterwards.\n");
         line(&mut o, "verify", b(self.install.verify), "true");
 

@@ -21,7 +21,7 @@ pub fn check(ctx: &Context<'_>, exec: &Exec<'_>) -> (Check, Vec<Gpu>) {
     let mut path = ctx.process.path_entries();
     path.push(PathBuf::from("/usr/lib/wsl/lib"));
     let Some(smi) = which("nvidia-smi", &path) else {
-        return without_smi(ctx, "nvidia-smi is not on PATH".into());
+        return without_smi(ctx, "nvidia-smi is not on PATH".into(), false);
     };
     let banner = match exec.run(&smi, &[], &[], TIMEOUT) {
         Ok(out) if out.success() => out,
@@ -31,12 +31,13 @@ pub fn check(ctx: &Context<'_>, exec: &Exec<'_>) -> (Check, Vec<Gpu>) {
             let (check, gpus) = without_smi(
                 ctx,
                 format!("{} failed ({})", smi.display(), exit_words(&out)),
+                true,
             );
             let mut check = check;
             check.evidence.extend(lines);
             return (check, gpus);
         }
-        Err(e) => return without_smi(ctx, e.to_string()),
+        Err(e) => return without_smi(ctx, e.to_string(), true),
     };
     let query = |fields: &str| {
         exec.run(
@@ -85,7 +86,8 @@ pub fn check(ctx: &Context<'_>, exec: &Exec<'_>) -> (Check, Vec<Gpu>) {
 
 /// nvidia-smi cannot be run or fails: the check fails, and NVML may still name the GPUs (a
 /// container without nvidia-smi, a broken PATH).
-fn without_smi(ctx: &Context<'_>, why: String) -> (Check, Vec<Gpu>) {
+/// `smi_found`: an nvidia-smi is there but failed (a driver is half there: never a skip).
+fn without_smi(ctx: &Context<'_>, why: String, smi_found: bool) -> (Check, Vec<Gpu>) {
     let report = (ctx.nvml)().filter(|r| !r.gpus.is_empty());
     match report {
         Some(r) => {
@@ -110,16 +112,45 @@ fn without_smi(ctx: &Context<'_>, why: String) -> (Check, Vec<Gpu>) {
             });
             (Check::fail("driver", evidence).data(data), gpus)
         }
-        None => (
-            Check::fail(
-                "driver",
-                vec![
-                    format!("{NO_DRIVER}: {why}"),
-                    "install the NVIDIA driver (`cudaup plan` names the one to use), or run where a GPU is".into(),
-                ],
-            ),
-            Vec::new(),
-        ),
+        // Nothing answers: a machine with NVIDIA GPUs on its PCI bus needs a driver; one
+        // without (a build box, CI) is not broken, it just cannot run the GPU checks.
+        None => {
+            let pci: Vec<Gpu> = (ctx.pci_gpus)()
+                .into_iter()
+                .filter(|g| g.vendor == crate::system::Vendor::Nvidia)
+                .collect();
+            if pci.is_empty() && !smi_found {
+                return (
+                    Check::skip(
+                        "driver",
+                        vec![
+                            format!("no NVIDIA GPU here ({why}; NVML does not answer; the PCI bus has none): what needs a GPU is skipped, the rest is still built and checked"),
+                        ],
+                    ),
+                    Vec::new(),
+                );
+            }
+            let names: Vec<String> = pci.iter().map(|g| g.name.clone()).collect();
+            let first = if pci.is_empty() {
+                format!("{NO_DRIVER}: {why}")
+            } else {
+                format!(
+                    "{NO_DRIVER}: {why}, but the PCI bus has {}: {}",
+                    gpu_count(pci.len()),
+                    names.join(", ")
+                )
+            };
+            (
+                Check::fail(
+                    "driver",
+                    vec![
+                        first,
+                        "install the NVIDIA driver (`cudaup plan` names the one to use)".into(),
+                    ],
+                ),
+                Vec::new(),
+            )
+        }
     }
 }
 
@@ -193,13 +224,25 @@ mod tests {
         path: &str,
         nvml: &(dyn Fn() -> Option<gpu::DriverReport> + Sync),
     ) -> (Check, Vec<Gpu>) {
+        run_with_pci(runner, path, nvml, &Vec::new)
+    }
+
+    fn run_with_pci(
+        runner: &Scripted,
+        path: &str,
+        nvml: &(dyn Fn() -> Option<gpu::DriverReport> + Sync),
+        pci: &(dyn Fn() -> Vec<Gpu> + Sync),
+    ) -> (Check, Vec<Gpu>) {
         let process = Process::with_vars([("PATH", path)], "/");
         let table = table();
+        let components = crate::catalog::Catalog::embedded().components;
         let ctx = Context {
             process: &process,
             runner,
             gpu_table: &table,
             nvml,
+            pci_gpus: pci,
+            components: &components,
         };
         let exec = Exec::new(runner, &process, None);
         check(&ctx, &exec)
@@ -257,11 +300,36 @@ mod tests {
 
     #[test]
     fn no_driver() {
+        // No GPU at all: nothing is broken, the GPU checks are skipped.
         let runner = Scripted::new(|_, _, _| None);
         let (c, gpus) = run(&runner, "/nonexistent", &|| None);
+        assert_eq!(c.status, super::super::Status::Skip);
+        assert!(
+            c.evidence[0].starts_with("no NVIDIA GPU here"),
+            "{:?}",
+            c.evidence
+        );
+        assert!(gpus.is_empty());
+        // A GPU on the bus and no driver: a failure naming it.
+        let h200 = || {
+            vec![Gpu {
+                index: 0,
+                vendor: crate::system::Vendor::Nvidia,
+                name: "NVIDIA H200".into(),
+                pci_id: Some("10de:2335".into()),
+                compute_capability: Some("9.0".into()),
+                architecture: None,
+                memory_mib: None,
+            }]
+        };
+        let (c, _) = run_with_pci(&runner, "/nonexistent", &|| None, &h200);
         assert_eq!(c.status, super::super::Status::Fail);
         assert!(c.evidence[0].starts_with(NO_DRIVER), "{:?}", c.evidence);
-        assert!(gpus.is_empty());
+        assert!(
+            c.evidence[0].ends_with("the PCI bus has 1 GPU: NVIDIA H200"),
+            "{:?}",
+            c.evidence
+        );
 
         let d = smi_dir();
         let runner = Scripted::new(|_, _, _| {

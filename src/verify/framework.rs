@@ -42,6 +42,11 @@ impl VenvTarget {
         }
     }
 
+    /// Whether it holds TensorFlow (by its profile).
+    pub fn kind_is_tensorflow(&self) -> bool {
+        self.profile.as_deref() == Some("tensorflow")
+    }
+
     /// Which framework to import: the profile's, else whichever is there.
     fn kind(&self) -> &'static str {
         match self.profile.as_deref() {

@@ -24,40 +24,71 @@ pub fn sm_arch(cc: &str) -> Option<String> {
     (v.minor() < 10).then(|| format!("sm_{}{}", v.major(), v.minor()))
 }
 
-/// Compiles and runs the kernel for every GPU.
+/// A build of the program, for the checks that take it apart (`cuobjdump`, `compute-sanitizer`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Built {
+    /// `sm_90`, or `None` for nvcc's default architecture.
+    pub arch: Option<String>,
+    /// The executable.
+    pub binary: PathBuf,
+}
+
+/// Compiles the kernel in `dir` and runs it on every GPU. Without a GPU it is compiled for
+/// nvcc's default architecture (so a toolkit that cannot compile fails here too) and the run is
+/// skipped.
 pub fn check(
     exec: &Exec<'_>,
     toolkit: Option<&Toolkit>,
     no_toolkit: &str,
     gpus: &[Gpu],
-) -> Vec<Check> {
+    dir: &Path,
+) -> (Vec<Check>, Vec<Built>) {
     let Some(toolkit) = toolkit else {
-        return vec![Check::skip("addkernel", vec![no_toolkit.to_owned()])];
+        return (
+            vec![Check::skip("addkernel", vec![no_toolkit.to_owned()])],
+            Vec::new(),
+        );
     };
-    if gpus.is_empty() {
-        return vec![Check::skip(
-            "addkernel",
-            vec!["no GPU to run it on (see the driver check)".into()],
-        )];
-    }
-    let dir = match tempfile::Builder::new()
-        .prefix("cudaup-verify-")
-        .tempdir()
-        .and_then(|d| fs_err::write(d.path().join("addKernel.cu"), ADD_KERNEL).map(|_| d))
-    {
-        Ok(d) => d,
-        Err(e) => {
-            return vec![Check::fail(
+    if let Err(e) = fs_err::write(dir.join("addKernel.cu"), ADD_KERNEL) {
+        return (
+            vec![Check::fail(
                 "addkernel",
                 vec![format!(
-                    "cannot write the program to a temporary directory: {e}"
+                    "cannot write the program to {}: {e}",
+                    dir.display()
                 )],
-            )]
-        }
-    };
+            )],
+            Vec::new(),
+        );
+    }
+    if gpus.is_empty() {
+        return match compile(exec, toolkit, dir, None) {
+            Ok((binary, built)) => (
+                vec![Check::pass(
+                    "addkernel",
+                    vec![
+                        "addKernel.cu compiles and links; no GPU here to run it on".into(),
+                        built,
+                    ],
+                )
+                .data(serde_json::json!({"arch": null, "compiled": true, "ran": false}))],
+                vec![Built { arch: None, binary }],
+            ),
+            Err(lines) => {
+                let mut ev = vec!["nvcc could not build addKernel.cu:".to_owned()];
+                ev.extend(lines);
+                (
+                    vec![Check::fail("addkernel", ev)
+                        .data(serde_json::json!({"arch": null, "compiled": false}))],
+                    Vec::new(),
+                )
+            }
+        };
+    }
     // One build per architecture, shared by every GPU of it.
     let mut builds: BTreeMap<String, Result<(PathBuf, String), Vec<String>>> = BTreeMap::new();
-    gpus.iter()
+    let checks = gpus
+        .iter()
         .map(|g| {
             let id = format!("addkernel:{}", g.index);
             let subject = format!("GPU {}: {}", g.index, g.name);
@@ -73,7 +104,7 @@ pub fn check(
             };
             let build = builds
                 .entry(arch.clone())
-                .or_insert_with(|| compile(exec, toolkit, dir.path(), &arch));
+                .or_insert_with(|| compile(exec, toolkit, dir, Some(&arch)));
             match build {
                 Err(lines) => {
                     let mut ev = vec![format!("nvcc -arch={arch} could not build addKernel.cu:")];
@@ -85,28 +116,35 @@ pub fn check(
                 Ok((binary, built)) => run_on(exec, g, binary, &arch, built).subject(subject),
             }
         })
-        .collect()
+        .collect();
+    let built = builds
+        .into_iter()
+        .filter_map(|(arch, b)| {
+            b.ok().map(|(binary, _)| Built {
+                arch: Some(arch),
+                binary,
+            })
+        })
+        .collect();
+    (checks, built)
 }
 
 fn compile(
     exec: &Exec<'_>,
     toolkit: &Toolkit,
     dir: &Path,
-    arch: &str,
+    arch: Option<&str>,
 ) -> Result<(PathBuf, String), Vec<String>> {
-    let binary = dir.join(format!("addKernel_{arch}"));
+    let binary = dir.join(format!("addKernel_{}", arch.unwrap_or("default")));
     let source = dir.join("addKernel.cu");
-    let arch_flag = format!("-arch={arch}");
+    let arch_flag = arch.map(|a| format!("-arch={a}"));
     let out_arg = binary.display().to_string();
     let src_arg = source.display().to_string();
+    let mut args: Vec<&str> = arch_flag.iter().map(String::as_str).collect();
+    args.extend(["-o", &out_arg, &src_arg]);
     let started = Instant::now();
     let out = exec
-        .run(
-            &toolkit.nvcc,
-            &[&arch_flag, "-o", &out_arg, &src_arg],
-            &[],
-            Duration::from_secs(300),
-        )
+        .run(&toolkit.nvcc, &args, &[], Duration::from_secs(300))
         .map_err(|e| vec![e.to_string()])?;
     if !out.success() || !binary.is_file() {
         let mut lines = error_lines(&output_lines(&out), 10);
@@ -121,8 +159,9 @@ fn compile(
     Ok((
         binary,
         format!(
-            "built with {} {arch_flag} in {:.1} s",
+            "built with {} {}in {:.1} s",
             toolkit.nvcc.display(),
+            arch_flag.map(|a| a + " ").unwrap_or_default(),
             started.elapsed().as_secs_f64()
         ),
     ))
@@ -223,12 +262,15 @@ mod tests {
         let process = Process::default();
         let exec = Exec::new(&r, &process, None);
         let tk = toolkit();
-        let checks = check(
+        let dir = tempfile::tempdir().unwrap();
+        let (checks, built) = check(
             &exec,
             Some(&tk),
             "",
             &[gpu(0, Some("9.0")), gpu(1, Some("9.0"))],
+            dir.path(),
         );
+        assert_eq!(built.len(), 1);
         assert_eq!(checks.len(), 2);
         assert!(
             checks.iter().all(|c| c.status == Status::Pass),
@@ -258,7 +300,8 @@ mod tests {
         let process = Process::default();
         let exec = Exec::new(&r, &process, None);
         let tk = toolkit();
-        let c = &check(&exec, Some(&tk), "", &[gpu(0, Some("3.5"))])[0];
+        let dir = tempfile::tempdir().unwrap();
+        let c = &check(&exec, Some(&tk), "", &[gpu(0, Some("3.5"))], dir.path()).0[0];
         assert_eq!(c.status, Status::Fail);
         assert!(
             c.evidence[1].contains("Unsupported gpu architecture"),
@@ -267,23 +310,53 @@ mod tests {
 
         let r = runner(failed(1, "device 0: X\n", "wrong result at 2\n"));
         let exec = Exec::new(&r, &process, None);
-        let c = &check(&exec, Some(&tk), "", &[gpu(0, Some("9.0"))])[0];
+        let c = &check(&exec, Some(&tk), "", &[gpu(0, Some("9.0"))], dir.path()).0[0];
         assert_eq!(c.status, Status::Fail);
         assert!(c.evidence.iter().any(|l| l == "wrong result at 2"), "{c:?}");
     }
 
     #[test]
-    fn skipped_without_toolkit_gpu_or_capability() {
-        let r = Scripted::new(|_, _, _| None);
+    fn skipped_without_toolkit_or_capability_and_built_without_a_gpu() {
+        let r = runner(None);
         let process = Process::default();
         let exec = Exec::new(&r, &process, None);
-        let c = check(&exec, None, "no CUDA toolkit", &[gpu(0, Some("9.0"))]);
+        let dir = tempfile::tempdir().unwrap();
+        let c = check(
+            &exec,
+            None,
+            "no CUDA toolkit",
+            &[gpu(0, Some("9.0"))],
+            dir.path(),
+        )
+        .0;
         assert_eq!(c[0].status, Status::Skip);
         let tk = toolkit();
-        let c = check(&exec, Some(&tk), "", &[]);
-        assert_eq!(c[0].status, Status::Skip);
-        let c = check(&exec, Some(&tk), "", &[gpu(0, None)]);
+        let c = check(&exec, Some(&tk), "", &[gpu(0, None)], dir.path()).0;
         assert_eq!(c[0].status, Status::Skip);
         assert!(r.calls.lock().unwrap().is_empty());
+        // No GPU: compiled for nvcc's default architecture, not run.
+        let (c, built) = check(&exec, Some(&tk), "", &[], dir.path());
+        assert_eq!(c[0].status, Status::Pass, "{c:?}");
+        assert_eq!(
+            c[0].evidence[0],
+            "addKernel.cu compiles and links; no GPU here to run it on"
+        );
+        assert_eq!(built[0].arch, None);
+        let calls = r.calls.lock().unwrap();
+        assert_eq!(calls.len(), 1);
+        assert!(!calls[0].1.iter().any(|a| a.starts_with("-arch")));
+        drop(calls);
+        // A toolkit whose nvcc cannot compile (ptxas gone) fails even without a GPU.
+        let r = Scripted::new(|_, _, _| {
+            failed(
+                1,
+                "",
+                "sh: 1: ptxas: not found\nnvcc fatal   : Failed to run ptxas\n",
+            )
+        });
+        let exec = Exec::new(&r, &process, None);
+        let (c, _) = check(&exec, Some(&tk), "", &[], dir.path());
+        assert_eq!(c[0].status, Status::Fail);
+        assert!(c[0].evidence.iter().any(|l| l.contains("ptxas")), "{c:?}");
     }
 }

@@ -1,277 +1,511 @@
-//! Checks `cudart`, `cublas`, `cudnn`: the libraries load, and which file the dynamic loader
-//! picked. They are loaded by a child Python (`ctypes.CDLL`, i.e. `dlopen`) started with the
-//! active environment — the toolkit's `lib64` first on `LD_LIBRARY_PATH` — which then reads
-//! `/proc/self/maps` for the file that was mapped.
+//! Checks `libraries`, then one check per library (`cudart`, `cublas`, `cufft`, `curand`,
+//! `cusparse`, `cusolver`, `cudnn`, `nvrtc`, `nvjitlink`, `npp`, `nvjpeg`, `cupti`, `nvtx`,
+//! `nvml`, `profiler`): one program (`programs/libs.cu`) that links every library the toolkit
+//! has — through the unversioned names and `lib64/stubs`, as any build does — is compiled with
+//! the toolkit's nvcc, then run on each GPU, where it makes one real call into each library,
+//! checks the numbers against the CPU, and names the file the loader mapped.
+//!
+//! Without a GPU the program is still compiled and linked (the `libraries` check), and each
+//! library's run is skipped. A library the receipt says was installed but whose header or
+//! library file is missing fails.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use crate::process::Process;
-use crate::runner::which;
+use crate::catalog::ComponentsManifest;
+use crate::system::Gpu;
 
-use super::framework::VenvTarget;
 use super::toolkit::Toolkit;
-use super::{exit_words, json_line, output_lines, Check, Exec};
+use super::{error_lines, exit_words, output_lines, Check, Exec};
 
-/// Loads each group's first loadable name; prints `{key: {soname, path, errors}}`.
-pub const LOAD_SCRIPT: &str = r#"
-import ctypes, json, sys
-out = {}
-for group in sys.argv[1:]:
-    key, names = group.split("=", 1)
-    r = {"soname": None, "path": None, "errors": []}
-    for name in names.split(","):
-        try:
-            ctypes.CDLL(name)
-        except OSError as e:
-            r["errors"].append(str(e))
-            continue
-        r["soname"] = name
-        stem = name.split(".so")[0] + ".so"
-        with open("/proc/self/maps") as maps:
-            for line in maps:
-                parts = line.split(None, 5)
-                if len(parts) == 6 and parts[5].strip().rsplit("/", 1)[-1].startswith(stem):
-                    r["path"] = parts[5].strip()
-                    break
-        break
-    out[key] = r
-print(json.dumps(out))
-"#;
+/// The program.
+pub const PROGRAM: &str = include_str!("programs/libs.cu");
 
-/// One library's outcome.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-pub struct Loaded {
-    /// The name that loaded.
-    pub soname: Option<String>,
-    /// The file the loader mapped.
-    pub path: Option<String>,
-    /// The loader's message for each name that did not load.
-    #[serde(default)]
-    pub errors: Vec<String>,
+/// A library the program can call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Library {
+    /// Check id and the program's `HAVE_` macro (upper-cased).
+    pub id: &'static str,
+    /// How people write it.
+    pub name: &'static str,
+    /// The catalog component that installs it.
+    pub component: &'static str,
+    /// A header the program includes.
+    pub header: &'static str,
+    /// `-l` names (found in `lib64/` or `lib64/stubs/`).
+    pub link: &'static [&'static str],
+    /// A library it cannot be tested without.
+    pub needs: Option<&'static str>,
 }
 
-/// A library to load.
+/// Every library, in the order the program calls them.
+pub const LIBRARIES: &[Library] = &[
+    Library {
+        id: "cudart",
+        name: "the CUDA runtime",
+        component: "cudart",
+        header: "cuda_runtime.h",
+        link: &[],
+        needs: None,
+    },
+    Library {
+        id: "cublas",
+        name: "cuBLAS",
+        component: "cublas",
+        header: "cublas_v2.h",
+        link: &["cublas"],
+        needs: None,
+    },
+    Library {
+        id: "cufft",
+        name: "cuFFT",
+        component: "cufft",
+        header: "cufft.h",
+        link: &["cufft"],
+        needs: None,
+    },
+    Library {
+        id: "curand",
+        name: "cuRAND",
+        component: "curand",
+        header: "curand.h",
+        link: &["curand"],
+        needs: None,
+    },
+    Library {
+        id: "cusparse",
+        name: "cuSPARSE",
+        component: "cusparse",
+        header: "cusparse.h",
+        link: &["cusparse"],
+        needs: None,
+    },
+    Library {
+        id: "cusolver",
+        name: "cuSOLVER",
+        component: "cusolver",
+        header: "cusolverDn.h",
+        link: &["cusolver"],
+        needs: None,
+    },
+    Library {
+        id: "cudnn",
+        name: "cuDNN",
+        component: "cudnn",
+        header: "cudnn.h",
+        link: &["cudnn"],
+        needs: None,
+    },
+    Library {
+        id: "nvrtc",
+        name: "NVRTC and the driver API",
+        component: "nvrtc",
+        header: "nvrtc.h",
+        link: &["nvrtc", "cuda"],
+        needs: None,
+    },
+    Library {
+        id: "nvjitlink",
+        name: "nvJitLink",
+        component: "nvjitlink",
+        header: "nvJitLink.h",
+        link: &["nvJitLink"],
+        needs: Some("nvrtc"),
+    },
+    Library {
+        id: "npp",
+        name: "NPP",
+        component: "npp",
+        header: "npps.h",
+        link: &["npps", "nppc"],
+        needs: None,
+    },
+    Library {
+        id: "nvjpeg",
+        name: "nvJPEG",
+        component: "nvjpeg",
+        header: "nvjpeg.h",
+        link: &["nvjpeg"],
+        needs: None,
+    },
+    Library {
+        id: "cupti",
+        name: "CUPTI",
+        component: "cupti",
+        header: "cupti.h",
+        link: &["cupti"],
+        needs: None,
+    },
+    Library {
+        id: "nvtx",
+        name: "NVTX",
+        component: "nvtx",
+        header: "nvtx3/nvToolsExt.h",
+        link: &[],
+        needs: None,
+    },
+    Library {
+        id: "nvml",
+        name: "NVML",
+        component: "nvml",
+        header: "nvml.h",
+        link: &["nvidia-ml"],
+        needs: None,
+    },
+    Library {
+        id: "profiler",
+        name: "the profiler API",
+        component: "profiler",
+        header: "cuda_profiler_api.h",
+        link: &[],
+        needs: None,
+    },
+];
+
+/// Where a library stands in the toolkit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Wanted {
-    /// `cudart`, `cublas`, `cudnn`.
-    pub key: &'static str,
-    /// Names to try, in order (`libcudart.so.13`).
-    pub names: Vec<String>,
-    /// Whether it was installed (a failure to load is then a failure, else "not installed").
-    pub installed: bool,
-    /// Why it counts as installed or not, for the evidence.
-    pub why: String,
+pub enum Presence {
+    /// Header and libraries are there: it is built into the program.
+    Present,
+    /// The receipt says it was installed, but these files are missing.
+    Broken(Vec<String>),
+    /// Not installed.
+    Absent(String),
 }
 
-/// The interpreter that loads the libraries: `python3` on PATH, else a venv's.
-pub fn python(process: &Process, venvs: &[VenvTarget]) -> Option<PathBuf> {
-    let path = process.path_entries();
-    which("python3", &path)
-        .or_else(|| which("python", &path))
-        .or_else(|| {
-            venvs
-                .iter()
-                .map(|v| v.venv().python())
-                .find(|p| p.is_file())
+/// The include and library directories of a toolkit (CUPTI may live in `extras/CUPTI`).
+fn dirs(tk: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut inc = vec![tk.join("include")];
+    let mut lib = vec![tk.join("lib64"), tk.join("lib64/stubs")];
+    if tk.join("extras/CUPTI/include").is_dir() {
+        inc.push(tk.join("extras/CUPTI/include"));
+        lib.push(tk.join("extras/CUPTI/lib64"));
+    }
+    (inc, lib)
+}
+
+/// The catalog components the toolkit's receipt lists (`None`: no receipt to go by).
+pub fn installed_components(tk: &Toolkit, m: &ComponentsManifest) -> Option<Vec<String>> {
+    let r = tk.receipt.as_ref()?;
+    let mut out: Vec<String> = r
+        .components
+        .iter()
+        .filter_map(|c| {
+            if c.name == "cudnn" || c.name.starts_with("nvidia-cudnn") {
+                return Some("cudnn".to_owned());
+            }
+            m.component_by_artifact(&c.name).map(|d| d.name.clone())
         })
+        .collect();
+    out.sort();
+    out.dedup();
+    Some(out)
 }
 
-/// What to load for `toolkit`, and whether each was installed there.
-pub fn wanted(toolkit: &Toolkit) -> Vec<Wanted> {
-    let (major, minor) = toolkit
-        .cuda
+/// The paths the toolkit's receipt lists (`None`: no receipt).
+pub fn listed(tk: &Toolkit) -> Option<std::collections::BTreeSet<PathBuf>> {
+    tk.receipt
         .as_ref()
-        .map_or((0, 0), |v| (v.major(), v.minor()));
-    // Sonames: libcudart.so.13 and .12; CUDA 11's is libcudart.so.11.0; older ones M.m.
-    let cudart = match major {
-        12.. => format!("libcudart.so.{major}"),
-        11 => "libcudart.so.11.0".to_owned(),
-        _ => format!("libcudart.so.{major}.{minor}"),
-    };
-    let lib64 = toolkit.dir.join("lib64");
-    let has = |stem: &str| !versioned(&lib64, stem).is_empty();
-    let receipt = toolkit.receipt.as_ref();
-    let in_receipt =
-        |part: &str| receipt.is_some_and(|r| r.components.iter().any(|c| c.name.contains(part)));
-    let mut out = Vec::new();
-    out.push(Wanted {
-        key: "cudart",
-        names: vec![cudart],
-        installed: true,
-        why: "the CUDA runtime belongs to every toolkit".into(),
-    });
-    let cublas = in_receipt("cublas") || has("libcublas.so");
-    out.push(Wanted {
-        key: "cublas",
-        names: vec![format!("libcublas.so.{major}")],
-        installed: cublas,
-        why: if cublas {
-            "cuBLAS is in the toolkit".into()
-        } else if receipt.is_some() {
-            "cuBLAS was not installed with this toolkit (`--source wheels` leaves it out)".into()
-        } else {
-            format!("cuBLAS is not in {}", lib64.display())
-        },
-    });
-    let cudnn_receipt = receipt.and_then(|r| r.cudnn.clone());
-    let mut cudnn_majors: Vec<String> = cudnn_receipt
-        .as_deref()
-        .and_then(|v| v.split('.').next())
-        .map(|m| vec![m.to_owned()])
-        .unwrap_or_default();
-    for file in versioned(&lib64, "libcudnn.so") {
-        if let Some(m) = file
-            .strip_prefix("libcudnn.so.")
-            .and_then(|r| r.split('.').next())
-        {
-            if !cudnn_majors.iter().any(|x| x == m) {
-                cudnn_majors.push(m.to_owned());
+        .map(|r| r.files.iter().map(|f| f.path.clone()).collect())
+}
+
+/// Where each library stands. `installed`: the catalog components the receipt names;
+/// `listed`: the paths it lists (a missing file the receipt lists is broken; one it never
+/// listed was not installed).
+pub fn presence(
+    tk: &Path,
+    installed: Option<&[String]>,
+    listed: Option<&std::collections::BTreeSet<PathBuf>>,
+) -> Vec<(Library, Presence)> {
+    let (inc, lib) = dirs(tk);
+    let found_header = |h: &str| inc.iter().any(|d| d.join(h).is_file());
+    let found_lib = |l: &str| lib.iter().any(|d| d.join(format!("lib{l}.so")).exists());
+    let mut out: Vec<(Library, Presence)> = Vec::new();
+    for l in LIBRARIES {
+        let mut missing: Vec<String> = Vec::new();
+        if !found_header(l.header) {
+            missing.push(format!("include/{}", l.header));
+        }
+        for name in l.link {
+            if !found_lib(name) {
+                missing.push(if *name == "cuda" || *name == "nvidia-ml" {
+                    format!("lib64/stubs/lib{name}.so")
+                } else {
+                    format!("lib64/lib{name}.so")
+                });
             }
         }
+        if let Some(need) = l.needs {
+            if !matches!(
+                out.iter().find(|(o, _)| o.id == need),
+                Some((_, Presence::Present))
+            ) {
+                out.push((
+                    *l,
+                    Presence::Absent(format!(
+                        "{} is tested through {need}, which is not here",
+                        l.name
+                    )),
+                ));
+                continue;
+            }
+        }
+        let component = installed.is_some_and(|i| i.iter().any(|c| c == l.component));
+        let expected = match listed {
+            Some(files) => missing.iter().any(|m| files.contains(Path::new(m))),
+            None => l.id == "cudart",
+        };
+        let p = if missing.is_empty() {
+            Presence::Present
+        } else if expected {
+            Presence::Broken(missing)
+        } else if component {
+            Presence::Absent(format!(
+                "{} is installed, but this route ships no {}",
+                l.name,
+                missing.join(", ")
+            ))
+        } else if installed.is_some() {
+            Presence::Absent(format!("{} was not installed with this toolkit", l.name))
+        } else {
+            Presence::Absent(format!(
+                "{} is not in this toolkit ({} missing)",
+                l.name,
+                missing.join(", ")
+            ))
+        };
+        out.push((*l, p));
     }
-    // Nothing says which major: the ones in use today, newest first.
-    if cudnn_majors.is_empty() {
-        cudnn_majors = vec!["9".into(), "8".into()];
-    }
-    let cudnn = cudnn_receipt.is_some() || has("libcudnn.so");
-    out.push(Wanted {
-        key: "cudnn",
-        names: cudnn_majors
-            .iter()
-            .map(|m| format!("libcudnn.so.{m}"))
-            .collect(),
-        installed: cudnn,
-        why: match &cudnn_receipt {
-            Some(v) => format!("cuDNN {v} was installed with the toolkit"),
-            None if cudnn => "cuDNN is in the toolkit".into(),
-            None => "not installed".into(),
-        },
-    });
     out
 }
 
-/// `stem.*` files and links in `dir` (`libcudnn.so.9`, `libcudnn.so.9.17.0`).
-fn versioned(dir: &Path, stem: &str) -> Vec<String> {
-    let prefix = format!("{stem}.");
-    let mut names: Vec<String> = fs_err::read_dir(dir)
-        .map(|d| {
-            d.flatten()
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n.starts_with(&prefix))
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
+/// The nvcc arguments that build the program from `source` into `binary`.
+pub fn build_args(tk: &Path, present: &[Library], source: &Path, binary: &Path) -> Vec<String> {
+    let (inc, lib) = dirs(tk);
+    let mut a: Vec<String> = vec![
+        "-o".into(),
+        binary.display().to_string(),
+        source.display().to_string(),
+        "-Xcompiler".into(),
+        "-Wno-deprecated-declarations".into(),
+    ];
+    for d in inc.iter().skip(1) {
+        a.push(format!("-I{}", d.display()));
+    }
+    for d in lib.iter().skip(2) {
+        a.push(format!("-L{}", d.display()));
+    }
+    for l in present.iter().filter(|l| l.id != "cudart") {
+        a.push(format!("-DHAVE_{}", l.id.to_ascii_uppercase()));
+    }
+    for l in present {
+        a.extend(l.link.iter().map(|n| format!("-l{n}")));
+    }
+    a
 }
 
-/// Loads the libraries of the toolkit.
+/// One GPU's run: its results by library, or why there are none.
+pub type Run = Result<BTreeMap<String, LibResult>, Vec<String>>;
+
+/// One `RESULT` line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct LibResult {
+    /// The library's id.
+    pub lib: String,
+    /// Whether the call and the comparison succeeded.
+    pub ok: bool,
+    /// What it did, or what went wrong.
+    pub detail: String,
+    /// The file the loader mapped for it.
+    #[serde(default)]
+    pub file: String,
+}
+
+/// The `RESULT` lines of a run, by library.
+pub fn parse_results(stdout: &str) -> BTreeMap<String, LibResult> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("RESULT "))
+        .filter_map(|j| serde_json::from_str::<LibResult>(j).ok())
+        .map(|r| (r.lib.clone(), r))
+        .collect()
+}
+
+/// Builds the program in `dir` and runs it on every GPU.
 pub fn check(
     exec: &Exec<'_>,
     toolkit: Option<&Toolkit>,
     no_toolkit: &str,
-    python: Option<&Path>,
+    gpus: &[Gpu],
+    components: &ComponentsManifest,
+    dir: &Path,
 ) -> Vec<Check> {
-    const KEYS: [&str; 3] = ["cudart", "cublas", "cudnn"];
-    let Some(toolkit) = toolkit else {
-        return KEYS
-            .iter()
-            .map(|k| Check::skip(*k, vec![no_toolkit.to_owned()]))
-            .collect();
+    let Some(tk) = toolkit else {
+        return vec![Check::skip("libraries", vec![no_toolkit.to_owned()])];
     };
-    if toolkit.cuda.is_none() {
-        return KEYS
-            .iter()
-            .map(|k| {
-                Check::skip(
-                    *k,
-                    vec!["the toolkit's CUDA version is unknown: no library name to load".into()],
-                )
-            })
-            .collect();
-    }
-    let Some(python) = python else {
-        return KEYS
-            .iter()
-            .map(|k| {
-                Check::skip(
-                    *k,
-                    vec!["no python3 on PATH to load the libraries with".into()],
-                )
-            })
-            .collect();
-    };
-    let wanted = wanted(toolkit);
-    let groups: Vec<String> = wanted
+    let installed = installed_components(tk, components);
+    let state = presence(&tk.dir, installed.as_deref(), listed(tk).as_ref());
+    let present: Vec<Library> = state
         .iter()
-        .map(|w| format!("{}={}", w.key, w.names.join(",")))
+        .filter(|(_, p)| *p == Presence::Present)
+        .map(|(l, _)| *l)
         .collect();
-    let mut args = vec!["-I", "-S", "-c", LOAD_SCRIPT];
-    args.extend(groups.iter().map(String::as_str));
-    let report: Result<BTreeMap<String, Loaded>, Vec<String>> =
-        match exec.run(python, &args, &[], Duration::from_secs(60)) {
+    let source = dir.join("libs.cu");
+    let binary = dir.join("libs");
+    let build = if let Err(e) = fs_err::write(&source, PROGRAM) {
+        Err(vec![format!("cannot write the program: {e}")])
+    } else {
+        let args = build_args(&tk.dir, &present, &source, &binary);
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let started = Instant::now();
+        match exec.run(&tk.nvcc, &argv, &[], Duration::from_secs(600)) {
             Err(e) => Err(vec![e.to_string()]),
-            Ok(out) => json_line(&out).map_err(|why| {
-                let mut ev = vec![format!(
-                    "{} could not load them: {why} ({})",
-                    python.display(),
-                    exit_words(&out)
-                )];
-                ev.extend(output_lines(&out).into_iter().rev().take(5).rev());
-                ev
-            }),
+            Ok(out) if out.success() && binary.is_file() => Ok(started.elapsed()),
+            Ok(out) => {
+                let mut lines = error_lines(&output_lines(&out), 12);
+                if lines.is_empty() {
+                    lines.push(format!(
+                        "nvcc ended with {} and wrote no program",
+                        exit_words(&out)
+                    ));
+                }
+                Err(lines)
+            }
+        }
+    };
+    let linked: Vec<&str> = present.iter().map(|l| l.id).collect();
+    let mut checks = vec![match &build {
+        Ok(took) => Check::pass(
+            "libraries",
+            vec![
+                format!(
+                    "one program links all {} libraries of the toolkit: {}",
+                    present.len(),
+                    linked.join(", ")
+                ),
+                format!(
+                    "built with {} in {:.1} s",
+                    tk.nvcc.display(),
+                    took.as_secs_f64()
+                ),
+            ],
+        )
+        .data(serde_json::json!({"linked": linked})),
+        Err(lines) => {
+            let mut ev = vec![format!(
+                "the program linking {} does not build with {}:",
+                linked.join(", "),
+                tk.nvcc.display()
+            )];
+            ev.extend(lines.iter().cloned());
+            Check::fail("libraries", ev).data(serde_json::json!({"linked": linked}))
+        }
+    }];
+    // Run it on each GPU.
+    let mut runs: Vec<(&Gpu, Run)> = Vec::new();
+    if build.is_ok() {
+        for g in gpus {
+            let index = g.index.to_string();
+            let r = match exec.run(
+                &binary,
+                &[],
+                &[("CUDA_VISIBLE_DEVICES", &index)],
+                Duration::from_secs(300),
+            ) {
+                Err(e) => Err(vec![e.to_string()]),
+                Ok(out) => {
+                    let results = parse_results(&out.stdout);
+                    if results.is_empty() {
+                        let mut ev = vec![format!(
+                            "the program printed no result ({})",
+                            exit_words(&out)
+                        )];
+                        ev.extend(output_lines(&out).into_iter().rev().take(6).rev());
+                        Err(ev)
+                    } else {
+                        Ok(results)
+                    }
+                }
+            };
+            runs.push((g, r));
+        }
+    }
+    for (l, p) in &state {
+        let check = match p {
+            Presence::Absent(why) => Check::skip(l.id, vec![why.clone()]),
+            Presence::Broken(missing) => Check::fail(
+                l.id,
+                vec![format!(
+                    "{} was installed but {} {} missing from {}",
+                    l.name,
+                    missing.join(", "),
+                    if missing.len() == 1 { "is" } else { "are" },
+                    tk.dir.display()
+                )],
+            ),
+            Presence::Present if build.is_err() => Check::skip(
+                l.id,
+                vec![format!(
+                    "{} not run: the test program did not build (see `libraries`)",
+                    l.name
+                )],
+            ),
+            Presence::Present if gpus.is_empty() => Check::skip(
+                l.id,
+                vec![format!("{} links; no GPU here to run it on", l.name)],
+            ),
+            Presence::Present => judge(l, &runs, tk),
         };
-    wanted
-        .iter()
-        .map(|w| match &report {
-            Err(lines) => Check::fail(w.key, lines.clone()),
-            Ok(map) => judge(w, &map.get(w.key).cloned().unwrap_or_default(), toolkit),
-        })
-        .collect()
+        checks.push(check);
+    }
+    checks
 }
 
-/// Turns one library's outcome into a check.
-pub fn judge(w: &Wanted, got: &Loaded, toolkit: &Toolkit) -> Check {
-    let data = serde_json::json!({
-        "soname": got.soname,
-        "path": got.path,
-        "tried": w.names,
-        "installed": w.installed,
-    });
-    match (&got.soname, &got.path) {
-        (Some(soname), path) => {
-            let path = path
-                .clone()
-                .unwrap_or_else(|| "(file not found in /proc/self/maps)".into());
-            let mut ev = vec![format!("{soname} → {path}")];
-            let inside = Path::new(&path).starts_with(&toolkit.real)
-                || Path::new(&path).starts_with(&toolkit.dir);
-            if !inside {
-                ev.push(format!(
-                    "not from the toolkit {}: the loader found it elsewhere (LD_LIBRARY_PATH, ld.so.cache)",
-                    toolkit.dir.display()
-                ));
+/// One library's runs on every GPU as a check.
+pub fn judge(l: &Library, runs: &[(&Gpu, Run)], tk: &Toolkit) -> Check {
+    let mut ok = true;
+    let mut lines = Vec::new();
+    let mut files = Vec::new();
+    for (g, r) in runs {
+        match r {
+            Err(ev) => {
+                ok = false;
+                lines.push(format!("GPU {}: {}", g.index, ev.join("; ")));
             }
-            Check::pass(w.key, ev).data(data)
+            Ok(results) => match results.get(l.id) {
+                None => {
+                    ok = false;
+                    lines.push(format!(
+                        "GPU {}: the program stopped before it got to {}",
+                        g.index, l.name
+                    ));
+                }
+                Some(res) => {
+                    ok &= res.ok;
+                    lines.push(format!("GPU {}: {}", g.index, res.detail));
+                    if !res.file.is_empty() && !files.contains(&res.file) {
+                        files.push(res.file.clone());
+                    }
+                }
+            },
         }
-        (None, _) if w.installed => {
-            let mut ev = vec![format!("{} does not load ({})", w.names.join(" / "), w.why)];
-            ev.extend(got.errors.iter().cloned());
-            ev.push(format!(
-                "searched with {} first on LD_LIBRARY_PATH",
-                toolkit.dir.join("lib64").display()
-            ));
-            Check::fail(w.key, ev).data(data)
-        }
-        (None, _) => {
-            let mut ev = vec![w.why.clone()];
-            ev.extend(got.errors.iter().take(1).cloned());
-            Check::skip(w.key, ev).data(data)
-        }
+    }
+    for f in &files {
+        let inside = Path::new(f).starts_with(&tk.real) || Path::new(f).starts_with(&tk.dir);
+        lines.push(if inside {
+            format!("loaded {f}")
+        } else {
+            format!("loaded {f}: not from the toolkit {} (LD_LIBRARY_PATH or ld.so.cache found it first)", tk.dir.display())
+        });
+    }
+    let data = serde_json::json!({"files": files});
+    if ok {
+        Check::pass(l.id, lines).data(data)
+    } else {
+        Check::fail(l.id, lines).data(data)
     }
 }
 
@@ -280,151 +514,216 @@ mod tests {
     use super::*;
     use crate::install::receipt::ReceiptComponent;
     use crate::install::Receipt;
-    use crate::verify::testing::{ok, Scripted};
+    use crate::verify::testing::{failed, ok, Scripted};
     use crate::verify::Status;
     use crate::version::Version;
 
-    fn toolkit(dir: &Path, receipt: Option<Receipt>) -> Toolkit {
+    fn manifest() -> ComponentsManifest {
+        crate::catalog::Catalog::embedded().components
+    }
+
+    fn toolkit(dir: &Path, components: Option<&[&str]>) -> Toolkit {
         Toolkit {
             dir: dir.to_owned(),
             real: dir.to_owned(),
             nvcc: dir.join("bin/nvcc"),
-            receipt,
+            receipt: components.map(|c| Receipt {
+                schema_version: 1,
+                prefix: dir.to_owned(),
+                cuda: "13.0.2".into(),
+                cudnn: None,
+                source: "wheels test".into(),
+                installed_at: 0,
+                components: c
+                    .iter()
+                    .map(|n| ReceiptComponent {
+                        name: (*n).to_owned(),
+                        version: "1".into(),
+                        url: String::new(),
+                        sha256: String::new(),
+                        size: None,
+                    })
+                    .collect(),
+                files: Vec::new(),
+            }),
             cuda: Version::parse("13.0"),
         }
     }
 
-    fn receipt(cudnn: Option<&str>, components: &[&str]) -> Receipt {
-        Receipt {
-            schema_version: 1,
-            prefix: "/t".into(),
-            cuda: "13.0.2".into(),
-            cudnn: cudnn.map(str::to_owned),
-            source: "wheels test".into(),
-            installed_at: 0,
-            components: components
-                .iter()
-                .map(|n| ReceiptComponent {
-                    name: (*n).to_owned(),
-                    version: "1".into(),
-                    url: String::new(),
-                    sha256: String::new(),
-                    size: None,
-                })
-                .collect(),
-            files: Vec::new(),
+    fn touch(root: &Path, p: &str) {
+        let f = root.join(p);
+        fs_err::create_dir_all(f.parent().unwrap()).unwrap();
+        fs_err::write(f, "").unwrap();
+    }
+
+    fn gpu(index: u32) -> Gpu {
+        Gpu {
+            index,
+            vendor: crate::system::Vendor::Nvidia,
+            name: "NVIDIA H200".into(),
+            pci_id: None,
+            compute_capability: Some("9.0".into()),
+            architecture: None,
+            memory_mib: None,
         }
     }
 
     #[test]
-    fn names_and_expectations() {
+    fn what_is_built_in_follows_the_files_and_the_receipt() {
         let d = tempfile::tempdir().unwrap();
-        let w = wanted(&toolkit(
+        for f in [
+            "include/cuda_runtime.h",
+            "include/cublas_v2.h",
+            "lib64/libcublas.so",
+            "include/cufft.h",
+            "include/nvrtc.h",
+            "lib64/libnvrtc.so",
+            "lib64/stubs/libcuda.so",
+            "include/nvJitLink.h",
+            "lib64/libnvJitLink.so",
+        ] {
+            touch(d.path(), f);
+        }
+        let tk = toolkit(
             d.path(),
-            Some(receipt(Some("9.17.0"), &["cuda_cudart"])),
-        ));
-        assert_eq!(w[0].names, ["libcudart.so.13"]);
-        let mut old = toolkit(d.path(), None);
-        old.cuda = Version::parse("11.8");
-        assert_eq!(wanted(&old)[0].names, ["libcudart.so.11.0"]);
-        assert_eq!(wanted(&old)[1].names, ["libcublas.so.11"]);
-        assert_eq!(w[1].names, ["libcublas.so.13"]);
-        assert!(!w[1].installed, "no cuBLAS component in the receipt");
-        assert!(w[1].why.contains("--source wheels"));
-        assert_eq!(w[2].names, ["libcudnn.so.9"]);
-        assert!(w[2].installed);
-
-        let lib64 = d.path().join("lib64");
-        fs_err::create_dir_all(&lib64).unwrap();
-        fs_err::write(lib64.join("libcublas.so.13.1.0.3"), "").unwrap();
-        let w = wanted(&toolkit(d.path(), None));
-        assert!(w[1].installed);
-        assert!(!w[2].installed);
-        assert_eq!(w[2].why, "not installed");
-        assert_eq!(w[2].names, ["libcudnn.so.9", "libcudnn.so.8"]);
-    }
-
-    #[test]
-    fn judging() {
-        let d = Path::new("/usr/local/cuda-13.0");
-        let tk = toolkit(d, None);
-        let w = &wanted(&tk)[0];
-        let inside = Loaded {
-            soname: Some("libcudart.so.13".into()),
-            path: Some("/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcudart.so.13.0.96".into()),
-            errors: vec![],
-        };
-        let c = judge(w, &inside, &tk);
-        assert_eq!(c.status, Status::Pass);
+            Some(&[
+                "nvidia-cuda-runtime",
+                "nvidia-cublas",
+                "nvidia-cufft",
+                "nvidia-cuda-nvrtc",
+                "nvidia-nvjitlink",
+            ]),
+        );
+        let m = manifest();
+        let installed = installed_components(&tk, &m).unwrap();
+        assert!(installed.contains(&"cufft".to_owned()));
+        let mut files: std::collections::BTreeSet<PathBuf> = [
+            "include/cuda_runtime.h",
+            "include/cublas_v2.h",
+            "lib64/libcublas.so",
+            "include/cufft.h",
+            "lib64/libcufft.so",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        let state = presence(d.path(), Some(&installed), Some(&files));
+        let get = |id: &str| state.iter().find(|(l, _)| l.id == id).unwrap().1.clone();
+        assert_eq!(get("cublas"), Presence::Present);
+        assert_eq!(get("nvjitlink"), Presence::Present);
         assert_eq!(
-            c.evidence,
-            ["libcudart.so.13 → /usr/local/cuda-13.0/targets/x86_64-linux/lib/libcudart.so.13.0.96"]
+            get("cufft"),
+            Presence::Broken(vec!["lib64/libcufft.so".into()])
         );
-        let outside = Loaded {
-            path: Some("/usr/lib/x86_64-linux-gnu/libcudart.so.13.0.96".into()),
-            ..inside
-        };
-        let c = judge(w, &outside, &tk);
-        assert_eq!(c.status, Status::Pass);
-        assert!(c.evidence[1].starts_with("not from the toolkit"));
-        let missing = Loaded {
-            soname: None,
-            path: None,
-            errors: vec![
-                "libcudart.so.13: cannot open shared object file: No such file or directory".into(),
-            ],
-        };
-        let c = judge(w, &missing, &tk);
-        assert_eq!(c.status, Status::Fail);
-        assert!(c
-            .evidence
+        assert!(matches!(get("cudnn"), Presence::Absent(w) if w.contains("was not installed")));
+        // A file the receipt never listed is not broken: the route does not ship it.
+        files.remove(Path::new("lib64/libcufft.so"));
+        let state = presence(d.path(), Some(&installed), Some(&files));
+        let cufft = &state.iter().find(|(l, _)| l.id == "cufft").unwrap().1;
+        assert!(
+            matches!(cufft, Presence::Absent(w) if w.contains("ships no lib64/libcufft.so")),
+            "{cufft:?}"
+        );
+        let present: Vec<Library> = state
             .iter()
-            .any(|l| l.contains("cannot open shared object")));
-        let cudnn = &wanted(&tk)[2];
-        let c = judge(cudnn, &missing, &tk);
-        assert_eq!(c.status, Status::Skip);
-        assert_eq!(c.evidence[0], "not installed");
+            .filter(|(_, p)| *p == Presence::Present)
+            .map(|(l, _)| *l)
+            .collect();
+        let args = build_args(
+            d.path(),
+            &present,
+            Path::new("/w/libs.cu"),
+            Path::new("/w/libs"),
+        );
+        assert!(args.contains(&"-DHAVE_CUBLAS".to_owned()) && args.contains(&"-lcuda".to_owned()));
+        assert!(!args.iter().any(|a| a == "-DHAVE_CUFFT"));
     }
 
     #[test]
-    fn one_child_loads_all_three_in_the_active_environment() {
+    fn results_are_parsed_and_judged_per_gpu() {
+        let out = "noise\nRESULT {\"lib\":\"cublas\",\"ok\":true,\"detail\":\"SGEMM 64x64x64 matches the CPU (max rel. error 1.2e-07)\",\"file\":\"/t/lib64/libcublas.so.13\"}\nRESULT {\"lib\":\"cufft\",\"ok\":false,\"detail\":\"cufftPlan1d(&plan, n, CUFFT_C2C, 1) returned 5\",\"file\":\"/usr/lib/libcufft.so.12\"}\nDONE\n";
+        let r = parse_results(out);
+        assert_eq!(r.len(), 2);
         let d = tempfile::tempdir().unwrap();
-        let tk = toolkit(d.path(), Some(receipt(None, &["libcublas"])));
-        let answer = format!(
-            "{{\"cudart\": {{\"soname\": \"libcudart.so.13\", \"path\": \"{0}/lib64/libcudart.so.13.0.96\", \"errors\": []}}, \"cublas\": {{\"soname\": \"libcublas.so.13\", \"path\": \"{0}/lib64/libcublas.so.13.1.0.3\", \"errors\": []}}, \"cudnn\": {{\"soname\": null, \"path\": null, \"errors\": [\"libcudnn.so.9: cannot open shared object file\"]}}}}",
-            d.path().display()
+        let tk = toolkit(Path::new("/t"), None);
+        let g0 = gpu(0);
+        let runs = vec![(&g0, Ok(r))];
+        let cublas = judge(&LIBRARIES[1], &runs, &tk);
+        assert_eq!(cublas.status, Status::Pass);
+        assert_eq!(
+            cublas.evidence,
+            [
+                "GPU 0: SGEMM 64x64x64 matches the CPU (max rel. error 1.2e-07)",
+                "loaded /t/lib64/libcublas.so.13"
+            ]
         );
-        let r = Scripted::new(move |_, _, _| ok(&format!("warning: noise\n{answer}\n")));
-        let process = Process::with_vars([("PATH", "/usr/bin")], "/");
-        let exec = Exec::new(&r, &process, Some(d.path()));
-        let checks = check(&exec, Some(&tk), "", Some(Path::new("/usr/bin/python3")));
-        let st: Vec<Status> = checks.iter().map(|c| c.status).collect();
-        assert_eq!(st, [Status::Pass, Status::Pass, Status::Skip]);
-        let calls = r.calls.lock().unwrap();
-        assert_eq!(calls.len(), 1);
-        let ld = calls[0]
-            .2
-            .iter()
-            .find(|(k, _)| k == "LD_LIBRARY_PATH")
-            .unwrap();
-        assert!(ld
-            .1
-            .starts_with(&d.path().join("lib64").display().to_string()));
-        assert!(calls[0]
-            .1
-            .contains(&"cudnn=libcudnn.so.9,libcudnn.so.8".to_owned()));
+        let cufft = judge(&LIBRARIES[2], &runs, &tk);
+        assert_eq!(cufft.status, Status::Fail);
+        assert!(cufft.evidence[1].contains("not from the toolkit"));
+        let curand = judge(&LIBRARIES[3], &runs, &tk);
+        assert_eq!(curand.status, Status::Fail);
+        assert!(curand.evidence[0].contains("stopped before"));
+        drop(d);
     }
 
     #[test]
-    fn skipped_without_toolkit_or_python() {
-        let r = Scripted::new(|_, _, _| None);
-        let process = Process::default();
-        let exec = Exec::new(&r, &process, None);
-        let c = check(&exec, None, "no CUDA toolkit", None);
-        assert!(c.iter().all(|c| c.status == Status::Skip));
-        let tk = toolkit(Path::new("/t"), None);
-        let c = check(&exec, Some(&tk), "", None);
-        assert!(c.iter().all(|c| c.status == Status::Skip));
-        assert!(c[0].evidence[0].contains("no python3"));
+    fn without_a_gpu_it_is_built_and_the_runs_are_skipped() {
+        let d = tempfile::tempdir().unwrap();
+        for f in [
+            "include/cuda_runtime.h",
+            "include/cublas_v2.h",
+            "lib64/libcublas.so",
+            "bin/nvcc",
+        ] {
+            touch(d.path(), f);
+        }
+        let work = tempfile::tempdir().unwrap();
+        let runner = Scripted::new(|program, args, _| {
+            assert!(
+                program.ends_with("nvcc"),
+                "nothing but nvcc runs without a GPU"
+            );
+            let out = args[args.iter().position(|a| *a == "-o").unwrap() + 1];
+            fs_err::write(out, "").unwrap();
+            ok("")
+        });
+        let process = crate::process::Process::default();
+        let exec = Exec::new(&runner, &process, Some(d.path()));
+        let tk = toolkit(d.path(), None);
+        let checks = check(&exec, Some(&tk), "", &[], &manifest(), work.path());
+        assert_eq!(checks[0].id, "libraries");
+        assert_eq!(checks[0].status, Status::Pass, "{:?}", checks[0]);
+        assert!(
+            checks[0].evidence[0].contains("all 2 libraries"),
+            "{:?}",
+            checks[0]
+        );
+        let cublas = checks.iter().find(|c| c.id == "cublas").unwrap();
+        assert_eq!(cublas.status, Status::Skip);
+        assert_eq!(cublas.evidence[0], "cuBLAS links; no GPU here to run it on");
+        assert!(checks
+            .iter()
+            .filter(|c| c.id != "libraries")
+            .all(|c| c.status == Status::Skip));
+
+        // A compiler that fails: the build check fails with its words, the libraries with it.
+        let runner = Scripted::new(|_, _, _| {
+            failed(1, "", "/usr/bin/ld: cannot find -lcublas: No such file or directory\ncollect2: error: ld returned 1 exit status\n")
+        });
+        let exec = Exec::new(&runner, &process, Some(d.path()));
+        let checks = check(&exec, Some(&tk), "", &[gpu(0)], &manifest(), work.path());
+        assert_eq!(checks[0].status, Status::Fail);
+        assert!(
+            checks[0]
+                .evidence
+                .iter()
+                .any(|l| l.contains("cannot find -lcublas")),
+            "{:?}",
+            checks[0]
+        );
+        assert_eq!(
+            checks.iter().find(|c| c.id == "cublas").unwrap().status,
+            Status::Skip
+        );
     }
 }

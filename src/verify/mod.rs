@@ -1,37 +1,47 @@
 //! `cudaup verify`: proves the installed stack works — the seed guide's checks (§3–4), run
-//! automatically, each with the evidence it rests on.
+//! automatically, each with the evidence it rests on, and real work in every library.
 //!
-//! 1. `driver`: `nvidia-smi` answers; the driver version and every GPU ([`driver`]).
+//! 1. `driver`: `nvidia-smi` answers; the driver version and every GPU ([`driver`]). A machine
+//!    with no NVIDIA GPU at all skips it (and every GPU run); one with a GPU and no driver fails.
 //! 2. `nvcc`: the active toolkit's `nvcc --version` is the release its receipt says was installed
 //!    ([`toolkit`]).
 //! 3. `addkernel:N`: the seed's `addKernel` compiled with that nvcc for each GPU's architecture
-//!    and run on that GPU ([`kernel`]).
-//! 4. `cudart`, `cublas`, `cudnn`: the libraries load in a child process that sees the active
-//!    environment, and the exact file the loader picked ([`libs`]).
-//! 5. `framework:N`: each venv's torch (or TensorFlow) sees every GPU and multiplies matrices on
-//!    each one as the CPU does ([`framework`]).
-//! 6. `bench:N` (`--bench`): matmul TFLOP/s and pinned host↔device bandwidth per GPU.
+//!    and run on that GPU; without a GPU, compiled for nvcc's default ([`kernel`]).
+//! 4. `cuobjdump`, `nvdisasm`, `cu++filt`, `compute-sanitizer`, … on that build ([`tools`]).
+//! 5. `libraries`, then `cudart`, `cublas`, `cufft`, `curand`, `cusparse`, `cusolver`, `cudnn`,
+//!    `nvrtc`, `nvjitlink`, `npp`, `nvjpeg`, `cupti`, `nvtx`, `nvml`, `profiler`: one program
+//!    linking every library, run per GPU, one real call into each checked against the CPU, and
+//!    the file the loader mapped ([`libs`]).
+//! 6. `cmake`: a `find_package(CUDAToolkit)` project configured, built and run ([`cmake`]).
+//! 7. `framework:N`: each venv's torch (or TensorFlow) sees every GPU and multiplies matrices on
+//!    each one as the CPU does ([`framework`]); `extension:N`: a `torch.utils.cpp_extension`
+//!    CUDA extension built against the toolkit and run on each GPU ([`extension`]).
+//! 8. `bench:N` (`--bench`): matmul TFLOP/s and pinned host↔device bandwidth per GPU.
 //!
 //! Every command goes through [`Runner`], so tests script what the tools print. A check that
 //! cannot apply here (no toolkit, no GPU, no venv) is skipped with the reason, never failed.
 
+pub mod cmake;
 pub mod driver;
+pub mod extension;
 pub mod framework;
 pub mod kernel;
 pub mod libs;
 pub mod tensorrt;
 pub mod toolkit;
+pub mod tools;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::catalog::GpuTable;
+use crate::catalog::{ComponentsManifest, GpuTable};
 use crate::detect::gpu::DriverReport;
 use crate::process::Process;
 use crate::receipts::Receipts;
 use crate::runner::{Output, Runner};
+use crate::system::Gpu;
 
 /// The version of the `verify --json` document.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -161,6 +171,11 @@ pub struct Context<'a> {
     pub gpu_table: &'a GpuTable,
     /// Asked for the GPUs only when nvidia-smi does not answer (NVML, in the binary).
     pub nvml: &'a (dyn Fn() -> Option<DriverReport> + Sync),
+    /// The GPUs on the PCI bus, asked when no driver answers: with none, the GPU checks are
+    /// skipped; with some, the missing driver is a failure.
+    pub pci_gpus: &'a (dyn Fn() -> Vec<Gpu> + Sync),
+    /// Which catalog component installs which library or tool (receipts name artifacts).
+    pub components: &'a ComponentsManifest,
 }
 
 /// Runs every check.
@@ -183,22 +198,59 @@ pub fn verify(ctx: &Context<'_>, opts: &Options) -> Report {
     let no_toolkit = toolkit::absent_reason(chosen.as_ref(), tk.as_ref());
 
     let venvs = framework::targets(&receipts, &opts.venvs);
-    let python = libs::python(ctx.process, &venvs);
+    let installed = tk
+        .as_ref()
+        .and_then(|t| libs::installed_components(t, ctx.components));
+    let work = tempfile::Builder::new().prefix("cudaup-verify-").tempdir();
+    let dir = match &work {
+        Ok(d) => d.path().to_owned(),
+        Err(e) => {
+            let mut checks = vec![driver_check, nvcc_check];
+            checks.push(Check::fail(
+                "verify",
+                vec![format!(
+                    "cannot make a temporary directory to build in: {e}"
+                )],
+            ));
+            return Report::new(None, Vec::new(), checks);
+        }
+    };
+    let path = ctx.process.path_entries();
 
-    // Compiling, loading libraries and importing frameworks take seconds each: side by side.
-    let (kernel_checks, lib_checks, fw) = std::thread::scope(|s| {
-        let k = s.spawn(|| kernel::check(&exec, tk.as_ref(), &no_toolkit, &gpus));
-        let l = s.spawn(|| libs::check(&exec, tk.as_ref(), &no_toolkit, python.as_deref()));
+    // Compiling, linking and importing frameworks take seconds each: side by side.
+    let (kernel_checks, lib_checks, cmake_check, fw) = std::thread::scope(|s| {
+        let k = s.spawn(|| {
+            let (mut checks, built) = kernel::check(&exec, tk.as_ref(), &no_toolkit, &gpus, &dir);
+            if let Some(t) = tk.as_ref() {
+                checks.extend(tools::check(
+                    &exec,
+                    t,
+                    &built,
+                    &gpus,
+                    installed.as_deref(),
+                    &dir,
+                ));
+            }
+            checks
+        });
+        let l =
+            s.spawn(|| libs::check(&exec, tk.as_ref(), &no_toolkit, &gpus, ctx.components, &dir));
+        let c = s.spawn(|| cmake::check(&exec, tk.as_ref(), &no_toolkit, &gpus, &path, &dir));
         let f = s.spawn(|| {
             venvs
                 .iter()
                 .enumerate()
-                .map(|(i, v)| framework::check(&exec, i, v, &gpus, ctx.process))
+                .map(|(i, v)| {
+                    let (check, torch_gpu) = framework::check(&exec, i, v, &gpus, ctx.process);
+                    let ext = extension::check(&exec, i, v, tk.as_ref(), &gpus, &dir);
+                    (check, torch_gpu, ext)
+                })
                 .collect::<Vec<_>>()
         });
         (
             k.join().expect("kernel checks do not panic"),
             l.join().expect("library checks do not panic"),
+            c.join().expect("the cmake check does not panic"),
             f.join().expect("framework checks do not panic"),
         )
     });
@@ -206,6 +258,7 @@ pub fn verify(ctx: &Context<'_>, opts: &Options) -> Report {
     let mut checks = vec![driver_check, nvcc_check];
     checks.extend(kernel_checks);
     checks.extend(lib_checks);
+    checks.push(cmake_check);
     if venvs.is_empty() {
         checks.push(Check::skip(
             "framework",
@@ -213,16 +266,20 @@ pub fn verify(ctx: &Context<'_>, opts: &Options) -> Report {
         ));
     }
     let mut bench_venv: Option<&framework::VenvTarget> = None;
-    for (v, (check, torch_gpu)) in venvs.iter().zip(fw) {
+    let mut extensions = Vec::new();
+    for (v, (check, torch_gpu, ext)) in venvs.iter().zip(fw) {
         if torch_gpu && bench_venv.is_none() {
             bench_venv = Some(v);
         }
         checks.push(check);
+        extensions.push(ext);
     }
+    checks.extend(extensions);
     checks.extend(tensorrt::check(&exec, bench_venv, &gpus, &receipts));
     if opts.bench {
         checks.extend(framework::bench(&exec, bench_venv, &gpus));
     }
+    drop(work);
     Report::new(
         tk.as_ref().map(|t| t.dir.clone()),
         venvs.iter().map(|v| v.dir.clone()).collect(),
@@ -330,7 +387,11 @@ fn error_lines(lines: &[String], n: usize) -> Vec<String> {
         .iter()
         .filter(|l| {
             let l = l.to_ascii_lowercase();
-            l.contains("error") || l.contains("fatal") || l.contains("failed")
+            l.contains("error")
+                || l.contains("fatal")
+                || l.contains("failed")
+                || l.contains("cannot find")
+                || l.contains("undefined reference")
         })
         .take(n)
         .cloned()

@@ -486,7 +486,9 @@ fn ansible_installs_each_host_its_own_stack_and_a_second_run_changes_nothing() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .any(|c| c["id"] == "driver" && c["status"] == "fail"),
+                // No GPU here: what needs one is skipped, not failed (issue 13); the synthetic
+                // libraries still fail their link checks.
+                .any(|c| c["id"] == "driver" && c["status"] == "skip"),
             "{name}: {verify}"
         );
         assert!(report(name, "system.json")["gpus"].is_array());

@@ -261,11 +261,11 @@ pub fn wheel_index(overrides: &[(&str, Vec<Member>)]) -> tempfile::TempDir {
             .find(|(c, _)| *c == component)
             .map(|(_, m)| m.clone())
             .unwrap_or_else(|| harmless(component)[1..].to_vec());
-        let version = if component == "cuda_cudart" {
-            "13.0.96"
-        } else {
-            "13.0.88"
-        };
+        // The versions CUDA 13.0.2's cuda-toolkit metapackage pins (the redist ones).
+        let version = COMPONENTS
+            .iter()
+            .find(|(c, _)| *c == component)
+            .map_or("13.0.88", |(_, v)| *v);
         let (name, bytes) = wheel(project, version, &members);
         let p = built.path().join(name);
         fs_err::write(&p, bytes).unwrap();
@@ -393,6 +393,17 @@ impl Sandbox {
         .map(|s| s.to_string())
         .collect();
         args.extend(source.iter().map(|s| s.to_string()));
+        // Exactly what the kit serves: the seven archives (`minimal`), or the six wheels
+        // (NVIDIA's cuBLAS wheel is not among them).
+        args.push("--components".into());
+        args.push(
+            if source.contains(&"wheels") {
+                "minimal,-cublas"
+            } else {
+                "minimal"
+            }
+            .into(),
+        );
         if let Some(p) = prefix {
             args.push("--prefix".into());
             args.push(p.display().to_string());

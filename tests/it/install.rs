@@ -119,10 +119,14 @@ fn installs_from_a_directory_mirror_with_a_receipt() {
             .unwrap();
     assert_eq!(receipt["cuda"], "13.0.2");
     assert_eq!(receipt["cudnn"], "9.17.0");
+    let standard = cudaup::catalog::Catalog::embedded()
+        .components
+        .members("standard")
+        .len();
     assert_eq!(
         receipt["components"].as_array().unwrap().len(),
-        8,
-        "7 toolkit components + cuDNN"
+        standard + 1,
+        "the standard set's components + cuDNN"
     );
     let files = receipt["files"].as_array().unwrap();
     let nvcc = files.iter().find(|f| f["path"] == "bin/nvcc").unwrap();
@@ -739,29 +743,15 @@ fn needs_network_real_nvidia_wheels_through_a_loopback_index() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // A catalog whose CUDA 13 wheel route is just these two.
-    let manifests = tempfile::tempdir().unwrap();
-    for (name, text) in cudaup::catalog::EMBEDDED {
-        fs_err::write(manifests.path().join(name), text).unwrap();
-    }
-    let components = fs_err::read_to_string(manifests.path().join("components.toml")).unwrap();
-    let components = components.replace(
-        r#"wheels = ["nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-nvvm", "nvidia-cuda-runtime", "nvidia-cuda-cccl", "nvidia-cuda-nvrtc"]"#,
-        r#"wheels = ["nvidia-cuda-runtime", "nvidia-cuda-crt"]"#,
-    );
-    fs_err::write(manifests.path().join("components.toml"), components).unwrap();
     let server = Server::start(index.path().to_owned());
     let env = Env::new();
     let home = env.home.path().display().to_string();
     let prefix = env.prefix().display().to_string();
     let index_url = format!("{}/simple", server.url());
-    let manifests_arg = manifests.path().display().to_string();
     let run = cudaup(
         &[
             "--home",
             &home,
-            "--manifests",
-            &manifests_arg,
             "install",
             "--system",
             H200,
@@ -774,6 +764,9 @@ fn needs_network_real_nvidia_wheels_through_a_loopback_index() {
             "--cudnn",
             "9.17",
             "--no-cudnn",
+            // Just these two (CUDA 13.0.2's metapackage pins them).
+            "--components",
+            "cudart,crt",
             "--source",
             "wheels",
             "--index-url",

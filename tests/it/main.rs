@@ -19,6 +19,7 @@ mod plan;
 mod repair;
 mod routes;
 mod self_path;
+mod toolkit;
 mod uninstall;
 mod verify;
 mod wizard;

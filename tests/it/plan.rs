@@ -1127,9 +1127,11 @@ fn plan_json_has_the_contract_shape() {
             "profile",
             "reasons",
             "status",
+            "toolkit_components",
             "warnings"
         ]
     );
+    assert_eq!(j["toolkit_components"]["set"], "standard");
     assert_eq!(j["catalog"]["origin"], "embedded");
     assert!(j["catalog"]["date"].as_str().unwrap().starts_with("20"));
     assert!(j["constraints"].is_array());

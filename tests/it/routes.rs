@@ -445,14 +445,14 @@ fn a_flat_folder_of_wheels_serves_the_framework_and_the_toolkit() {
 
     // cudaup's own index reader takes a flat folder too: the toolkit from NVIDIA's wheels.
     let nvidia = tempfile::tempdir().unwrap();
-    nvidia_stand_ins(nvidia.path(), "13.0.88");
+    nvidia_stand_ins(nvidia.path(), "13.0.2");
     let b = Box_::new();
     let prefix = b.home.path().join("cuda");
     let run = b.install(&[
         "--profile",
         "cuda-dev",
         "--cuda",
-        "13.0",
+        "13.0.2",
         "--no-cudnn",
         "--source",
         "wheels",
@@ -465,18 +465,27 @@ fn a_flat_folder_of_wheels_serves_the_framework_and_the_toolkit() {
     assert!(prefix.join("include/nvidia-cuda-runtime.h").is_file());
 }
 
-/// Stand-ins for the NVIDIA wheels of the catalog's CUDA 13 wheel route (at `version`, e.g.
-/// 13.0.88), each with one header in NVIDIA's `nvidia/cu13/` layout.
-fn nvidia_stand_ins(dir: &Path, version: &str) -> Vec<PathBuf> {
+/// Stand-ins for the NVIDIA wheels the catalog's `cuda-toolkit` pins for a CUDA release
+/// (`13.0.2` exactly, or the newest of a series such as `13.2`), each at its pinned version with
+/// one header in NVIDIA's `nvidia/cu13/` layout.
+fn nvidia_stand_ins(dir: &Path, release: &str) -> Vec<PathBuf> {
     let catalog = cudaup::catalog::Catalog::embedded();
-    let projects = catalog.components.for_major(13).unwrap().wheels.clone();
-    projects
+    let key = |v: &str| -> Vec<u64> { v.split('.').filter_map(|p| p.parse().ok()).collect() };
+    let pinned = catalog
+        .components
+        .wheels
         .iter()
-        .map(|p| {
+        .filter(|w| w.cuda == release || w.cuda.starts_with(&format!("{release}.")))
+        .max_by_key(|w| key(&w.cuda))
+        .unwrap_or_else(|| panic!("no cuda-toolkit pins for {release} in the catalog"));
+    pinned
+        .packages
+        .iter()
+        .map(|(p, pin)| {
             wheels::build_wheel(
                 dir,
                 p,
-                version,
+                &pin.version,
                 &[],
                 &[WheelFile::new(
                     &format!("nvidia/cu13/include/{p}.h"),
@@ -507,7 +516,7 @@ fn make_bundle() -> (tempfile::TempDir, PathBuf) {
     let upstream = tempfile::tempdir().unwrap();
     let build = upstream.path().join("build");
     let mut built = build_wheels(&build, &PYTORCH, false);
-    built.extend(nvidia_stand_ins(&build, "13.2.78"));
+    built.extend(nvidia_stand_ins(&build, "13.2"));
     wheels::write_index(&upstream.path().join("simple"), &built);
     let server = Server::start(upstream.path().to_owned());
     let out = tempfile::tempdir().unwrap();

@@ -1,11 +1,11 @@
-//! `cudaup verify` without a GPU: a toolkit installed from the synthetic mirror (its `nvcc` is a
-//! script that only answers `--version`), a fake `nvidia-smi` on PATH printing what the real one
-//! prints on the H200 machine, and fake venvs whose `python` answers the framework check. For
-//! the all-pass case the toolkit's nvcc is swapped for one that "compiles" a program printing
-//! `addKernel OK`, and its libraries for real (empty) shared objects the loader can map.
+//! `cudaup verify` without a GPU: a toolkit installed from the synthetic mirror (its `nvcc` and
+//! tools are scripts that only answer `--version`), a fake `nvidia-smi` on PATH printing what the
+//! real one prints on the H200 machine, and fake venvs whose `python` answers the framework and
+//! extension checks. For the all-pass cases the toolkit's nvcc is swapped for one that "compiles"
+//! programs printing what the real ones print on a GPU, and its tools for ones that answer.
+//! (tests/it/toolkit.rs runs verify against NVIDIA's real wheels: real nvcc, real linking.)
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::common::*;
 
@@ -124,8 +124,26 @@ fn evidence(c: &serde_json::Value) -> String {
         .join("\n")
 }
 
+/// What the extension build prints when it built against `prefix` and ran on two GPUs.
+fn extension_ok(prefix: &Path) -> String {
+    format!(
+        r#"{{"torch": "2.11.0+cu130", "cuda": "13.0", "cuda_home": "{}", "built": true, "build_seconds": 38.2, "devices": [{{"index": 0, "name": "NVIDIA H200", "max_abs_err": 0.0}}, {{"index": 1, "name": "NVIDIA GeForce RTX 4090", "max_abs_err": 0.0}}]}}"#,
+        prefix.display()
+    )
+}
+
 /// A venv whose `python` prints `framework` for the framework check and `bench` for --bench.
 fn fake_venv(dir: &Path, framework: &str, bench: &str) {
+    fake_venv_with_extension(
+        dir,
+        framework,
+        bench,
+        r#"{"error": "ModuleNotFoundError: this fake venv has no torch.utils.cpp_extension"}"#,
+    );
+}
+
+/// [`fake_venv`], printing `extension` for the extension build.
+fn fake_venv_with_extension(dir: &Path, framework: &str, bench: &str, extension: &str) {
     fs_err::create_dir_all(dir.join("bin")).unwrap();
     fs_err::write(
         dir.join("pyvenv.cfg"),
@@ -135,7 +153,7 @@ fn fake_venv(dir: &Path, framework: &str, bench: &str) {
     write_exe(
         &dir.join("bin/python"),
         &format!(
-            "#!/bin/sh\ncase \"$2\" in\n  *cudaup-verify-bench*) echo 'bench noise' >&2; printf '%s\\n' '{bench}' ;;\n  *cudaup-verify-framework*) echo 'UserWarning: noise' >&2; printf '%s\\n' '{framework}' ;;\n  *) exit 1 ;;\nesac\n"
+            "#!/bin/sh\ncase \"$2\" in\n  *cudaup-verify-bench*) echo 'bench noise' >&2; printf '%s\\n' '{bench}' ;;\n  *cudaup-verify-framework*) echo 'UserWarning: noise' >&2; printf '%s\\n' '{framework}' ;;\n  *cudaup-verify-extension*) echo 'Emitting ninja build file'; printf '%s\\n' '{extension}' ;;\n  *) exit 1 ;;\nesac\n"
         ),
     );
 }
@@ -182,15 +200,18 @@ fn nvcc_matches_the_receipt_and_a_script_nvcc_cannot_build_the_kernel() {
         ev.contains("synthetic nvcc: compilation is not available"),
         "{ev}"
     );
-
-    // The synthetic libraries are a few bytes, not ELF: the loader says so, and they were
-    // installed, so that is a failure (with the loader's message), not a skip.
-    let cudart = check(&doc, "cudart");
-    assert_eq!(cudart["status"], "fail");
-    let ev = evidence(cudart);
-    assert!(ev.contains("libcudart.so.13"), "{ev}");
-    assert!(ev.contains(&format!("{}/lib64", prefix.display())), "{ev}");
-    assert_eq!(check(&doc, "cudnn")["status"], "fail");
+    // So does the program linking every library; the libraries are then not run.
+    let libs = check(&doc, "libraries");
+    assert_eq!(libs["status"], "fail", "{libs:#}");
+    assert!(evidence(libs).contains("synthetic nvcc"), "{libs:#}");
+    for id in ["cudart", "cublas", "cufft", "cudnn", "nvml"] {
+        let c = check(&doc, id);
+        assert_eq!(c["status"], "skip", "{c:#}");
+        assert!(evidence(c).contains("did not build"), "{c:#}");
+    }
+    // The synthetic tools answer --version only: cuobjdump cannot list the (unbuilt) kernel.
+    assert_eq!(check(&doc, "cuobjdump")["status"], "skip");
+    assert_eq!(check(&doc, "nvprune")["status"], "pass");
 
     // No venv: the framework check does not apply.
     let fw = check(&doc, "framework");
@@ -231,31 +252,66 @@ fn an_nvcc_that_is_not_the_installed_release_fails() {
 }
 
 #[test]
-fn no_gpu_is_a_failure_with_exit_code_4_and_the_gpu_checks_are_skipped() {
-    let m = Machine::new(); // no nvidia-smi on PATH, NVML off
+fn without_a_gpu_everything_is_built_and_checked_and_only_the_gpu_runs_are_skipped() {
+    let m = Machine::new(); // no nvidia-smi on PATH, NVML off, no NVIDIA GPU on this PCI bus
     let prefix = m.install_toolkit();
+    working_toolchain(&prefix);
     let run = m.verify(&[]);
-    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let out = &run.stdout;
     assert!(
-        out.contains("✗ driver")
-            && out.contains("no NVIDIA driver/GPU here: nvidia-smi is not on PATH"),
+        out.starts_with("- driver") && out.contains("no NVIDIA GPU here"),
         "{out}"
     );
+    for (mark, id, words) in [
+        ("✓", "nvcc", "CUDA 13.0.2 as the receipt says"),
+        (
+            "✓",
+            "addkernel",
+            "addKernel.cu compiles and links; no GPU here to run it on",
+        ),
+        (
+            "✓",
+            "libraries",
+            "one program links all 15 libraries of the toolkit",
+        ),
+        ("-", "cublas", "cuBLAS links; no GPU here to run it on"),
+        ("-", "cudnn", "cuDNN links; no GPU here to run it on"),
+        ("✓", "cuobjdump", "cuobjdump -sass lists addKernel's SASS"),
+        ("✓", "cu++filt", "addKernel(int*, int const*, int const*)"),
+        ("✓", "compute-sanitizer", "--version"),
+    ] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(&format!("{mark} {id} ")) && l.contains(words)),
+            "{mark} {id} {words}:\n{out}"
+        );
+    }
+    // The compiler was given every library the standard set installs, by its dev name.
+    let log = fs_err::read_to_string(prefix.join("bin/nvcc.log")).unwrap();
+    let link = log.lines().find(|l| l.contains("libs.cu")).unwrap();
+    for flag in [
+        "-lcublas",
+        "-lcufft",
+        "-lcurand",
+        "-lcusparse",
+        "-lcusolver",
+        "-lcudnn",
+        "-lnvrtc",
+        "-lcuda",
+        "-lnvJitLink",
+        "-lnpps",
+        "-lnvjpeg",
+        "-lcupti",
+        "-lnvidia-ml",
+        "-DHAVE_NVTX",
+        "-DHAVE_PROFILER",
+    ] {
+        assert!(link.split(' ').any(|w| w == flag), "{flag}: {link}");
+    }
     assert!(
-        out.lines()
-            .any(|l| l.starts_with("- addkernel") && l.contains("no GPU to run it on")),
-        "{out}"
-    );
-    // The toolkit is still checked: its nvcc is the installed release.
-    assert!(
-        out.lines()
-            .any(|l| l.starts_with("✓ nvcc") && l.contains("CUDA 13.0.2 as the receipt says")),
-        "{out}"
-    );
-    assert!(
-        out.trim_end().lines().last().unwrap().contains("failed"),
-        "{out}"
+        !log.lines().any(|l| l.contains("-arch")),
+        "no GPU, no -arch: {log}"
     );
 
     // A venv whose torch imports is skipped, not failed, where there is no GPU.
@@ -266,7 +322,7 @@ fn no_gpu_is_a_failure_with_exit_code_4_and_the_gpu_checks_are_skipped() {
         "{}",
     );
     let (code, doc) = m.verify_json(&["--venv", &venv.display().to_string(), "--bench"]);
-    assert_eq!(code, 4);
+    assert_eq!(code, 0, "{doc:#}");
     let fw = check(&doc, "framework:0");
     assert_eq!(fw["status"], "skip", "{fw:#}");
     assert_eq!(
@@ -274,25 +330,23 @@ fn no_gpu_is_a_failure_with_exit_code_4_and_the_gpu_checks_are_skipped() {
         "torch 2.11.0+cu130 (CUDA 13.0) imports; no GPU here to run on"
     );
     assert_eq!(check(&doc, "bench")["status"], "skip");
-    let failed: Vec<&str> = doc["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["status"] == "fail")
-        .map(|c| c["id"].as_str().unwrap())
-        .collect();
-    // Only the driver and the (synthetic, unloadable) libraries fail.
-    assert_eq!(failed, ["driver", "cudart", "cublas", "cudnn"], "{doc:#}");
-    let _ = prefix;
+
+    // A toolkit that cannot compile any more (ptxas gone) fails, GPU or not.
+    fs_err::remove_file(prefix.join("bin/ptxas")).unwrap();
+    let (code, doc) = m.verify_json(&[]);
+    assert_eq!(code, 4);
+    let k = evidence(check(&doc, "addkernel"));
+    assert!(k.contains("ptxas"), "{k}");
+    assert_eq!(check(&doc, "libraries")["status"], "fail");
 }
 
 #[test]
 fn the_json_document_has_every_check_with_id_status_and_evidence() {
     let m = Machine::new();
     let (code, doc) = m.verify_json(&[]);
-    assert_eq!(code, 4);
+    assert_eq!(code, 0, "nothing here, so nothing failed: {doc:#}");
     assert_eq!(doc["schema_version"], 1);
-    assert_eq!(doc["ok"], false);
+    assert_eq!(doc["ok"], true);
     assert!(doc["toolkit"].is_null());
     assert_eq!(doc["venvs"], serde_json::json!([]));
     let checks = doc["checks"].as_array().unwrap();
@@ -303,9 +357,8 @@ fn the_json_document_has_every_check_with_id_status_and_evidence() {
             "driver",
             "nvcc",
             "addkernel",
-            "cudart",
-            "cublas",
-            "cudnn",
+            "libraries",
+            "cmake",
             "framework"
         ]
     );
@@ -323,7 +376,8 @@ fn the_json_document_has_every_check_with_id_status_and_evidence() {
     assert_eq!(doc["failed"], count("fail"));
     assert_eq!(doc["passed"], count("pass"));
     assert_eq!(doc["skipped"], count("skip"));
-    assert_eq!(doc["failed"], 1, "only the driver fails: {doc:#}");
+    assert_eq!(doc["failed"], 0, "{doc:#}");
+    assert_eq!(doc["skipped"], 6, "{doc:#}");
 }
 
 #[test]
@@ -333,83 +387,74 @@ fn what_is_not_installed_is_skipped_not_failed() {
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let out = &run.stdout;
     assert!(out.starts_with("✓ driver"), "{out}");
-    for id in [
-        "nvcc",
-        "addkernel",
-        "cudart",
-        "cublas",
-        "cudnn",
-        "framework",
-    ] {
+    for id in ["nvcc", "addkernel", "libraries", "cmake", "framework"] {
         assert!(
             out.lines().any(|l| l.starts_with(&format!("- {id} "))),
             "{id} is not skipped:\n{out}"
         );
     }
     assert!(out.contains("no CUDA toolkit"), "{out}");
-    assert!(out.ends_with("1 passed, 6 skipped\n"), "{out}");
+    assert!(out.ends_with("1 passed, 5 skipped\n"), "{out}");
 }
 
-/// Real shared objects, so the loader can map them.
-fn real_libraries(prefix: &Path) {
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("empty.c");
-    fs_err::write(&src, "int cudaup_verify_test_symbol;\n").unwrap();
-    let so = dir.path().join("empty.so");
-    let out = Command::new("cc")
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(&so)
-        .arg(&src)
-        .output()
-        .expect("a C compiler (cargo's linker) is on PATH");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let bytes = fs_err::read(&so).unwrap();
-    let lib64 = fs_err::canonicalize(prefix.join("lib64")).unwrap();
-    let mut replaced = 0;
-    for e in fs_err::read_dir(&lib64).unwrap() {
-        let e = e.unwrap();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if e.file_type().unwrap().is_file() && name.contains(".so.") {
-            fs_err::remove_file(e.path()).unwrap();
-            fs_err::write(e.path(), &bytes).unwrap();
-            replaced += 1;
-        }
-    }
-    assert!(
-        replaced >= 3,
-        "only {replaced} libraries in {}",
-        lib64.display()
-    );
-}
-
-/// An nvcc that answers like 13.0.88 and "compiles" a script that prints what addKernel prints,
-/// logging its arguments.
+/// An nvcc that answers like 13.0.88 and "compiles" what verify builds, logging its arguments:
+/// addKernel becomes a script printing what addKernel prints, the library program one printing a
+/// RESULT line for cudart and every `-DHAVE_<LIB>` it was given, `-cubin` a file naming the
+/// kernel. Like the real one it cannot work without `ptxas` beside it.
 const COMPILING_NVCC: &str = r#"#!/bin/sh
 if [ "$1" = "--version" ]; then
   printf '%s\n' 'nvcc: NVIDIA (R) Cuda compiler driver' 'Cuda compilation tools, release 13.0, V13.0.88'
   exit 0
 fi
-echo "$*" >> "$(dirname "$0")/nvcc.log"
-out=; arch=
+here=$(dirname "$0")
+echo "$*" >> "$here/nvcc.log"
+[ -x "$here/ptxas" ] || { echo 'sh: 1: ptxas: not found' >&2; echo 'nvcc fatal   : Failed to run ptxas' >&2; exit 1; }
+out=; arch=; src=; cubin=; libs=cudart
 while [ $# -gt 0 ]; do
   case "$1" in
     -o) out=$2; shift ;;
     -arch=*) arch=${1#-arch=} ;;
+    -cubin) cubin=1 ;;
+    -DHAVE_*) libs="$libs $(echo "${1#-DHAVE_}" | tr 'A-Z' 'a-z')" ;;
+    *.cu) src=$1 ;;
   esac
   shift
 done
-cat > "$out" <<EOF
+if [ -n "$cubin" ]; then echo "fake cubin of _Z9addKernelPiPKiS1_" > "$out"; exit 0; fi
+case "$src" in
+  *libs.cu)
+    { echo '#!/bin/sh'
+      for l in $libs; do
+        echo "echo 'RESULT {\"lib\":\"$l\",\"ok\":true,\"detail\":\"a real $l call on GPU '\$CUDA_VISIBLE_DEVICES' matches the CPU\",\"file\":\"$here/../lib64/lib$l.so\"}'"
+      done
+      echo 'echo DONE'; } > "$out" ;;
+  *)
+    cat > "$out" <<EOF
 #!/bin/sh
 echo "device 0: GPU \$CUDA_VISIBLE_DEVICES in \$CUDA_DEVICE_ORDER order, built for $arch"
 echo "{1,2,3,4,5} + {10,20,30,40,50} = {11,22,33,44,55}"
 echo "addKernel OK"
 EOF
+    ;;
+esac
 chmod +x "$out"
 "#;
+
+/// Tools that do their job on the fake builds (the synthetic ones answer only --version).
+const TOOLS: &[(&str, &str)] = &[
+    ("cuobjdump", "#!/bin/sh\nprintf '%s\\n' 'Fatbin elf code:' 'arch = sm_90' '\tFunction : _Z9addKernelPiPKiS1_'\n"),
+    ("nvdisasm", "#!/bin/sh\ngrep -q _Z9addKernelPiPKiS1_ \"$1\" && printf '%s\\n' '.text._Z9addKernelPiPKiS1_:' '        /*0000*/  LDC R1, c[0x0][0x37c] ;'\n"),
+    ("cu++filt", "#!/bin/sh\n[ \"$1\" = _Z9addKernelPiPKiS1_ ] && echo 'addKernel(int*, int const*, int const*)'\n"),
+    ("compute-sanitizer", "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'NVIDIA (R) Compute Sanitizer'; echo 'Version 2025.3.1.0'; exit 0; fi\nfor last; do :; done\n\"$last\" && echo '========= ERROR SUMMARY: 0 errors'\n"),
+];
+
+/// Swaps the toolkit's nvcc and tools for ones that work (see [`COMPILING_NVCC`]).
+fn working_toolchain(prefix: &Path) {
+    write_exe(&prefix.join("bin/nvcc"), COMPILING_NVCC);
+    for (name, script) in TOOLS {
+        write_exe(&prefix.join("bin").join(name), script);
+    }
+}
 
 const TORCH_OK: &str = r#"{"framework": "torch", "version": "2.11.0+cu130", "cuda": "13.0", "available": true, "device_count": 2, "arch_list": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"], "devices": [{"index": 0, "name": "NVIDIA H200", "capability": [9, 0], "max_rel_err": 2.1e-07}, {"index": 1, "name": "NVIDIA GeForce RTX 4090", "capability": [8, 9], "max_rel_err": 1.9e-07}]}"#;
 const BENCH_OK: &str = r#"{"version": "2.11.0+cu130", "devices": [{"index": 0, "name": "NVIDIA H200", "tflops": {"bf16": 702.4, "fp16": 698.2, "fp32": 51.3}, "h2d_gbs": 53.1, "d2h_gbs": 52.6, "errors": []}, {"index": 1, "name": "NVIDIA GeForce RTX 4090", "tflops": {"bf16": 160.2, "fp16": 161.0, "fp32": 80.1}, "h2d_gbs": 25.2, "d2h_gbs": 26.3, "errors": []}]}"#;
@@ -418,10 +463,10 @@ const BENCH_OK: &str = r#"{"version": "2.11.0+cu130", "devices": [{"index": 0, "
 fn a_working_stack_passes_every_check() {
     let m = Machine::new().with_gpus(TWO_GPUS);
     let prefix = m.install_toolkit();
-    write_exe(&prefix.join("bin/nvcc"), COMPILING_NVCC);
-    real_libraries(&prefix);
+    working_toolchain(&prefix);
     let venv = m.home.path().join("torch-venv");
-    fake_venv(&venv, TORCH_OK, BENCH_OK);
+    let ext = extension_ok(&prefix);
+    fake_venv_with_extension(&venv, TORCH_OK, BENCH_OK, &ext);
     let venv_arg = venv.display().to_string();
 
     let (code, doc) = m.verify_json(&["--venv", &venv_arg, "--bench"]);
@@ -433,28 +478,47 @@ fn a_working_stack_passes_every_check() {
         .iter()
         .map(|c| c["id"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        ids,
-        [
-            "driver",
-            "nvcc",
-            "addkernel:0",
-            "addkernel:1",
-            "cudart",
-            "cublas",
-            "cudnn",
-            "framework:0",
-            "bench:0",
-            "bench:1"
-        ]
-    );
-    assert_eq!(doc["failed"], 0);
-    assert_eq!(doc["skipped"], 0);
+    let mut want = vec![
+        "driver",
+        "nvcc",
+        "addkernel:0",
+        "addkernel:1",
+        "cuobjdump",
+        "nvdisasm",
+        "cu++filt",
+        "compute-sanitizer",
+        "nvprune",
+        "libraries",
+    ];
+    want.extend([
+        "cudart",
+        "cublas",
+        "cufft",
+        "curand",
+        "cusparse",
+        "cusolver",
+        "cudnn",
+        "nvrtc",
+        "nvjitlink",
+        "npp",
+        "nvjpeg",
+        "cupti",
+        "nvtx",
+        "nvml",
+        "profiler",
+    ]);
+    want.extend(["cmake", "framework:0", "extension:0", "bench:0", "bench:1"]);
+    assert_eq!(ids, want);
+    assert_eq!(doc["failed"], 0, "{doc:#}");
+    // cmake is not on this test's PATH: the only skip.
+    assert_eq!(doc["skipped"], 1, "{doc:#}");
+    assert_eq!(check(&doc, "cmake")["status"], "skip");
 
     // One build per architecture, each run on its own GPU in nvidia-smi's order.
     let log = fs_err::read_to_string(prefix.join("bin/nvcc.log")).unwrap();
     let archs: Vec<&str> = log
         .lines()
+        .filter(|l| l.contains("addKernel.cu") && !l.contains("-cubin"))
         .map(|l| l.split_whitespace().next().unwrap())
         .collect();
     assert_eq!(archs.len(), 2, "{log}");
@@ -469,20 +533,36 @@ fn a_working_stack_passes_every_check() {
     );
     assert!(k1.starts_with("addKernel OK on GPU 1 (sm_89)"), "{k1}");
 
-    // The libraries come from the toolkit, named by the file the loader mapped.
-    let lib64 = fs_err::canonicalize(prefix.join("lib64")).unwrap();
-    for (id, soname) in [
-        ("cudart", "libcudart.so.13"),
-        ("cublas", "libcublas.so.13"),
-        ("cudnn", "libcudnn.so.9"),
-    ] {
+    // Every library ran on both GPUs, each from the toolkit (the file the loader mapped).
+    for id in ["cudart", "cublas", "cufft", "cudnn", "nvjitlink", "nvml"] {
         let c = check(&doc, id);
         assert_eq!(c["status"], "pass", "{c:#}");
-        let path = c["data"]["path"].as_str().unwrap();
-        assert!(Path::new(path).starts_with(&lib64), "{path}");
-        assert_eq!(c["data"]["soname"], soname);
-        assert_eq!(c["evidence"].as_array().unwrap().len(), 1, "{c:#}");
+        let ev = evidence(c);
+        assert!(
+            ev.contains(&format!("GPU 1: a real {id} call on GPU 1 matches the CPU")),
+            "{ev}"
+        );
+        assert!(
+            ev.contains(&format!(
+                "loaded {}/bin/../lib64/lib{id}.so",
+                prefix.display()
+            )),
+            "{ev}"
+        );
+        assert!(!ev.contains("not from the toolkit"), "{ev}");
     }
+    let s = evidence(check(&doc, "compute-sanitizer"));
+    assert!(
+        s.contains("GPU 0: memcheck on addKernel: ERROR SUMMARY: 0 errors"),
+        "{s}"
+    );
+    let e = check(&doc, "extension:0");
+    assert_eq!(e["status"], "pass", "{e:#}");
+    assert!(
+        evidence(e).contains("GPU 1: NVIDIA GeForce RTX 4090: axpb(x) = 2.5 x + 1 matches the CPU"),
+        "{e:#}"
+    );
+    assert_eq!(e["data"]["arch_list"], "8.9;9.0");
 
     let fw = check(&doc, "framework:0");
     assert_eq!(fw["subject"], venv_arg);
@@ -501,16 +581,21 @@ fn a_working_stack_passes_every_check() {
     let run = m.verify(&["--venv", &venv_arg]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     let rows: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with('✓')).collect();
-    assert_eq!(rows.len(), 8, "{}", run.stdout);
+    assert_eq!(rows.len(), 27, "{}", run.stdout);
     let col = rows[0].find("NVIDIA driver").unwrap();
     assert!(rows.iter().all(|r| r.len() > col), "{}", run.stdout);
-    assert!(run.stdout.ends_with("\n8 passed\n"), "{}", run.stdout);
+    assert!(
+        run.stdout.ends_with("\n27 passed, 1 skipped\n"),
+        "{}",
+        run.stdout
+    );
 
     // A framework that cannot see the GPUs fails the run.
-    fake_venv(
+    fake_venv_with_extension(
         &venv,
         r#"{"framework": "torch", "version": "2.11.0+cu130", "cuda": "13.0", "available": true, "device_count": 1, "arch_list": ["sm_90"], "devices": [{"index": 0, "name": "NVIDIA H200", "capability": [9, 0], "max_rel_err": 2e-07}]}"#,
         BENCH_OK,
+        &ext,
     );
     let (code, doc) = m.verify_json(&["--venv", &venv_arg]);
     assert_eq!(code, 4);
@@ -562,6 +647,7 @@ fn an_explicit_toolkit_without_a_receipt_is_compared_with_its_version_json() {
     let m = Machine::new().with_gpus(H200);
     let tk = tempfile::tempdir().unwrap();
     write_exe(&tk.path().join("bin/nvcc"), COMPILING_NVCC);
+    write_exe(&tk.path().join("bin/ptxas"), "#!/bin/sh\n");
     fs_err::write(
         tk.path().join("version.json"),
         r#"{"cuda": {"name": "CUDA SDK", "version": "13.0.2"}}"#,
@@ -576,9 +662,9 @@ fn an_explicit_toolkit_without_a_receipt_is_compared_with_its_version_json() {
     );
     assert_eq!(nvcc["data"]["chosen_by"], "--toolkit");
     assert_eq!(check(&doc, "addkernel:0")["status"], "pass");
-    // No cuBLAS or cuDNN in that toolkit: not installed, so skipped; cudart is missing: failed.
+    // No cuBLAS or cuDNN in that toolkit, and no receipt: not there, so skipped; cudart is what
+    // every toolkit has: missing, it fails.
     assert_eq!(check(&doc, "cudart")["status"], "fail");
     assert_eq!(check(&doc, "cublas")["status"], "skip");
-    assert_eq!(check(&doc, "cudnn")["status"], "skip");
-    assert_eq!(check(&doc, "cudnn")["evidence"][0], "not installed");
+    assert!(evidence(check(&doc, "cudnn")).starts_with("cuDNN is not in this toolkit"));
 }

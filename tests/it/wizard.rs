@@ -192,6 +192,9 @@ fn english_run_customises_installs_from_a_mirror_verifies_and_says_what_next() {
         "Mirror URL or folder",
         &format!("{}\r", mirror.path().display()),
     );
+    // The component sets, with what each downloads; Enter keeps `standard`.
+    w.expect("Which parts of the CUDA toolkit?");
+    w.answer("complete: standard plus cuda-gdb", ENTER);
     answer_shells(
         &mut w,
         "Load cudaup's environment in new sh/bash/zsh shells",
@@ -281,6 +284,8 @@ fn chinese_run_edits_the_prefix_saves_the_answers_and_skips_verify() {
     w.expect("CUDA 工具包从哪里下载？");
     w.answer("NVIDIA 官方下载服务器", ENTER);
     w.answer("镜像网址或目录", ENTER);
+    w.expect("安装 CUDA 工具包的哪些部分？");
+    w.answer("complete：standard 加上", ENTER);
     answer_shells(
         &mut w,
         "在新开的 sh/bash/zsh 终端里自动加载",

@@ -180,6 +180,10 @@ pub struct Strings {
     pub source_mirror: &'static str,
     /// NVIDIA's wheels from an index.
     pub source_wheels: &'static str,
+    /// Which of the toolkit's component sets.
+    pub components_prompt: &'static str,
+    /// One set in that list: (name, the catalog's summary, download size).
+    pub set_label: fn(&str, &str, &str) -> String,
     /// The mirror's URL or folder.
     pub mirror_prompt: &'static str,
     /// The index for NVIDIA's CUDA wheels.

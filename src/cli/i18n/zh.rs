@@ -66,7 +66,17 @@ pub(super) static STRINGS: Strings = Strings {
     source_prompt: "CUDA 工具包从哪里下载？",
     source_nvidia: "NVIDIA 官方下载服务器（developer.download.nvidia.com）",
     source_mirror: "NVIDIA 下载目录的镜像（网址，或 `cudaup mirror create` 生成的本地目录）",
-    source_wheels: "从 Python 软件包索引下载 NVIDIA 的 CUDA wheel（CUDA 13 及以上；不含 cuBLAS）",
+    source_wheels: "从 Python 软件包索引下载 NVIDIA 的 CUDA wheel（CUDA 13 及以上）",
+    components_prompt: "安装 CUDA 工具包的哪些部分？",
+    set_label: |name, _summary, size| {
+        let what = match name {
+            "minimal" => "编译器、运行时、CCCL、NVRTC 和 cuBLAS",
+            "standard" => "完整的开发工具包：全部数学库、nvJitLink、NPP、nvJPEG、CUPTI、NVTX、NVML、compute-sanitizer 和二进制工具",
+            "complete" => "standard 加上 cuda-gdb 以及 Nsight Compute / Nsight Systems 命令行工具",
+            other => other,
+        };
+        format!("{name}：{what}（{size}）")
+    },
     mirror_prompt: "镜像网址或目录",
     wheels_index_prompt: "NVIDIA CUDA wheel 的软件包索引",
     pypi_prompt: "框架及其依赖使用的 Python 软件包索引（PyPI 镜像源）",

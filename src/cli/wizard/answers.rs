@@ -35,6 +35,8 @@ pub struct Answers {
     pub venv: Option<PathBuf>,
     /// Leave cuDNN out.
     pub no_cudnn: bool,
+    /// The toolkit's components; `None` is the default set.
+    pub components: Option<String>,
     /// Run `cudaup verify` afterwards.
     pub verify: bool,
     /// Hook the env script into rc files.
@@ -76,6 +78,7 @@ impl Answers {
             prefix: None,
             venv: None,
             no_cudnn: false,
+            components: None,
             verify: true,
             modify_path: true,
             shells: crate::cli::env::shells_here(process),
@@ -148,6 +151,9 @@ impl Answers {
             self.venv.clone_from(&c.install.venv);
         }
         self.no_cudnn = c.install.no_cudnn.unwrap_or(self.no_cudnn);
+        if c.install.components.is_some() {
+            self.components.clone_from(&c.install.components);
+        }
         self.verify = c.install.verify.unwrap_or(self.verify);
         self.modify_path = c.shell.modify_path.unwrap_or(self.modify_path);
         if let Some(names) = &c.shell.shells {
@@ -198,6 +204,7 @@ impl Answers {
         if !p.has_toolkit() {
             self.prefix = None;
             self.no_cudnn = false;
+            self.components = None;
             self.source = SourceKind::Redist;
             self.index_url = None;
         }
@@ -219,6 +226,7 @@ impl Answers {
             tensorflow: self.tensorflow.clone(),
             python: self.python.clone(),
             driver: self.driver.clone(),
+            components: self.components.clone(),
         }
     }
 
@@ -270,6 +278,7 @@ impl Answers {
         c.install.prefix = a.prefix;
         c.install.venv = a.venv;
         c.install.no_cudnn = toolkit.then_some(a.no_cudnn);
+        c.install.components = a.components.filter(|_| toolkit);
         c.install.verify = Some(a.verify);
         c.shell.modify_path = Some(a.modify_path && !a.shells.is_empty());
         let posix = match login_shell.and_then(|s| s.rsplit('/').next()) {

@@ -105,6 +105,7 @@ pub(super) fn customise(
                 a.index_url = ask_index(ctx, p, s.wheels_index_prompt, a.index_url.as_deref())?;
             }
         }
+        a.components = ask_components(ctx, p, a, fresh.as_ref().unwrap_or(preview))?;
     }
     if a.profile != Profile::CudaDev {
         let default = ctx.home.join("venvs").join(a.profile.name());
@@ -187,6 +188,51 @@ fn mirrors(kind: RouteKind) -> Vec<&'static KnownMirror> {
 
 fn mirror_label(ctx: &Ctx<'_>, m: &KnownMirror) -> String {
     (ctx.s.mirror_item)(m)
+}
+
+/// The component set, each with what it downloads on the route chosen; `None` is the default.
+fn ask_components(
+    ctx: &Ctx<'_>,
+    p: &mut dyn Prompter,
+    a: &Answers,
+    preview: &Preview,
+) -> std::result::Result<Option<String>, Stop> {
+    let sets = &ctx.catalog.components.set;
+    let wheels = a.source == SourceKind::Wheels;
+    let items: Vec<String> = sets
+        .iter()
+        .map(|set| {
+            let size = crate::install::summary::for_plan(
+                &preview.plan,
+                ctx.catalog,
+                Some(&set.name),
+                &ctx.system.os.arch,
+            )
+            .ok()
+            .flatten()
+            .and_then(|t| if wheels { t.wheels } else { t.redist })
+            .map(|r| {
+                let approx = if r.exact { "" } else { "≈ " };
+                format!("{approx}{}", indicatif::HumanBytes(r.bytes))
+            })
+            .unwrap_or_else(|| "?".into());
+            (ctx.s.set_label)(&set.name, &set.summary, &size)
+        })
+        .collect();
+    let mut items = items;
+    let default = crate::catalog::DEFAULT_SET;
+    let current = a.components.as_deref().unwrap_or(default);
+    // A list from the config file (`standard,-npp`) is kept unless another set is picked.
+    let at = match sets.iter().position(|s| s.name == current) {
+        Some(i) => i,
+        None => {
+            items.push(current.to_owned());
+            items.len() - 1
+        }
+    };
+    let i = p.select(ctx.s.components_prompt, &items, at)?;
+    let chosen = sets.get(i).map_or(current, |s| s.name.as_str());
+    Ok((chosen != default).then(|| chosen.to_owned()))
 }
 
 /// PyPI, one of the known mirrors (README: Mirrors), or a URL/folder typed in.

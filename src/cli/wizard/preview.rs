@@ -99,7 +99,7 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
         if let Some(c) = cuda {
             let version = c.version.as_deref().and_then(Version::parse);
             preview.default_prefix = version.map(|v| {
-                let v = ctx.catalog.cuda.newest_of_series(&v).cloned().unwrap_or(v);
+                let v = crate::install::summary::release_to_install(ctx.catalog, &v);
                 ctx.home.join("toolkits").join(format!("cuda-{v}"))
             });
             let kept = c.path.clone().filter(|_| c.action == Action::Keep);

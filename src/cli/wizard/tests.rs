@@ -136,6 +136,7 @@ fn customise_pins_cuda_and_asks_only_what_the_profile_needs() {
             Answer::Input("13.0".into()),
             Answer::Default,        // prefix
             Answer::Default,        // NVIDIA's server
+            Answer::Select(2),      // components: complete
             Answer::Confirm(false), // no rc file
             Answer::Confirm(false), // no verify
             Answer::Select(0),      // Install
@@ -143,6 +144,12 @@ fn customise_pins_cuda_and_asks_only_what_the_profile_needs() {
     );
     let (a, preview) = go(r.unwrap());
     assert_eq!(a.profile, Profile::CudaDev);
+    assert_eq!(a.components.as_deref(), Some("complete"));
+    assert!(
+        p.was_asked("Which parts of the CUDA toolkit? -> complete: standard plus cuda-gdb"),
+        "{:?}",
+        p.asked
+    );
     assert_eq!(a.cuda.as_deref(), Some("13.0"));
     assert_eq!(a.prefix, None, "the default prefix stays implicit");
     assert!(!a.verify);
@@ -265,6 +272,7 @@ fn a_plan_that_does_not_fit_offers_only_customise_and_cancel() {
             Answer::Input("99.9".into()),
             Answer::Default,
             Answer::Default,
+            Answer::Default, // components
             Answer::Confirm(false),
             Answer::Confirm(false),
             // Now nothing fits: the first choice is Customise, the second Cancel.

@@ -12,6 +12,8 @@ fn item(component: &str) -> Item {
     Item {
         component: component.into(),
         version: "1.0".into(),
+        key: component.into(),
+        title: component.into(),
         artifact: Artifact {
             name: component.into(),
             location: Location::parse("/m/x.tar.xz").unwrap(),

@@ -88,6 +88,7 @@ fn full_config_reads_every_key() {
             prefix: Some("/opt/cuda".into()),
             venv: Some("/opt/venvs/torch".into()),
             no_cudnn: Some(false),
+            components: None,
             verify: Some(true),
         }
     );
@@ -247,7 +248,8 @@ fn unknown_key_in_each_table() {
         err(
             3,
             3,
-            "unknown field `toolkit`, expected one of `prefix`, `venv`, `no_cudnn`, `verify`"
+            "unknown field `toolkit`, expected one of `prefix`, `venv`, `no_cudnn`, `components`, \
+             `verify`"
         )
     );
     assert_eq!(
