@@ -101,7 +101,7 @@ PY
   local cudnn_args=(--no-cudnn) cudnn
   cudnn=$(ls "$work/wheels" | sed -nE 's/^nvidia_cudnn_cu13-([0-9]+\.[0-9]+\.[0-9]+).*/\1/p' | head -1)
   if [ -n "$cudnn" ] && "$cudaup" --home "$home" plan --profile cuda-dev --cuda "$cuda_release" --cudnn "$cudnn" \
-        --source wheels --index-url "$work/mirror/simple" --driver keep --json 2>/dev/null \
+        --driver keep --json 2>>"$t" \
       | "$py" -c 'import json,sys; d=json.load(sys.stdin); c=[c for c in d["components"] if c["name"]=="cudnn"]; sys.exit(0 if c and str(c[0].get("version","")).startswith(sys.argv[1]) else 1)' "$cudnn"; then
     cudnn_args=(--cudnn "$cudnn")
   else

@@ -529,7 +529,8 @@ pub(super) fn run_install(
                 }
             }
             _ => {
-                let cuda = install::summary::release_to_install(catalog, &cuda);
+                let cuda =
+                    install::summary::release_for(catalog, request.pins.cuda.as_deref(), &cuda);
                 let prefix = args
                     .prefix
                     .clone()
@@ -1160,18 +1161,7 @@ pub(super) fn run_mirror(
     // The toolkit: NVIDIA's layout (redist) or its wheels in the PEP 503 tree.
     if request.profile.has_toolkit() {
         let (cuda, cudnn, _) = toolkit_of(&plan, args.no_cudnn)?;
-        // A kept toolkit's version is its nvcc's (13.0.88), not a release: an exact release
-        // pin (`--cuda 13.0.2`) says which one to bundle, else the newest of that series.
-        let pinned = request
-            .pins
-            .cuda
-            .as_deref()
-            .and_then(Version::parse)
-            .filter(|p| catalog.cuda.release.iter().any(|r| &r.version == p));
-        let cuda = match pinned {
-            Some(p) => p,
-            None => install::summary::release_to_install(catalog, &cuda),
-        };
+        let cuda = install::summary::release_for(catalog, request.pins.cuda.as_deref(), &cuda);
         let selection = selection(catalog, &args.stack)?;
         let source = args.source.source()?;
         match &source {

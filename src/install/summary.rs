@@ -82,6 +82,23 @@ pub fn summarize(
 /// catalog has it (a pin such as `--cuda 13.0.2` means that release), else the newest release
 /// of its series (a kept toolkit's nvcc says `13.0.88`).
 pub fn release_to_install(catalog: &Catalog, planned: &Version) -> Version {
+    release_of(catalog, planned)
+}
+
+/// The release to install or mirror: an exact release pin (`--cuda 13.0.2`) when the catalog
+/// has it — also where the plan keeps this machine's toolkit of that series, whose version is
+/// its nvcc's (13.0.88) — else [`release_to_install`]'s.
+pub fn release_for(catalog: &Catalog, pin: Option<&str>, planned: &Version) -> Version {
+    if let Some(p) = pin
+        .and_then(Version::parse)
+        .filter(|p| catalog.cuda.release.iter().any(|r| &r.version == p))
+    {
+        return p;
+    }
+    release_of(catalog, planned)
+}
+
+fn release_of(catalog: &Catalog, planned: &Version) -> Version {
     if catalog.cuda.release.iter().any(|r| &r.version == planned) {
         return planned.clone();
     }
