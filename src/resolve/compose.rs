@@ -148,6 +148,7 @@ pub(super) fn plan(
         warnings,
         constraints: stack.constraints,
         catalog: Default::default(),
+        jetson: None,
         rejected,
     }
 }
@@ -382,6 +383,7 @@ pub(super) fn cpu(ctx: &Ctx<'_>, warnings: Vec<String>) -> Plan {
                 warnings,
                 constraints: Vec::new(),
                 catalog: Default::default(),
+                jetson: None,
                 rejected,
             }
         }
@@ -393,6 +395,7 @@ pub(super) fn cpu(ctx: &Ctx<'_>, warnings: Vec<String>) -> Plan {
             warnings,
             constraints: Vec::new(),
             catalog: Default::default(),
+            jetson: None,
             rejected,
         },
     }

@@ -224,16 +224,18 @@ fn check_invariants(system: &System, r: &Request, catalog: &Catalog, plan: &Plan
             .iter()
             .find(|x| x.version.to_string() == *t.version.as_ref().unwrap())
             .unwrap();
+        // The variant of this machine's platform: another platform's row never decides it.
+        let platform = cudaup::resolve::platform(system, catalog).expect("a known platform");
         let variant = release
-            .variant
-            .iter()
+            .variants_for(platform)
+            .into_iter()
             .find(|x| Some(&x.name) == t.variant.as_ref())
             .unwrap();
         // The wheel carries SASS or PTX for every served GPU.
         for g in &served {
             let cc = v(g.compute_capability.as_deref().unwrap());
             assert_ne!(
-                variant.kernels_for(&cc),
+                variant.kernels_for(&cc, |b, g| catalog.cuda.sass_runs_on(b, g)),
                 Kernels::None,
                 "{} has no kernels in {}",
                 g.name,
@@ -297,7 +299,11 @@ fn check_invariants(system: &System, r: &Request, catalog: &Catalog, plan: &Plan
             assert_eq!(row.cuda_variant, cv.major().to_string());
             for g in &served {
                 assert!(
-                    row.supports_cc(&v(g.compute_capability.as_deref().unwrap())),
+                    row.supports_cc_on(
+                        cudaup::resolve::platform(system, catalog).unwrap(),
+                        &v(g.compute_capability.as_deref().unwrap()),
+                        |b, g| catalog.cuda.sass_runs_on(b, g)
+                    ),
                     "cuDNN {} vs {}",
                     row.version,
                     g.name
