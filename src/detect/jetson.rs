@@ -137,4 +137,43 @@ mod tests {
         );
         assert_eq!(dpkg_version(status, "gone"), None);
     }
+
+    /// A captured-tree picture of a Jetson AGX Orin on JetPack 6.2 (the files L4T writes): the OS
+    /// probe says aarch64 and Jetson, and the board's integrated GPU is named from the catalog.
+    #[test]
+    fn an_orin_tree_is_a_jetson_on_aarch64_with_its_gpu() {
+        let dir = tempfile::tempdir().unwrap();
+        let put = |path: &str, bytes: &[u8]| {
+            let p = dir.path().join(path);
+            fs_err::create_dir_all(p.parent().unwrap()).unwrap();
+            fs_err::write(p, bytes).unwrap();
+        };
+        put("etc/nv_tegra_release", R36.as_bytes());
+        put(
+            "proc/device-tree/model",
+            b"NVIDIA Jetson AGX Orin Developer Kit\0",
+        );
+        put(
+            "var/lib/dpkg/status",
+            b"Package: nvidia-l4t-core\nStatus: install ok installed\nVersion: 36.4.3-20250107174145\n",
+        );
+        put(
+            "etc/os-release",
+            b"NAME=\"Ubuntu\"\nVERSION_ID=\"22.04\"\nID=ubuntu\n",
+        );
+        let root = Root::at(dir.path());
+        let (os, _) = super::super::os::probe(&root);
+        assert_eq!(os.arch, "aarch64");
+        let j = os.jetson.clone().expect("a Jetson");
+        assert_eq!(j.l4t.as_deref(), Some("36.4.3"));
+        assert_eq!(j.l4t_core.as_deref(), Some("36.4.3-20250107174145"));
+        let gpu = integrated_gpu(&j, &crate::catalog::Catalog::embedded().jetson).unwrap();
+        assert_eq!(gpu.compute_capability.as_deref(), Some("8.7"));
+        // Without the release file, the package still names the release.
+        fs_err::remove_file(dir.path().join("etc/nv_tegra_release")).unwrap();
+        assert_eq!(probe(&root).unwrap().l4t.as_deref(), Some("36.4.3"));
+        // A machine with neither file is no Jetson.
+        let other = tempfile::tempdir().unwrap();
+        assert!(probe(&Root::at(other.path())).is_none());
+    }
 }
