@@ -82,14 +82,20 @@ const KNOWN_TOP_DIRS: &[&str] = &[
 /// Links that make the prefix look like NVIDIA's runfile install, so tools that expect either
 /// layout find their files: `lib -> lib64`, and `targets/<arch>-linux/{include,lib}`.
 pub fn compat_links(arch: &str) -> Vec<(PathBuf, PathBuf)> {
+    // NVIDIA's Arm server toolkit lives in `targets/sbsa-linux` (`aarch64-linux` is the old
+    // Jetson/L4T toolkit's); cuda.toml's [[platform]] rows record both names.
+    let targets = match arch {
+        "aarch64" | "arm64" => "sbsa".to_owned(),
+        a => a.to_owned(),
+    };
     vec![
         ("lib".into(), "lib64".into()),
         (
-            format!("targets/{arch}-linux/include").into(),
+            format!("targets/{targets}-linux/include").into(),
             "../../include".into(),
         ),
         (
-            format!("targets/{arch}-linux/lib").into(),
+            format!("targets/{targets}-linux/lib").into(),
             "../../lib64".into(),
         ),
     ]
