@@ -277,6 +277,22 @@ pub fn probe_all(
                 t.targets = probe(net, budget, &t.wheel, p, notes)?;
             }
         }
+        // An aarch64 wheel whose release has no linux-sbsa row of its variant yet.
+        for t in &mut obs.pypi.torch_sbsa {
+            let name = t
+                .cuda
+                .as_ref()
+                .map(|c| format!("cu{}{}", c.major(), c.minor()));
+            let known = catalog.pytorch.release.iter().any(|r| {
+                r.version == t.version
+                    && r.variants_for("linux-sbsa")
+                        .iter()
+                        .any(|v| Some(&v.name) == name.as_ref())
+            });
+            if !known {
+                t.targets = probe(net, budget, &t.wheel, p, notes)?;
+            }
+        }
         for v in obs.torch_index.iter_mut().filter(|v| !v.known) {
             v.targets = probe(net, budget, &v.wheel, p, notes)?;
         }
