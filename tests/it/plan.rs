@@ -1938,7 +1938,7 @@ mod aarch64 {
             "{:#?}",
             p.reasons
         );
-        // The wheel is PyPI's aarch64 build: no index URL needed.
+        // PyPI's aarch64 build of the release, an aarch64 row.
         let catalog = Catalog::embedded();
         let v = torch_variant(&catalog, &p);
         assert_eq!(v.platform, "linux-sbsa");
