@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::error::{Error, ExitCode, Result};
-use crate::install::receipts::{Active, ShellReceipt};
+use crate::install::receipts::Active;
 use crate::shell::{self, EnvSpec, Shell};
 use crate::world::process::Process;
 
@@ -29,49 +29,17 @@ pub fn shells_here(process: &Process) -> Vec<Shell> {
     out
 }
 
-/// Makes `toolkit` the active one and rewrites the env scripts (always, even when the rc files
-/// are already hooked: rustup#2578).
+/// Makes `toolkit` the active one and rewrites the env scripts ([`crate::install::env`]).
 pub fn write_scripts(home: &Path, toolkit: Option<&Path>) -> std::io::Result<EnvSpec> {
-    let active = Active {
-        toolkit: toolkit.map(Path::to_path_buf),
-    };
-    fs_err::create_dir_all(home)?;
-    fs_err::write(
-        Active::path(home),
-        serde_json::to_vec_pretty(&active).expect("serialises"),
-    )?;
-    let spec = active.spec();
-    for shell in Shell::ALL {
-        let file = home.join(shell.script_file_name());
-        let tmp = file.with_extension("tmp-cudaup");
-        fs_err::write(&tmp, shell::script(shell, &spec))?;
-        fs_err::rename(&tmp, &file)?;
-    }
-    Ok(spec)
+    crate::install::env::write_scripts(home, toolkit)
 }
 
-/// Hooks the env scripts into the rc files of `shells`, recording what changed. Returns the
-/// files changed now (already-hooked files are left alone).
+/// Hooks the env scripts into the rc files of `shells` ([`crate::install::env::hook`]).
 pub fn hook(process: &Process, home: &Path, shells: &[Shell]) -> Result<Vec<PathBuf>> {
-    let mut receipt = ShellReceipt::read(home);
-    let mut changed = Vec::new();
-    let mut failed = Vec::new();
-    for h in shell::hooks(process, home, shells) {
-        match shell::apply(&h) {
-            Ok(Some(applied)) => {
-                changed.push(applied.file.clone());
-                receipt.hooks.retain(|a| a.file != applied.file);
-                receipt.hooks.push(applied);
-            }
-            Ok(None) => {}
-            Err(e) => failed.push(e.to_string()),
-        }
-    }
-    receipt.write(home)?;
-    if !failed.is_empty() {
-        return Err(Error::Usage(failed.join("\n")));
-    }
-    Ok(changed)
+    crate::install::env::hook(process, home, shells).map_err(|e| match e {
+        crate::install::env::HookError::Io(e) => Error::Io(e),
+        refused => Error::Usage(refused.to_string()),
+    })
 }
 
 /// `cudaup env` flags.

@@ -198,6 +198,9 @@ pub fn fetcher(
     if let Some(s) = num(crate::world::vars::CUDAUP_HTTP_TIMEOUT)? {
         settings.read_timeout = Duration::from_secs(s);
     }
+    if let Some(n) = num(crate::world::vars::CUDAUP_MAX_DOWNLOAD_BYTES)? {
+        settings.max_download = n;
+    }
     if process.var(crate::world::vars::CUDAUP_TEST_NO_RETRY_DELAY) == Some("1") {
         settings.backoff = Duration::ZERO;
     }
@@ -419,6 +422,7 @@ pub(super) fn run_install(
                         a => a.to_owned(),
                     },
                     max_unpacked: max_unpacked(process)?,
+                    register_in: Some(home.clone()),
                 };
                 let meta = fetcher(
                     process,
@@ -465,10 +469,26 @@ pub(super) fn run_install(
         if talk {
             writeln!(out, "Nothing to install.")?;
         }
+        // Still converge the environment: a run killed after its toolkit landed left the env
+        // scripts or rc hooks unwritten, and this run is the one that finishes them.
+        let kept = plan
+            .component("cuda")
+            .filter(|c| c.action == Action::Keep)
+            .and_then(|c| c.path.as_ref().map(PathBuf::from));
+        let mut env = serde_json::Value::Null;
+        let mut changed = false;
+        if !args.dry_run {
+            if let Some((rc_changed, e)) =
+                env_step(args, process, &home, kept.as_deref(), talk, out)?
+            {
+                changed = rc_changed;
+                env = e;
+            }
+        }
         if args.json {
             let report = serde_json::json!({
                 "status": "nothing to do", "profile": plan.profile.name(), "plan": plan,
-                "changed": false, "reboot_required": false,
+                "changed": changed, "reboot_required": false, "env": env,
             });
             writeln!(
                 out,
@@ -541,7 +561,19 @@ pub(super) fn run_install(
         let total: u64 = items.iter().filter_map(|i| i.artifact.size).sum();
         let reporter = reporter_for(args.json, process.stdout_is_tty && !global.quiet, total);
         let fetcher = fetcher(process, args.source.allow_http, cancel.clone(), reporter)?;
-        let receipt = install::install(&fetcher, spec, items)?;
+        // What the env step will do, for `repair` to finish should this run be killed first.
+        install::env::Intent {
+            toolkit: Some(std::path::absolute(&spec.prefix)?),
+            shells: chosen_shells(args, process)?
+                .iter()
+                .map(|s| s.name().to_owned())
+                .collect(),
+            modify_path: !args.no_modify_path,
+        }
+        .record(&home)?;
+        let receipt = install::install(&fetcher, spec, items).inspect_err(|_| {
+            let _ = install::env::Intent::done(&home);
+        })?;
         drop(fetcher);
         install::receipt::register(&home, &receipt)?;
         let nvcc = spec.prefix.join("bin/nvcc");
@@ -648,39 +680,11 @@ pub(super) fn run_install(
             .filter(|c| c.action == Action::Keep)
             .and_then(|c| c.path.as_ref().map(PathBuf::from)),
     };
-    if active_toolkit.is_some() {
-        super::env::write_scripts(&home, active_toolkit.as_deref())?;
-        crate::world::checkpoint::reach("env-written");
-        let source = crate::shell::source_line(crate::shell::Shell::Posix, &home);
-        let rc_changed = if args.no_modify_path {
-            Vec::new()
-        } else {
-            let shells = if args.shells.is_empty() {
-                super::env::shells_here(process)
-            } else {
-                let mut chosen = Vec::new();
-                for name in &args.shells {
-                    let shell = crate::shell::Shell::parse(name).ok_or_else(|| {
-                        Error::Usage(format!(
-                            "--shell {name}: use sh, bash, zsh, fish or powershell"
-                        ))
-                    })?;
-                    if !chosen.contains(&shell) {
-                        chosen.push(shell);
-                    }
-                }
-                chosen
-            };
-            super::env::hook(process, &home, &shells)?
-        };
-        if talk {
-            for f in &rc_changed {
-                writeln!(out, "  added to {}: {source}", f.display())?;
-            }
-            writeln!(out, "  in this shell:  {source}")?;
-        }
-        changed |= !rc_changed.is_empty();
-        report["env"] = serde_json::json!({"source": source, "rc_files_changed": rc_changed});
+    if let Some((rc_changed, env)) =
+        env_step(args, process, &home, active_toolkit.as_deref(), talk, out)?
+    {
+        changed |= rc_changed;
+        report["env"] = env;
     }
     if framework.is_some() {
         if let Some(ld) = process.var("LD_LIBRARY_PATH") {
@@ -730,6 +734,62 @@ pub(super) fn run_install(
         )?;
     }
     Ok(code)
+}
+
+/// The shells `--shell` names, or those found here.
+fn chosen_shells(args: &InstallArgs, process: &Process) -> Result<Vec<crate::shell::Shell>> {
+    if args.shells.is_empty() {
+        return Ok(super::env::shells_here(process));
+    }
+    let mut chosen = Vec::new();
+    for name in &args.shells {
+        let shell = crate::shell::Shell::parse(name).ok_or_else(|| {
+            Error::Usage(format!(
+                "--shell {name}: use sh, bash, zsh, fish or powershell"
+            ))
+        })?;
+        if !chosen.contains(&shell) {
+            chosen.push(shell);
+        }
+    }
+    Ok(chosen)
+}
+
+/// The environment step: the env scripts for `active_toolkit` and, unless `--no-modify-path`,
+/// cudaup's line in the rc files. Returns whether an rc file changed and the JSON report, or
+/// `None` without an active toolkit.
+fn env_step(
+    args: &InstallArgs,
+    process: &Process,
+    home: &Path,
+    active_toolkit: Option<&Path>,
+    talk: bool,
+    out: &mut dyn Write,
+) -> Result<Option<(bool, serde_json::Value)>> {
+    if active_toolkit.is_none() {
+        return Ok(None);
+    }
+    super::env::write_scripts(home, active_toolkit)?;
+    crate::world::checkpoint::reach("env-written");
+    let source = crate::shell::source_line(crate::shell::Shell::Posix, home);
+    let rc_changed = if args.no_modify_path {
+        Vec::new()
+    } else {
+        // A refused rc file (read-only) is the user's to fix, as the error says: the env step
+        // is over either way, so repair does not try it again and again.
+        let hooked = super::env::hook(process, home, &chosen_shells(args, process)?);
+        install::env::Intent::done(home)?;
+        hooked?
+    };
+    install::env::Intent::done(home)?;
+    if talk {
+        for f in &rc_changed {
+            writeln!(out, "  added to {}: {source}", f.display())?;
+        }
+        writeln!(out, "  in this shell:  {source}")?;
+    }
+    let env = serde_json::json!({"source": source, "rc_files_changed": rc_changed});
+    Ok(Some((!rc_changed.is_empty(), env)))
 }
 
 /// The Python of an existing venv, as detect sees it.
@@ -903,6 +963,7 @@ pub(super) fn run_mirror(
             source: Source::Redist(base.clone()),
             arch: arch.clone(),
             max_unpacked: max_unpacked(process)?,
+            register_in: None,
         };
         let items = install::resolve_items(&fetcher, catalog, &spec)?;
         for (id, item) in items.iter().enumerate() {

@@ -11,7 +11,7 @@ use crate::error::{Error, ExitCode, Result};
 use crate::fetch::Location;
 use crate::install::python::check::{self, TfReport, TorchExpectation, TorchReport};
 use crate::install::python::{Session, Tool, Venv, VenvReceipt};
-use crate::install::receipts::{Active, ShellReceipt};
+use crate::install::receipts::Active;
 use crate::install::{self, Source, ToolkitSpec};
 use crate::model::version::Version;
 use crate::world::process::Process;
@@ -22,7 +22,7 @@ use super::Style;
 /// `cudaup repair` flags.
 #[derive(Debug, Args)]
 pub struct RepairArgs {
-    /// Only this repair: toolkit-files, venv-packages, env-scripts or rc-hook
+    /// Only this repair: toolkit-files, venv-packages, env-scripts, rc-hook or litter
     #[arg(long, value_name = "ID")]
     pub fix: Option<String>,
     /// Do not ask for confirmation
@@ -97,12 +97,19 @@ pub(super) fn run(
     let home = process.cudaup_home().ok_or_else(|| {
         Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
     })?;
-    let ids = ["toolkit-files", "venv-packages", "env-scripts", "rc-hook"];
+    let ids = [
+        "toolkit-files",
+        "venv-packages",
+        "env-scripts",
+        "rc-hook",
+        "litter",
+    ];
     // Doctor's finding ids name the same repairs.
     let fix = args.fix.as_deref().map(|id| match id {
-        "toolkit-prefix-missing" | "toolkit-files-missing" | "toolkit-files-changed" => {
-            "toolkit-files"
-        }
+        "toolkit-prefix-missing"
+        | "toolkit-files-missing"
+        | "toolkit-files-changed"
+        | "toolkit-install-interrupted" => "toolkit-files",
         "venv-missing" | "venv-python-missing" | "torch-cpu-only" => "venv-packages",
         "env-script-missing" | "active-toolkit-missing" => "env-scripts",
         "shell-hook-missing" => "rc-hook",
@@ -185,6 +192,7 @@ pub(super) fn run(
                     source,
                     arch: arch.clone(),
                     max_unpacked: crate::unpack::Limits::default().max_total_bytes,
+                    register_in: Some(home.clone()),
                 };
                 let fresh = install::install(&fetcher, &spec, &items)?;
                 install::receipt::register(&home, &fresh)?;
@@ -230,22 +238,26 @@ pub(super) fn run(
                     )));
                 }
             }
+            Step::Env { intent } => {
+                intent.finish(process, &home).map_err(|e| match e {
+                    install::env::HookError::Io(e) => Error::Io(e),
+                    refused => Error::Usage(refused.to_string()),
+                })?;
+            }
+            Step::Register { receipt } => {
+                install::receipt::register(&home, receipt)?;
+            }
+            Step::Litter { .. } => {
+                install::litter::clean(&home, &crate::receipts::Receipts::load(&home))?;
+            }
             Step::EnvScripts { .. } => {
                 super::env::write_scripts(&home, Active::read(&home).toolkit.as_deref())?;
             }
             Step::RcHook { file, line } => {
-                let hook = crate::shell::Hook {
-                    file: file.clone(),
-                    line: line.clone(),
-                };
-                if let Some(applied) =
-                    crate::shell::apply(&hook).map_err(|e| Error::Usage(e.to_string()))?
-                {
-                    let mut receipt = ShellReceipt::read(&home);
-                    receipt.hooks.retain(|a| &a.file != file);
-                    receipt.hooks.push(applied);
-                    receipt.write(&home)?;
-                }
+                install::env::rehook(&home, file, line).map_err(|e| match e {
+                    install::env::HookError::Io(e) => Error::Io(e),
+                    refused => Error::Usage(refused.to_string()),
+                })?;
             }
         }
         writeln!(out, "  {} {}", style.good("repaired"), step)?;

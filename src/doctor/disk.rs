@@ -1,5 +1,6 @@
-//! Free disk space under `$CUDAUP_HOME` and the toolkit prefixes. std has no statvfs without
-//! libc, so doctor runs `df -P DIR` and reads it; when df fails the check is skipped.
+//! Free disk space under `$CUDAUP_HOME` and the toolkit prefixes (std has no statvfs without
+//! libc, so doctor runs `df -P DIR` and reads it; when df fails the check is skipped), and the
+//! leftovers of interrupted runs that take it up.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -60,9 +61,77 @@ fn existing(dir: &Path) -> Option<PathBuf> {
     dir.ancestors().find(|d| d.is_dir()).map(Path::to_path_buf)
 }
 
-/// `low-disk-space`, one per filesystem.
-pub fn check(inputs: &Inputs<'_>, runner: &dyn Runner) -> Vec<Diagnosis> {
+/// `litter`: what interrupted runs left (half-unpacked cache trees, staging directories beside
+/// a prefix, a prefix set aside by an interrupted commit) that no running cudaup is using.
+pub fn litter(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
+    let Some(home) = inputs.process.cudaup_home() else {
+        return Vec::new();
+    };
+    let found = crate::install::litter::find(&home, inputs.receipts);
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let total: u64 = found.iter().map(|l| l.bytes).sum();
+    let mut d = Diagnosis::new(
+        "litter",
+        Severity::Warning,
+        format!(
+            "{} leftover(s) of interrupted cudaup runs take {} ({})",
+            found.len(),
+            indicatif::HumanBytes(total),
+            home.display()
+        ),
+    );
+    for l in found.iter().take(10) {
+        d = d.evidence(format!(
+            "{}: {} ({})",
+            l.path.display(),
+            l.what,
+            indicatif::HumanBytes(l.bytes)
+        ));
+    }
+    if found.len() > 10 {
+        d = d.evidence(format!("... and {} more", found.len() - 10));
+    }
+    vec![d.fix(super::repair("litter"))]
+}
+
+/// `toolkit-install-interrupted`: a toolkit install killed before it finished (its journal is
+/// still in `receipts/pending/`), in place but unrecorded, or not in place at all.
+pub fn interrupted(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
     let mut out = Vec::new();
+    for (journal, r) in &inputs.receipts.pending {
+        let own = crate::install::Receipt::read(&r.prefix).ok().flatten();
+        let in_place = own.is_some_and(|own| own.same_install(r));
+        let state = if in_place {
+            "the toolkit is in place but its install did not record it"
+        } else {
+            "it did not get the toolkit in place"
+        };
+        out.push(
+            Diagnosis::new(
+                "toolkit-install-interrupted",
+                Severity::Warning,
+                format!(
+                    "an install of CUDA {} into {} was interrupted: {state}",
+                    r.cuda,
+                    r.prefix.display()
+                ),
+            )
+            .evidence(format!("{}: the install's journal", journal.display()))
+            .fix(format!(
+                "{}   # or run the same install again; `cudaup uninstall` removes what it left",
+                super::repair("toolkit-files")
+            )),
+        );
+    }
+    out
+}
+
+/// `low-disk-space`, one per filesystem; [`litter`] and [`interrupted`].
+pub fn check(inputs: &Inputs<'_>, runner: &dyn Runner) -> Vec<Diagnosis> {
+    let mut out = litter(inputs);
+    out.extend(interrupted(inputs));
     let mut path = inputs.process.path_entries();
     path.extend(["/usr/bin", "/bin"].map(PathBuf::from));
     let Some(df) = which("df", &path) else {
@@ -149,6 +218,28 @@ mod tests {
                 stderr: String::new(),
             })
         }
+    }
+
+    #[test]
+    fn litter_is_counted_with_its_size() {
+        let home = tempfile::tempdir().unwrap();
+        let mut w = World::new(h200());
+        w.process = Process::with_vars([("CUDAUP_HOME", home.path().to_str().unwrap())], "/");
+        assert!(litter(&w.inputs()).is_empty());
+        let tmp = home
+            .path()
+            .join(format!("cache/unpacked/.tmp-{}-l1-7-0", "b".repeat(64)));
+        fs_err::create_dir_all(&tmp).unwrap();
+        fs_err::write(tmp.join("f"), vec![0u8; 2048]).unwrap();
+        let d = litter(&w.inputs());
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].id(), "litter");
+        assert!(d[0].finding.message.contains("2.00 KiB"), "{:?}", d[0]);
+        assert!(d[0].evidence[0].contains("half-unpacked"), "{:?}", d[0]);
+        assert_eq!(
+            d[0].finding.fix.as_deref(),
+            Some("cudaup repair --fix litter")
+        );
     }
 
     #[cfg(unix)]

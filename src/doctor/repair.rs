@@ -41,16 +41,34 @@ pub enum Step {
         /// The line.
         line: String,
     },
+    /// Record a toolkit whose install was killed after it was in place and before it was
+    /// recorded (its receipt is in the prefix; the home only has the install's journal).
+    Register {
+        /// The prefix's own receipt.
+        receipt: Receipt,
+    },
+    /// Finish the environment step of an install that was killed before it (env scripts for
+    /// its toolkit, and the rc hooks it meant to add).
+    Env {
+        /// What the install meant to do.
+        intent: crate::install::env::Intent,
+    },
+    /// Remove what interrupted runs left (see [`crate::install::litter`]).
+    Litter {
+        /// How many pieces, and their size.
+        why: String,
+    },
 }
 
 impl Step {
     /// The id `repair --fix` (and doctor) use for this kind of repair.
     pub fn id(&self) -> &'static str {
         match self {
-            Step::Toolkit { .. } => "toolkit-files",
+            Step::Toolkit { .. } | Step::Register { .. } => "toolkit-files",
             Step::Venv { .. } => "venv-packages",
-            Step::EnvScripts { .. } => "env-scripts",
+            Step::EnvScripts { .. } | Step::Env { .. } => "env-scripts",
             Step::RcHook { .. } => "rc-hook",
+            Step::Litter { .. } => "litter",
         }
     }
 }
@@ -90,6 +108,28 @@ impl std::fmt::Display for Step {
                 "[{}] put `{line}` back into {}",
                 self.id(),
                 file.display()
+            ),
+            Step::Litter { why } => write!(f, "[{}] remove {why}", self.id()),
+            Step::Env { intent } => write!(
+                f,
+                "[{}] finish the environment step of an interrupted install: env scripts for {}{}",
+                self.id(),
+                intent
+                    .toolkit
+                    .as_deref()
+                    .map_or("no toolkit".into(), |t| t.display().to_string()),
+                if intent.modify_path {
+                    format!(", rc hooks for {}", intent.shells.join(", "))
+                } else {
+                    String::new()
+                }
+            ),
+            Step::Register { receipt } => write!(
+                f,
+                "[{}] record CUDA {} in {}: its install was interrupted after the toolkit was in place",
+                self.id(),
+                receipt.cuda,
+                receipt.prefix.display()
             ),
         }
     }
@@ -141,7 +181,42 @@ pub fn toolkit_problems(receipt: &Receipt) -> Vec<String> {
 pub fn plan(home: &Path, venv_ok: &dyn Fn(&VenvReceipt) -> Option<String>) -> Vec<Step> {
     let receipts = Receipts::load(home);
     let mut steps = Vec::new();
+    let litter = crate::install::litter::find(home, &receipts);
+    if !litter.is_empty() {
+        steps.push(Step::Litter {
+            why: format!(
+                "{} leftover(s) of interrupted runs ({})",
+                litter.len(),
+                indicatif::HumanBytes(litter.iter().map(|l| l.bytes).sum())
+            ),
+        });
+    }
+    // Installs killed before they finished: the journal says what was asked for.
+    let mut handled: Vec<&Path> = Vec::new();
+    for (_, journal) in &receipts.pending {
+        handled.push(&journal.prefix);
+        match Receipt::read(&journal.prefix).ok().flatten() {
+            Some(own) if own.same_install(journal) => {
+                let problems = toolkit_problems(&own);
+                if problems.is_empty() {
+                    steps.push(Step::Register { receipt: own });
+                } else {
+                    steps.push(Step::Toolkit {
+                        receipt: own,
+                        why: problems.join("; "),
+                    });
+                }
+            }
+            _ => steps.push(Step::Toolkit {
+                receipt: journal.clone(),
+                why: "its install was interrupted before the toolkit was in place".into(),
+            }),
+        }
+    }
     for (_, r) in &receipts.toolkits {
+        if handled.contains(&r.prefix.as_path()) {
+            continue;
+        }
         let problems = if r.prefix.join(crate::install::receipt::FILE_NAME).is_file() {
             toolkit_problems(r)
         } else {
@@ -152,6 +227,11 @@ pub fn plan(home: &Path, venv_ok: &dyn Fn(&VenvReceipt) -> Option<String>) -> Ve
                 receipt: r.clone(),
                 why: problems.join("; "),
             });
+        }
+    }
+    if let Some(intent) = crate::install::env::Intent::read(home) {
+        if intent.toolkit_exists(home) {
+            steps.push(Step::Env { intent });
         }
     }
     for (_, v) in &receipts.venvs {

@@ -43,23 +43,78 @@ impl Cache {
     /// (saying so) while another holds it.
     pub fn lock(&self, sha256: &str, waiting: impl FnOnce()) -> std::io::Result<File> {
         let dir = self.dir.join("downloads");
-        fs_err::create_dir_all(&dir)?;
-        let file = fs_err::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(dir.join(format!("{sha256}.lock")))?
-            .into_parts()
-            .0;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
+        lock_at(&dir.join(format!("{sha256}.lock")), Some(waiting)).map(|f| f.expect("waited"))
+    }
+
+    /// Where the unpacked tree `key` is being built (`.tmp-<key>-<pid>-<n>`): `n` tells the
+    /// attempts of one process apart.
+    pub fn unpacking(&self, key: &str, n: usize) -> PathBuf {
+        self.dir
+            .join("unpacked")
+            .join(format!(".tmp-{key}-{}-{n}", std::process::id()))
+    }
+
+    /// Takes the lock on unpacking `key` (waiting, saying so, while another cudaup unpacks it).
+    /// Whoever holds it owns every `.tmp-<key>-*` tree: the ones no holder is building are
+    /// litter of a killed run.
+    pub fn lock_unpacking(&self, key: &str, waiting: impl FnOnce()) -> std::io::Result<File> {
+        lock_at(&self.unpacking_lock(key), Some(waiting)).map(|f| f.expect("waited"))
+    }
+
+    /// [`Cache::lock_unpacking`] without waiting: `None` while someone is unpacking `key`.
+    pub fn try_lock_unpacking(&self, key: &str) -> std::io::Result<Option<File>> {
+        lock_at(&self.unpacking_lock(key), None::<fn()>)
+    }
+
+    fn unpacking_lock(&self, key: &str) -> PathBuf {
+        self.dir.join("unpacked").join(format!(".{key}.lock"))
+    }
+
+    /// The half-built trees under `unpacked/` (`.tmp-<key>-...`), with their keys.
+    pub fn unpacking_trees(&self) -> Vec<(PathBuf, String)> {
+        let Ok(rd) = fs_err::read_dir(self.dir.join("unpacked")) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(PathBuf, String)> = rd
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_str()?.to_owned();
+                let rest = name.strip_prefix(".tmp-")?;
+                // `<key>-<pid>-<n>`: the key is what is left of the last two fields.
+                let mut parts = rest.rsplitn(3, '-');
+                let (_, _, key) = (parts.next()?, parts.next()?, parts.next()?);
+                Some((e.path(), key.to_owned()))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+/// Opens (creating) the lock file at `path` and locks it; without `waiting`, returns `None`
+/// instead of waiting for another holder.
+fn lock_at(path: &Path, waiting: Option<impl FnOnce()>) -> std::io::Result<Option<File>> {
+    if let Some(dir) = path.parent() {
+        fs_err::create_dir_all(dir)?;
+    }
+    let file = fs_err::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?
+        .into_parts()
+        .0;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => match waiting {
+            Some(waiting) => {
                 waiting();
                 file.lock()?;
+                Ok(Some(file))
             }
-            Err(std::fs::TryLockError::Error(e)) => return Err(e),
-        }
-        Ok(file)
+            None => Ok(None),
+        },
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
     }
 }
 

@@ -1,7 +1,9 @@
-//! Fetch errors, and which of them are worth retrying.
+//! Fetch errors, which of them are worth retrying, and what actually went wrong on the wire.
 
 use std::io;
 
+use super::cause::Cause;
+use super::limit::Limit;
 use crate::unpack::UnpackError;
 
 /// Why a fetch failed.
@@ -29,23 +31,26 @@ pub enum FetchError {
         /// The status code.
         status: u16,
     },
-    /// The connection failed or broke.
-    #[error("{url}: {source}")]
+    /// The connection failed or broke before a response arrived.
+    #[error("{url}: {cause}")]
     Transport {
         /// The URL.
         url: String,
-        /// The client error.
-        #[source]
-        source: reqwest::Error,
+        /// What went wrong, from the error chain (refused, timed out, DNS, TLS, ...).
+        cause: Cause,
+        /// The client error. Not a `#[source]`: its chain reads "error sending request", which
+        /// the cause already says better (`-v` logs it).
+        error: reqwest::Error,
     },
     /// Reading the body failed (reset, timeout, early end).
-    #[error("{url}: {source}")]
+    #[error("{url}: {cause}")]
     Read {
         /// The URL.
         url: String,
-        /// The I/O error.
-        #[source]
-        source: io::Error,
+        /// What went wrong, from the error chain.
+        cause: Cause,
+        /// The I/O error (not a `#[source]`, as for `Transport`).
+        error: io::Error,
     },
     /// The body ended before the expected size.
     #[error("{url}: the download ended after {got} of {expected} bytes")]
@@ -66,15 +71,21 @@ pub enum FetchError {
         /// Why.
         reason: String,
     },
-    /// More bytes than the source said there would be.
-    #[error("{url}: expected {expected} bytes, got more ({got})")]
+    /// More bytes than a limit allows; nothing past it was kept.
+    #[error("{url}: the download is longer than {limit}; stopped there and discarded it")]
     TooLong {
         /// The URL.
         url: String,
-        /// Bytes received.
-        got: u64,
-        /// Bytes expected.
-        expected: u64,
+        /// The limit it ran into, and where that limit came from.
+        limit: Limit,
+    },
+    /// The server compressed the body with an encoding cudaup did not ask for and cannot read.
+    #[error("{url}: the server sent the file with `Content-Encoding: {encoding}` although cudaup asked for the plain bytes (identity); fix the server or the proxy in between")]
+    Encoding {
+        /// The URL.
+        url: String,
+        /// The encoding it named.
+        encoding: String,
     },
     /// The bytes are not the ones the source promised.
     #[error("checksum mismatch for {url}: expected sha256 {expected}, got {actual}")]
@@ -108,23 +119,43 @@ pub enum FetchError {
 }
 
 impl FetchError {
-    /// Whether trying again (resuming where possible) may succeed. The error chain is walked, so
-    /// a reset buried inside a client error still counts as a reset, and a certificate problem
-    /// never does.
+    /// A client error, with its cause read from the error chain.
+    pub fn transport(url: &str, error: reqwest::Error) -> FetchError {
+        tracing::debug!("{url}: {error:?}");
+        FetchError::Transport {
+            url: url.to_owned(),
+            cause: Cause::of(&error, Some(url)),
+            error,
+        }
+    }
+
+    /// A failed body read, with its cause read from the error chain.
+    pub fn read(url: &str, error: io::Error) -> FetchError {
+        tracing::debug!("{url}: {error:?}");
+        FetchError::Read {
+            url: url.to_owned(),
+            cause: Cause::of(&error, None),
+            error,
+        }
+    }
+
+    /// Whether trying again (resuming where possible) may succeed. The error chain is walked
+    /// (typed, [`Cause`]), so a reset buried inside a client error still counts as a reset, and
+    /// a TLS failure (a certificate, a handshake) never does.
     pub fn is_transient(&self) -> bool {
         match self {
             FetchError::Status { status, .. } => matches!(status, 408 | 425 | 429 | 500..=599),
-            FetchError::Transport { source, .. } => {
-                !chain_mentions(
-                    source,
-                    &["certificate", "tls", "handshake", "UnknownIssuer"],
-                ) && (source.is_timeout()
-                    || source.is_connect()
-                    || source.is_body()
-                    || source.is_request()
-                    || source.is_decode())
+            FetchError::Transport { error, cause, .. } => {
+                !matches!(cause, Cause::Tls(_))
+                    && (error.is_timeout()
+                        || error.is_connect()
+                        || error.is_body()
+                        || error.is_request()
+                        || error.is_decode())
             }
-            FetchError::Read { source, .. } => transient_io(source),
+            FetchError::Read { error, cause, .. } => {
+                !matches!(cause, Cause::Tls(_)) && transient_io(error)
+            }
             FetchError::Truncated { .. } | FetchError::Restart { .. } => true,
             FetchError::Unpack(UnpackError::Io(e)) => transient_io(e),
             _ => false,
@@ -149,7 +180,9 @@ impl FetchError {
     pub fn is_verification(&self) -> bool {
         match self {
             FetchError::Exhausted { last, .. } => last.is_verification(),
-            FetchError::Checksum { .. } | FetchError::TooLong { .. } => true,
+            FetchError::Checksum { .. }
+            | FetchError::TooLong { .. }
+            | FetchError::Encoding { .. } => true,
             FetchError::Unpack(e) => !matches!(e, UnpackError::Io(_) | UnpackError::Cancelled),
             _ => false,
         }
@@ -170,16 +203,4 @@ fn transient_io(e: &io::Error) -> bool {
     ) || e
         .get_ref()
         .is_some_and(|inner| inner.downcast_ref::<reqwest::Error>().is_some())
-}
-
-fn chain_mentions(e: &(dyn std::error::Error + 'static), words: &[&str]) -> bool {
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        let text = format!("{err:?}");
-        if words.iter().any(|w| text.contains(w)) {
-            return true;
-        }
-        cur = err.source();
-    }
-    false
 }

@@ -59,6 +59,38 @@ impl Location {
         }
     }
 
+    /// Whether `other` lies under `self` (a directory): the same origin and a path that starts
+    /// with this one's, after the URL parser (or lexical normalisation, for files) has resolved
+    /// every `..`, `%2e%2e` and backslash. What joins a publisher's relative path is checked with
+    /// this, so no spelling of `..` leaves the mirror.
+    pub fn contains(&self, other: &Location) -> bool {
+        match (self, other) {
+            (Self::Http(base), Self::Http(u)) => {
+                let dir = format!("{}/", base.path().trim_end_matches('/'));
+                base.scheme() == u.scheme()
+                    && base.host_str() == u.host_str()
+                    && base.port_or_known_default() == u.port_or_known_default()
+                    && u.path().starts_with(&dir)
+            }
+            (Self::File(base), Self::File(p)) => {
+                let mut out = PathBuf::new();
+                for c in p.components() {
+                    match c {
+                        std::path::Component::ParentDir => {
+                            if !out.pop() {
+                                return false;
+                            }
+                        }
+                        std::path::Component::CurDir => {}
+                        c => out.push(c),
+                    }
+                }
+                out.starts_with(base) && out != *base
+            }
+            _ => false,
+        }
+    }
+
     /// Whether the bytes are authenticated in transit (https) or local.
     pub fn is_authenticated(&self) -> bool {
         match self {
@@ -124,5 +156,31 @@ mod tests {
             "x"
         );
         assert!(Location::parse("ftp://host/x").is_err());
+    }
+
+    #[test]
+    fn containment_sees_every_spelling_of_dotdot() {
+        let base = Location::parse("https://m.example/mirror/compute/cuda/redist").unwrap();
+        assert!(base.contains(&base.join("cuda_nvcc/x.tar.xz")));
+        for evil in [
+            "../x",
+            "%2e%2e/%2e%2e/x",
+            "%2E%2e/x",
+            ".%2e/x",
+            "a/..\\..\\..\\x",
+            "..\\x",
+        ] {
+            assert!(
+                !base.contains(&base.join(evil)),
+                "{evil}: {}",
+                base.join(evil)
+            );
+        }
+        let other = Location::parse("https://evil.example/mirror/compute/cuda/redist/x").unwrap();
+        assert!(!base.contains(&other));
+        let dir = Location::parse("/srv/m/redist").unwrap();
+        assert!(dir.contains(&dir.join("a/b")));
+        assert!(!dir.contains(&dir.join("a/../../b")));
+        assert!(!dir.contains(&dir.join("..")));
     }
 }

@@ -4,7 +4,9 @@
 //! are unpacked during the first attempt, in one pass over the bytes.
 
 mod cache;
+mod cause;
 mod error;
+mod limit;
 mod location;
 mod stream;
 
@@ -20,7 +22,9 @@ pub use cache::Cache;
 pub fn sha256_file(path: &std::path::Path) -> std::io::Result<String> {
     cache::sha256_file(path, |_| {})
 }
+pub use cause::Cause;
 pub use error::FetchError;
+pub use limit::{Limit, DEFAULT_MAX_DOWNLOAD, MAX_DOCUMENT};
 pub use location::Location;
 
 use crate::progress::Reporter;
@@ -56,10 +60,13 @@ pub struct Settings {
     pub connect_timeout: Duration,
     /// First backoff delay; doubles per retry, with jitter. Zero in tests.
     pub backoff: Duration,
+    /// The most bytes a download whose size nobody states may have ([`DEFAULT_MAX_DOWNLOAD`]).
+    pub max_download: u64,
 }
 
 impl Settings {
-    /// Defaults: 4 attempts, 30 s read timeout, 10 s connect timeout, 0.5 s first backoff.
+    /// Defaults: 4 attempts, 30 s read timeout, 10 s connect timeout, 0.5 s first backoff, a
+    /// 4 GiB ceiling for downloads of unknown size.
     pub fn new(cache_dir: PathBuf) -> Self {
         Self {
             cache_dir,
@@ -68,6 +75,7 @@ impl Settings {
             read_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             backoff: Duration::from_millis(500),
+            max_download: DEFAULT_MAX_DOWNLOAD,
         }
     }
 }
@@ -187,21 +195,41 @@ impl Fetcher {
         }
     }
 
-    /// Fetches a small document (a redistrib JSON, an index page) into memory. `accept` sets the
-    /// Accept header (PEP 691 negotiation).
+    /// Fetches a small document (a redistrib JSON, an index page) into memory, at most
+    /// [`MAX_DOCUMENT`] bytes. `accept` sets the Accept header (PEP 691 negotiation).
     pub fn get_bytes(&self, loc: &Location, accept: Option<&str>) -> Result<Vec<u8>, FetchError> {
         self.check_trust(loc)?;
+        let limit = Limit::Document(MAX_DOCUMENT);
+        let bounded =
+            |url: &str, body: &mut dyn Read, read_err: &dyn Fn(std::io::Error) -> FetchError| {
+                let mut out = Vec::new();
+                body.take(limit.room(0))
+                    .read_to_end(&mut out)
+                    .map_err(read_err)?;
+                if out.len() as u64 > limit.bytes() {
+                    return Err(FetchError::TooLong {
+                        url: url.to_owned(),
+                        limit,
+                    });
+                }
+                Ok(out)
+            };
         match loc {
-            Location::File(p) => Ok(fs_err::read(p)?),
+            Location::File(p) => {
+                let mut f = fs_err::File::open(p)?;
+                bounded(&p.display().to_string(), &mut f, &|e| FetchError::Local(e))
+            }
             Location::Http(url) => self.with_retries(&loc.to_string(), |_| {
-                let mut req = self.client()?.get(url.clone());
+                let mut req = self
+                    .client()?
+                    .get(url.clone())
+                    .header(reqwest::header::ACCEPT_ENCODING, "identity");
                 if let Some(a) = accept {
                     req = req.header(reqwest::header::ACCEPT, a);
                 }
-                let resp = req.send().map_err(|source| FetchError::Transport {
-                    url: url.to_string(),
-                    source,
-                })?;
+                let resp = req
+                    .send()
+                    .map_err(|source| FetchError::transport(url.as_str(), source))?;
                 let status = resp.status().as_u16();
                 if !resp.status().is_success() {
                     return Err(FetchError::Status {
@@ -209,14 +237,10 @@ impl Fetcher {
                         status,
                     });
                 }
-                let mut body = Vec::new();
-                resp.take(64 << 20)
-                    .read_to_end(&mut body)
-                    .map_err(|source| FetchError::Read {
-                        url: url.to_string(),
-                        source,
-                    })?;
-                Ok(body)
+                let (mut body, _) = stream::decoded(url.as_str(), resp)?;
+                bounded(url.as_str(), &mut body, &|source| {
+                    FetchError::read(url.as_str(), source)
+                })
             }),
         }
     }
@@ -252,10 +276,7 @@ impl Fetcher {
                     .get(url.clone())
                     .header(reqwest::header::RANGE, range)
                     .send()
-                    .map_err(|source| FetchError::Transport {
-                        url: url.to_string(),
-                        source,
-                    })?;
+                    .map_err(|e| FetchError::transport(url.as_str(), e))?;
                 let status = resp.status().as_u16();
                 if status != 206 {
                     return Err(if resp.status().is_success() {
@@ -294,10 +315,7 @@ impl Fetcher {
                 let mut body = Vec::new();
                 resp.take(want)
                     .read_to_end(&mut body)
-                    .map_err(|source| FetchError::Read {
-                        url: url.to_string(),
-                        source,
-                    })?;
+                    .map_err(|e| FetchError::read(url.as_str(), e))?;
                 if (body.len() as u64) < want {
                     return Err(FetchError::Truncated {
                         url: url.to_string(),

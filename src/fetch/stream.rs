@@ -9,6 +9,7 @@ use std::sync::mpsc;
 
 use sha2::{Digest, Sha256};
 
+use super::limit::Limit;
 use super::{cache::sha256_file, Artifact, FetchError, Fetched, Fetcher};
 use crate::progress::Phase;
 
@@ -23,11 +24,15 @@ struct Pumped {
     count: u64,
 }
 
-/// Reads `src` to its end, feeding the hash, the cache file and the progress bar.
+/// Reads `src` to its end or to `limit` (counting bytes already in `state`), feeding the hash,
+/// the cache file and the progress bar. A body that passes a limit other than the declared
+/// size is [`FetchError::TooLong`] as soon as the first byte past it arrives.
+#[allow(clippy::too_many_arguments)]
 fn pump_into(
     src: &mut dyn Read,
     sink: &mut Option<File>,
     state: &mut Pumped,
+    limit: Limit,
     fetcher: &Fetcher,
     id: usize,
     url: &str,
@@ -38,17 +43,23 @@ fn pump_into(
         if fetcher.cancel_flag().load(Ordering::Relaxed) {
             return Err(FetchError::Cancelled);
         }
-        let n = match src.read(&mut buf) {
+        let room = limit.room(state.count).min(CHUNK as u64) as usize;
+        if room == 0 {
+            // The declared size is in: what the server may still have is never read.
+            return Ok(());
+        }
+        let n = match src.read(&mut buf[..room]) {
             Ok(0) => return Ok(()),
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(source) => {
-                return Err(FetchError::Read {
-                    url: url.to_owned(),
-                    source,
-                })
-            }
+            Err(source) => return Err(FetchError::read(url, source)),
         };
+        if state.count + n as u64 > limit.bytes() {
+            return Err(FetchError::TooLong {
+                url: url.to_owned(),
+                limit,
+            });
+        }
         state.hasher.update(&buf[..n]);
         state.count += n as u64;
         if let Some(f) = sink.as_mut() {
@@ -89,10 +100,12 @@ impl Read for ChannelReader {
 
 /// Runs the pump on its own thread and the consumer on this one, so network, hashing and disk
 /// writes overlap with decompression. Returns the consumer's result and the pump's.
+#[allow(clippy::too_many_arguments)]
 fn pipeline<T>(
     src: &mut (dyn Read + Send),
     sink: &mut Option<File>,
     state: &mut Pumped,
+    limit: Limit,
     fetcher: &Fetcher,
     id: usize,
     url: &str,
@@ -101,7 +114,7 @@ fn pipeline<T>(
     let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(16);
     std::thread::scope(|s| {
         let pump = s.spawn(move || {
-            pump_into(src, sink, state, fetcher, id, url, |chunk| {
+            pump_into(src, sink, state, limit, fetcher, id, url, |chunk| {
                 tx.send(chunk).is_ok()
             })
         });
@@ -148,6 +161,30 @@ pub(super) fn local<T>(
 ) -> Result<Fetched<T>, FetchError> {
     fetcher.reporter().phase(id, Phase::Verifying);
     let url = path.display().to_string();
+    // The file is used as it is (unpacked in place), so all of it must be what was hashed: a
+    // regular file of exactly the declared size, or within the ceiling.
+    let meta = fs_err::metadata(path)?;
+    if !meta.is_file() {
+        return Err(FetchError::BadLocation {
+            location: url,
+            message: "not a regular file".into(),
+        });
+    }
+    let limit = match artifact.size {
+        Some(size) => Limit::Declared(size),
+        None => Limit::Ceiling(fetcher.settings.max_download),
+    };
+    match artifact.size {
+        Some(expected) if meta.len() < expected => {
+            return Err(FetchError::Truncated {
+                url,
+                got: meta.len(),
+                expected,
+            })
+        }
+        _ if meta.len() > limit.bytes() => return Err(FetchError::TooLong { url, limit }),
+        _ => {}
+    }
     let Some(consume) = consume else {
         let actual = sha256_file(path, |n| fetcher.reporter().advance(id, n))?;
         check_hash(artifact, &actual)?;
@@ -161,7 +198,16 @@ pub(super) fn local<T>(
         hasher: Sha256::new(),
         count: 0,
     };
-    let (consumed, pumped) = pipeline(&mut file, &mut None, &mut state, fetcher, id, &url, consume);
+    let (consumed, pumped) = pipeline(
+        &mut file,
+        &mut None,
+        &mut state,
+        Limit::Ceiling(meta.len()),
+        fetcher,
+        id,
+        &url,
+        consume,
+    );
     pumped?;
     check_hash(artifact, &hex::encode(state.hasher.finalize()))?;
     Ok(Fetched {
@@ -234,6 +280,19 @@ pub(super) fn remote<T>(
             ));
             offset = 0;
         }
+        if offset > 0 && resp.encoded {
+            // A range of a compressed representation cannot be appended to decoded bytes.
+            fs_err::remove_file(&partial)?;
+            return Err(FetchError::Restart {
+                url: url.clone(),
+                reason: "the server compressed the resumed part".into(),
+            });
+        }
+        let limit = match (artifact.size, resp.content_length) {
+            (Some(size), _) => Limit::Declared(size),
+            (None, Some(len)) if !resp.encoded => Limit::ContentLength(offset + len),
+            (None, _) => Limit::Ceiling(fetcher.settings.max_download),
+        };
         let mut state = Pumped {
             hasher: Sha256::new(),
             count: 0,
@@ -274,13 +333,14 @@ pub(super) fn remote<T>(
                 &mut resp.body,
                 &mut sink,
                 &mut state,
+                limit,
                 fetcher,
                 id,
                 &url,
                 *consumer,
             );
             match (consumed, pumped) {
-                (_, Err(e)) => return Err(e),
+                (_, Err(e)) => return Err(discard_if_too_long(e, &partial)),
                 (Ok(v), Ok(())) => streamed = Some(v),
                 (Err(e), Ok(())) => {
                     // The body arrived whole: if its hash is wrong, that is the real story, and
@@ -297,22 +357,20 @@ pub(super) fn remote<T>(
                     return Err(e);
                 }
             }
-        } else {
-            pump_into(
-                &mut resp.body,
-                &mut sink,
-                &mut state,
-                fetcher,
-                id,
-                &url,
-                |_| true,
-            )?;
+        } else if let Err(e) = pump_into(
+            &mut resp.body,
+            &mut sink,
+            &mut state,
+            limit,
+            fetcher,
+            id,
+            &url,
+            |_| true,
+        ) {
+            return Err(discard_if_too_long(e, &partial));
         }
         file.flush()?;
         if let Err(e) = finish_size(artifact, &url, state.count) {
-            if matches!(e, FetchError::TooLong { .. }) {
-                fs_err::remove_file(&partial)?;
-            }
             streamed = None;
             return Err(e);
         }
@@ -338,14 +396,20 @@ pub(super) fn remote<T>(
     })
 }
 
+/// A download cut off at a limit is not resumed: its partial file goes.
+fn discard_if_too_long(e: FetchError, partial: &Path) -> FetchError {
+    if matches!(e, FetchError::TooLong { .. }) {
+        if let Err(io) = fs_err::remove_file(partial) {
+            return io.into();
+        }
+    }
+    e
+}
+
+/// A body that ended before the declared size (the pump never reads past it).
 fn finish_size(artifact: &Artifact, url: &str, got: u64) -> Result<(), FetchError> {
     match artifact.size {
         Some(expected) if got < expected => Err(FetchError::Truncated {
-            url: url.to_owned(),
-            got,
-            expected,
-        }),
-        Some(expected) if got > expected => Err(FetchError::TooLong {
             url: url.to_owned(),
             got,
             expected,
@@ -357,21 +421,53 @@ fn finish_size(artifact: &Artifact, url: &str, got: u64) -> Result<(), FetchErro
 /// An open HTTP response.
 struct Opened {
     status: u16,
+    /// The body, decoded if the server compressed it.
     body: Box<dyn Read + Send>,
+    /// The Content-Length, of the body as sent.
+    content_length: Option<u64>,
+    /// Whether the server compressed it (Content-Encoding) although cudaup asked for identity.
+    encoded: bool,
+}
+
+/// The body of `resp` as the file's own bytes. cudaup asks for `Accept-Encoding: identity`
+/// (and reqwest is built without decompression), so a checksum is always over the bytes the
+/// source hashed; a server that compresses anyway gets its gzip or deflate decoded here, the
+/// limits applying to the decoded bytes. Other encodings are refused.
+pub(super) fn decoded(
+    url: &str,
+    resp: reqwest::blocking::Response,
+) -> Result<(Box<dyn Read + Send>, bool), FetchError> {
+    let encoding = resp
+        .headers()
+        .get(reqwest::header::CONTENT_ENCODING)
+        .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase());
+    match encoding.as_deref() {
+        None | Some("") | Some("identity") => Ok((Box::new(resp), false)),
+        Some("gzip") | Some("x-gzip") => {
+            Ok((Box::new(flate2::read::MultiGzDecoder::new(resp)), true))
+        }
+        Some("deflate") => Ok((Box::new(flate2::read::ZlibDecoder::new(resp)), true)),
+        Some(other) => Err(FetchError::Encoding {
+            url: url.to_owned(),
+            encoding: other.to_owned(),
+        }),
+    }
 }
 
 fn open(fetcher: &Fetcher, artifact: &Artifact, offset: u64) -> Result<Opened, FetchError> {
     let super::Location::Http(url) = &artifact.location else {
         unreachable!("remote() is only called for http locations")
     };
-    let mut req = fetcher.client()?.get(url.clone());
+    let mut req = fetcher
+        .client()?
+        .get(url.clone())
+        .header(reqwest::header::ACCEPT_ENCODING, "identity");
     if offset > 0 {
         req = req.header(reqwest::header::RANGE, format!("bytes={offset}-"));
     }
-    let resp = req.send().map_err(|source| FetchError::Transport {
-        url: url.to_string(),
-        source,
-    })?;
+    let resp = req
+        .send()
+        .map_err(|source| FetchError::transport(url.as_str(), source))?;
     let status = resp.status().as_u16();
     if status == 206 {
         // Only a range that starts where our file ends can be appended.
@@ -389,8 +485,12 @@ fn open(fetcher: &Fetcher, artifact: &Artifact, offset: u64) -> Result<Opened, F
             });
         }
     }
+    let content_length = resp.content_length();
+    let (body, encoded) = decoded(url.as_str(), resp)?;
     Ok(Opened {
         status,
-        body: Box::new(resp),
+        body,
+        content_length,
+        encoded,
     })
 }

@@ -4,11 +4,15 @@
 
 mod assemble;
 pub mod driver;
+pub mod env;
 pub mod layout;
+pub mod litter;
+mod merge;
 pub mod python;
 pub(crate) mod receipt_file;
 pub mod receipts;
 pub mod sources;
+pub mod stamps;
 pub mod transaction;
 pub mod uninstall;
 
@@ -105,6 +109,10 @@ pub struct ToolkitSpec {
     pub arch: String,
     /// The most bytes one archive may unpack to (a decompression bomb stops there).
     pub max_unpacked: u64,
+    /// The cudaup home to register the prefix in, before anything of it can exist (a journal in
+    /// `receipts/pending/`, then the receipt once it is in place); `None` for no registration
+    /// (a mirror being filled).
+    pub register_in: Option<PathBuf>,
 }
 
 /// One artifact to install.
@@ -236,34 +244,99 @@ fn get_manifest(
     })
 }
 
-/// An unpacked tree and its entries, or why it could not be made.
-type Unpacked = Result<(PathBuf, Vec<Entry>), InstallError>;
+/// A tree in the unpacked cache, verified, ready to link from.
+pub(crate) struct Unpacked {
+    /// The tree.
+    pub(crate) dir: PathBuf,
+    /// What it holds.
+    pub(crate) entries: Vec<Entry>,
+    /// Its files' stat at verification, refreshed once they are linked.
+    stamps: stamps::Stamps,
+}
 
-/// Fetches and unpacks one item into the unpacked cache (or finds it there). Returns the tree
-/// and its entries.
+/// An unpacked tree, or why it could not be made.
+type UnpackResult = Result<Unpacked, InstallError>;
+
+/// What the unpacked cache has for an item.
+enum Cached {
+    /// A tree that still holds the verified bytes.
+    Hit(Unpacked),
+    /// Nothing (or an incomplete tree without its entry list).
+    Miss,
+    /// A tree whose files changed since they were verified.
+    Damaged(PathBuf),
+}
+
+fn cached(dir: &Path) -> Cached {
+    let Some(entries) = assemble::read_entries(&dir.join(assemble::ENTRIES_FILE)) else {
+        return Cached::Miss;
+    };
+    let mut stamps = stamps::Stamps::read(dir);
+    match stamps.verify(dir, &entries) {
+        stamps::Verdict::Intact { rehashed } => {
+            if rehashed > 0 {
+                let _ = stamps.write(dir);
+            }
+            Cached::Hit(Unpacked {
+                dir: dir.to_owned(),
+                entries,
+                stamps,
+            })
+        }
+        stamps::Verdict::Damaged(path) => Cached::Damaged(path),
+    }
+}
+
+/// Fetches and unpacks one item into the unpacked cache, or finds it there and checks that it
+/// still holds the verified bytes ([`stamps`]). Unpacking happens under the key's lock
+/// ([`crate::fetch::Cache::lock_unpacking`]), which also makes every half-built tree of that
+/// key left by a killed run this run's to delete.
 fn ensure_unpacked(
     fetcher: &Fetcher,
     id: usize,
     item: &Item,
     threads: usize,
     max: u64,
-) -> Unpacked {
+) -> UnpackResult {
     let key = format!("{}-l{}", item.artifact.sha256, layout::LAYOUT_VERSION);
     let dir = fetcher.cache().unpacked(&key);
-    let index = dir.join(assemble::ENTRIES_FILE);
-    if let Some(entries) = assemble::read_entries(&index) {
+    let hit = |u: Unpacked| {
         fetcher
             .reporter()
             .start(id, &item.artifact.name, item.artifact.size);
         fetcher.reporter().finish(id, "cached");
-        return Ok((dir, entries));
+        Ok(u)
+    };
+    if let Cached::Hit(u) = cached(&dir) {
+        return hit(u);
     }
+    let _lock = fetcher.cache().lock_unpacking(&key, || {
+        fetcher.reporter().message(&format!(
+            "{}: waiting for another cudaup unpacking it",
+            item.artifact.name
+        ))
+    })?;
+    match cached(&dir) {
+        Cached::Hit(u) => return hit(u),
+        Cached::Damaged(path) => fetcher.reporter().message(&format!(
+            "{}: `{}` in the unpacked cache is not the verified file any more (edited through a hard link in a prefix?); unpacking it again",
+            item.artifact.name,
+            path.display()
+        )),
+        Cached::Miss => {}
+    }
+    // Under the lock: no tree of this key is being built but ours, and whatever is at `dir`
+    // is damaged or incomplete.
+    for (stale, k) in fetcher.cache().unpacking_trees() {
+        if k == key {
+            transaction::remove_tree(&stale)?;
+        }
+    }
+    transaction::remove_tree(&dir)?;
     static SEQ: AtomicUsize = AtomicUsize::new(0);
-    let tmp = fetcher.cache().unpacked(&format!(
-        ".tmp-{key}-{}-{}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    ));
+    let tmp = fetcher
+        .cache()
+        .unpacking(&key, SEQ.fetch_add(1, Ordering::Relaxed));
     let result = unpack_into(fetcher, id, item, threads, max, &tmp);
     let entries = match result {
         Ok(e) => e,
@@ -272,16 +345,31 @@ fn ensure_unpacked(
             return Err(e);
         }
     };
+    crate::checkpoint::reach("unpacked-tmp");
+    let stamps = stamps::Stamps::fresh(&tmp, &entries)?;
+    stamps.write(&tmp)?;
+    // Last: a tree with its entry list is complete.
     assemble::write_entries(&tmp.join(assemble::ENTRIES_FILE), &entries)?;
-    if let Err(e) = fs_err::rename(&tmp, &dir) {
-        // Another cudaup unpacked the same artifact meanwhile: use theirs.
-        let _ = transaction::remove_tree(&tmp);
-        if assemble::read_entries(&index).is_none() {
-            return Err(e.into());
+    fs_err::rename(&tmp, &dir)?;
+    fetcher.reporter().finish(id, "done");
+    Ok(Unpacked {
+        dir,
+        entries,
+        stamps,
+    })
+}
+
+/// Deletes the half-built unpacked-cache trees of killed runs (those whose key nobody is
+/// unpacking now); returns them.
+pub fn sweep_unpacking(cache: &crate::fetch::Cache) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for (tree, key) in cache.unpacking_trees() {
+        if let Some(_lock) = cache.try_lock_unpacking(&key)? {
+            transaction::remove_tree(&tree)?;
+            out.push(tree);
         }
     }
-    fetcher.reporter().finish(id, "done");
-    Ok((dir, entries))
+    Ok(out)
 }
 
 fn unpack_into(
@@ -349,25 +437,101 @@ fn unpack_into(
 }
 
 /// Fetches, unpacks and installs `items` into `spec.prefix`, atomically. Returns the receipt.
+///
+/// Crash safety (kill -9 at any instant): under the prefix lock, a journal of the install is
+/// registered in `spec.register_in` before the staging directory is made; the receipt is
+/// registered (closing the journal) once the prefix is in place. So every moment leaves either
+/// nothing, or a journal that uninstall, repair and doctor read, or the finished receipt; a
+/// failure that is not a crash puts the journal back as it was.
 pub fn install(
     fetcher: &Fetcher,
     spec: &ToolkitSpec,
     items: &[Item],
 ) -> Result<Receipt, InstallError> {
     let prefix = std::path::absolute(&spec.prefix)?;
-    let _lock = transaction::PrefixLock::acquire(&prefix, |holder| {
+    let lock = transaction::PrefixLock::acquire(&prefix, |holder| {
         fetcher.reporter().message(&format!(
             "waiting for another cudaup installing into {} ({holder})",
             prefix.display()
         ))
     })?;
-    let tx = transaction::Transaction::begin(&prefix)?;
+    let mut receipt = Receipt {
+        schema_version: 1,
+        prefix: prefix.clone(),
+        cuda: spec.cuda.to_string(),
+        cudnn: spec.cudnn.as_ref().map(|v| v.to_string()),
+        source: spec.source.to_string(),
+        installed_at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        components: items
+            .iter()
+            .map(|i| receipt::ReceiptComponent {
+                name: i.component.clone(),
+                version: i.version.clone(),
+                url: i.artifact.location.to_string(),
+                sha256: i.artifact.sha256.clone(),
+                size: i.artifact.size,
+            })
+            .collect(),
+        files: Vec::new(),
+    };
+    let home = spec.register_in.as_deref();
+    let journal = home.map(|h| receipt_file::pending_path(h, &prefix));
+    let before = journal.as_ref().and_then(|j| fs_err::read(j).ok());
+    let result = install_locked(fetcher, spec, items, &mut receipt, home);
+    match (&result, home) {
+        (Ok(()), Some(home)) => {
+            receipt::register(home, &receipt)?;
+        }
+        (Err(_), Some(home)) => {
+            // Not a crash: what was there before this run is still true. A first install that
+            // failed leaves nothing, not even its lock.
+            let first = before.is_none() && !prefix.exists() && !registered(home, &prefix);
+            let _ = match before {
+                Some(bytes) => journal.as_ref().map_or(Ok(()), |j| fs_err::write(j, bytes)),
+                None => receipt_file::remove_pending(home, &prefix),
+            };
+            if first {
+                lock.remove();
+            }
+        }
+        _ => {}
+    }
+    result.map(|()| receipt)
+}
+
+/// Whether `home` has a receipt for `prefix`.
+fn registered(home: &Path, prefix: &Path) -> bool {
+    home.join("receipts")
+        .join(receipt_file::file_name(receipt_file::TOOLKIT, prefix))
+        .exists()
+}
+
+fn install_locked(
+    fetcher: &Fetcher,
+    spec: &ToolkitSpec,
+    items: &[Item],
+    receipt: &mut Receipt,
+    home: Option<&Path>,
+) -> Result<(), InstallError> {
+    let prefix = receipt.prefix.clone();
+    let tx = transaction::Transaction::begin_with(&prefix, || {
+        if let Some(home) = home {
+            receipt_file::write_pending(home, &prefix, &*receipt)?;
+            crate::world::checkpoint::reach("toolkit-journaled");
+        }
+        Ok(())
+    })?;
+    // Half-unpacked trees of killed runs, for any key nobody is unpacking (best effort: a
+    // failure here must not stop the install; the next run or `repair` tries again).
+    let _ = sweep_unpacking(fetcher.cache());
 
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let workers = items.len().clamp(1, 4);
     let threads = (cores / workers.min(cores)).max(1);
     let next = AtomicUsize::new(0);
-    let mut results: Vec<(usize, Unpacked)> = std::thread::scope(|s| {
+    let mut results: Vec<(usize, UnpackResult)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 s.spawn(|| {
@@ -412,28 +576,7 @@ pub fn install(
         return Err(InstallError::Cancelled);
     }
     crate::checkpoint::reach("toolkit-unpacked");
-    let files = assemble::assemble(tx.staging(), &trees, &spec.arch, fetcher.cancel_flag())?;
-    let receipt = Receipt {
-        schema_version: 1,
-        prefix: prefix.clone(),
-        cuda: spec.cuda.to_string(),
-        cudnn: spec.cudnn.as_ref().map(|v| v.to_string()),
-        source: spec.source.to_string(),
-        installed_at: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        components: items
-            .iter()
-            .map(|i| receipt::ReceiptComponent {
-                name: i.component.clone(),
-                version: i.version.clone(),
-                url: i.artifact.location.to_string(),
-                sha256: i.artifact.sha256.clone(),
-                size: i.artifact.size,
-            })
-            .collect(),
-        files,
-    };
+    receipt.files = assemble::assemble(tx.staging(), &trees, &spec.arch, fetcher.cancel_flag())?;
     receipt.write_into(tx.staging())?;
     if fetcher.cancel_flag().load(Ordering::Relaxed) {
         return Err(InstallError::Cancelled);
@@ -441,7 +584,13 @@ pub fn install(
     crate::checkpoint::reach("toolkit-staged");
     tx.commit()?;
     crate::checkpoint::reach("toolkit-committed");
-    Ok(receipt)
+    // The links moved the cached files' ctime: stamp them again, so the next install from the
+    // cache is a matter of stat calls (best effort: a stale stamp only costs a hash).
+    for (_, tree) in &mut trees {
+        tree.stamps.refresh(&tree.dir);
+        let _ = tree.stamps.write(&tree.dir);
+    }
+    Ok(())
 }
 
 /// Rebuilds the artifact list of an install from its receipt (repair's input).

@@ -71,15 +71,19 @@ impl ShellReceipt {
         let path = Self::path(home);
         fs_err::create_dir_all(path.parent().expect("has a parent"))?;
         let tmp = path.with_extension("json.tmp");
-        fs_err::write(&tmp, serde_json::to_vec_pretty(self).expect("serialises"))?;
-        fs_err::rename(&tmp, &path)
+        crate::install::receipt_file::write_whole(
+            &path,
+            &tmp,
+            &serde_json::to_vec_pretty(self).expect("serialises"),
+        )
     }
 }
 
 /// All receipts under a home.
 #[derive(Debug, Clone, Default)]
 pub struct Receipts {
-    /// Toolkit installs (`$CUDAUP_HOME/receipts/<prefix>.json`), with the file they came from.
+    /// Toolkit installs (`$CUDAUP_HOME/receipts/toolkit-<prefix>-<hash>.json`, or an older
+    /// cudaup's `<prefix>.json`), with the file they came from.
     pub toolkits: Vec<(PathBuf, Receipt)>,
     /// Framework venvs (`venv-*.json`).
     pub venvs: Vec<(PathBuf, VenvReceipt)>,
@@ -89,6 +93,10 @@ pub struct Receipts {
     pub active: Active,
     /// Receipt files that could not be read (named, so doctor can report them).
     pub unreadable: Vec<(PathBuf, String)>,
+    /// Toolkit installs begun and not known to have finished (the journal in
+    /// `receipts/pending/`, see [`crate::install::receipt_file::pending_path`]), with their
+    /// journal file; `files` is empty, the rest is what the install set out to do.
+    pub pending: Vec<(PathBuf, Receipt)>,
 }
 
 impl Receipts {
@@ -99,6 +107,31 @@ impl Receipts {
             active: Active::read(home),
             ..Receipts::default()
         };
+        if let Ok(rd) = fs_err::read_dir(home.join("receipts").join("pending")) {
+            let mut journals: Vec<PathBuf> = rd
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.extension().is_some_and(|e| e == "json")
+                        && !p
+                            .file_name()
+                            .unwrap_or_default()
+                            .to_string_lossy()
+                            .starts_with('.')
+                })
+                .collect();
+            journals.sort();
+            for path in journals {
+                // A journal that cannot be read is one a crash cut short: the install it
+                // described never got past writing it, so nothing else of it exists.
+                if let Some(r) = fs_err::read(&path)
+                    .ok()
+                    .and_then(|b| serde_json::from_slice::<Receipt>(&b).ok())
+                {
+                    out.pending.push((path, r));
+                }
+            }
+        }
         let Ok(dir) = fs_err::read_dir(home.join("receipts")) else {
             return out;
         };
@@ -124,7 +157,7 @@ impl Receipts {
                     continue;
                 }
             };
-            if name.starts_with("venv-") {
+            if name.starts_with(crate::receipt_file::VENV) {
                 match serde_json::from_slice::<VenvReceipt>(&bytes) {
                     Ok(r) => out.venvs.push((path, r)),
                     Err(e) => out.unreadable.push((path, e.to_string())),

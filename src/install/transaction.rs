@@ -18,36 +18,77 @@ pub struct PrefixLock {
 impl PrefixLock {
     /// Locks `prefix` (through `.<name>.lock` beside it), waiting for another cudaup if needed.
     pub fn acquire(prefix: &Path, waiting: impl FnOnce(&str)) -> Result<Self, InstallError> {
-        let (parent, name) = split(prefix)?;
-        fs_err::create_dir_all(parent)?;
-        let path = parent.join(format!(".{name}.lock"));
-        let file = fs_err::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&path)?
-            .into_parts()
-            .0;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let holder = fs_err::read_to_string(&path).unwrap_or_default();
-                waiting(holder.trim());
-                file.lock()?;
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
+        Ok(Self::take(prefix, Some(waiting))?.expect("waited for the lock"))
+    }
+
+    /// Locks `prefix` if no other cudaup holds it; `None` if one does. Creates nothing when the
+    /// prefix's parent does not exist (there is nothing to protect there).
+    pub fn try_acquire(prefix: &Path) -> Result<Option<Self>, InstallError> {
+        match prefix.parent() {
+            Some(parent) if parent.is_dir() => Self::take(prefix, None::<fn(&str)>),
+            _ => Ok(None),
         }
+    }
+
+    /// The lock file may be removed by its holder (uninstall, a failed first install), so a
+    /// lock taken on a file that is no longer at `path` protects nothing: it is taken again on
+    /// the file that is there now.
+    fn take(
+        prefix: &Path,
+        mut waiting: Option<impl FnOnce(&str)>,
+    ) -> Result<Option<Self>, InstallError> {
+        let (parent, name) = split(prefix)?;
+        let path = parent.join(format!(".{name}.lock"));
+        let file = loop {
+            fs_err::create_dir_all(parent)?;
+            let file = fs_err::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true)
+                .open(&path)?
+                .into_parts()
+                .0;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let Some(waiting) = waiting.take() else {
+                        return Ok(None);
+                    };
+                    let holder = fs_err::read_to_string(&path).unwrap_or_default();
+                    waiting(holder.trim());
+                    file.lock()?;
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
+            }
+            if same_file(&file, &path) {
+                break file;
+            }
+        };
         use std::io::Write;
         let mut f = &file;
         let _ = f.set_len(0);
         let _ = write!(f, "pid {}", std::process::id());
-        Ok(Self { _file: file, path })
+        Ok(Some(Self { _file: file, path }))
     }
 
     /// The lock file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Removes the lock file while holding it (nothing is left of the prefix to protect); a
+    /// waiter on it then locks the file afresh ([`PrefixLock::take`]).
+    pub fn remove(self) {
+        let _ = fs_err::remove_file(&self.path);
+    }
+}
+
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), path.metadata()) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
     }
 }
 
@@ -72,7 +113,17 @@ impl Transaction {
     /// Starts one for `prefix`. Refuses a prefix that exists and was not installed by cudaup:
     /// cudaup never replaces files it did not put there.
     pub fn begin(prefix: &Path) -> Result<Self, InstallError> {
+        Self::begin_with(prefix, || Ok(()))
+    }
+
+    /// [`Transaction::begin`], running `before` once the prefix is known to be usable and
+    /// before anything is created beside it (the journal of the install goes there).
+    pub fn begin_with(
+        prefix: &Path,
+        before: impl FnOnce() -> Result<(), InstallError>,
+    ) -> Result<Self, InstallError> {
         Self::check_prefix(prefix)?;
+        before()?;
         Self::start(prefix)
     }
 
@@ -95,20 +146,7 @@ impl Transaction {
     fn start(prefix: &Path) -> Result<Self, InstallError> {
         let (parent, name) = split(prefix)?;
         fs_err::create_dir_all(parent)?;
-        // The caller holds the prefix lock, so staging and backup directories left by a run that
-        // was killed are stale: remove them, and restore a prefix a killed commit left aside.
-        for entry in fs_err::read_dir(parent)?.flatten() {
-            let n = entry.file_name().to_string_lossy().into_owned();
-            if n.starts_with(&format!(".{name}.staging-")) {
-                remove_tree(&entry.path())?;
-            } else if n.starts_with(&format!(".{name}.old-")) {
-                if prefix.exists() {
-                    remove_tree(&entry.path())?;
-                } else {
-                    fs_err::rename(entry.path(), prefix)?;
-                }
-            }
-        }
+        clean_beside(prefix)?;
         let staging = tempfile::Builder::new()
             .prefix(&format!(".{name}.staging-"))
             .tempdir_in(parent)?;
@@ -149,6 +187,46 @@ impl Transaction {
         }
         Ok(())
     }
+}
+
+/// What killed runs left beside `prefix`: staging directories (`.<name>.staging-*`) and a prefix
+/// a killed commit set aside (`.<name>.old-*`). Only meaningful to act on under the prefix lock.
+pub fn litter_beside(prefix: &Path) -> Vec<PathBuf> {
+    let (Ok((parent, name)), true) = (split(prefix), prefix.parent().is_some_and(Path::is_dir))
+    else {
+        return Vec::new();
+    };
+    let Ok(rd) = fs_err::read_dir(parent) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with(&format!(".{name}.staging-")) || n.starts_with(&format!(".{name}.old-"))
+        })
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Under the prefix lock: removes the staging directories of killed runs, and puts back a prefix
+/// a killed commit had set aside (or removes it, if the new prefix made it into place).
+/// Returns what was removed.
+pub fn clean_beside(prefix: &Path) -> Result<Vec<PathBuf>, InstallError> {
+    let (_, name) = split(prefix)?;
+    let mut removed = Vec::new();
+    for path in litter_beside(prefix) {
+        let n = path.file_name().unwrap_or_default().to_string_lossy();
+        if n.starts_with(&format!(".{name}.old-")) && !prefix.exists() {
+            fs_err::rename(&path, prefix)?;
+        } else {
+            remove_tree(&path)?;
+            removed.push(path);
+        }
+    }
+    Ok(removed)
 }
 
 fn is_empty_dir(p: &Path) -> bool {

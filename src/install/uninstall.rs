@@ -46,6 +46,12 @@ pub enum Step {
         /// The cache directory.
         dir: PathBuf,
     },
+    /// Remove what interrupted runs left (half-unpacked trees, staging directories), and put
+    /// back a prefix an interrupted commit set aside, so its files are removed too.
+    Litter {
+        /// What is there.
+        found: Vec<crate::install::litter::Litter>,
+    },
 }
 
 impl std::fmt::Display for Step {
@@ -61,6 +67,12 @@ impl std::fmt::Display for Step {
             Step::RcFile { file } => write!(f, "take cudaup's lines out of {}", file.display()),
             Step::File { path } => write!(f, "remove {}", path.display()),
             Step::Cache { dir } => write!(f, "remove the download cache {}", dir.display()),
+            Step::Litter { found } => write!(
+                f,
+                "remove {} leftover(s) of interrupted runs ({})",
+                found.len(),
+                indicatif::HumanBytes(found.iter().map(|l| l.bytes).sum())
+            ),
         }
     }
 }
@@ -69,11 +81,24 @@ impl std::fmt::Display for Step {
 pub fn plan(home: &Path, purge: bool) -> Vec<Step> {
     let receipts = Receipts::load(home);
     let mut steps = Vec::new();
+    let found = crate::install::litter::find(home, &receipts);
+    if !found.is_empty() {
+        steps.push(Step::Litter { found });
+    }
     for (path, r) in &receipts.toolkits {
         steps.push(Step::Toolkit {
             prefix: r.prefix.clone(),
             receipt: path.clone(),
         });
+    }
+    // Installs killed before they were recorded: their journal names the prefix.
+    for (path, r) in &receipts.pending {
+        if !receipts.toolkits.iter().any(|(_, t)| t.prefix == r.prefix) {
+            steps.push(Step::Toolkit {
+                prefix: r.prefix.clone(),
+                receipt: path.clone(),
+            });
+        }
     }
     for (path, v) in &receipts.venvs {
         steps.push(if v.created {
@@ -108,6 +133,19 @@ pub fn plan(home: &Path, purge: bool) -> Vec<Step> {
             steps.push(Step::File { path: p });
         }
     }
+    // Directories of cudaup's own that an install which failed or was killed left empty.
+    for name in ["receipts", "toolkits", "venvs"] {
+        let p = home.join(name);
+        if fs_err::read_dir(&p).is_ok_and(|mut d| d.next().is_none()) {
+            steps.push(Step::File { path: p });
+        }
+    }
+    // What a killed write of the env scripts left.
+    for p in crate::install::env::script_temporaries(home) {
+        if p.symlink_metadata().is_ok() {
+            steps.push(Step::File { path: p });
+        }
+    }
     if purge && home.join("cache").exists() {
         steps.push(Step::Cache {
             dir: home.join("cache"),
@@ -131,7 +169,10 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
     for step in steps {
         match step {
             Step::Toolkit { prefix, receipt } => {
-                remove_toolkit(prefix, &mut out)?;
+                let registered: Option<crate::install::Receipt> = fs_err::read(receipt)
+                    .ok()
+                    .and_then(|b| serde_json::from_slice(&b).ok());
+                remove_toolkit(prefix, registered.as_ref(), &mut out)?;
                 fs_err::remove_file(receipt)?;
             }
             Step::Venv { dir, receipt } => {
@@ -159,10 +200,23 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
                 }
             }
             Step::Cache { dir } => remove_tree(dir)?,
+            Step::Litter { .. } => {
+                crate::install::litter::clean(home, &Receipts::load(home))?;
+            }
         }
     }
     if shell.hooks.is_empty() {
         let _ = fs_err::remove_file(ShellReceipt::path(home));
+    }
+    // Journals of installs whose prefixes are gone by now, and the temporary files killed
+    // receipt writes left (`.<name>.json.tmp`, `shell.json.tmp`).
+    remove_tree(&home.join("receipts").join("pending"))?;
+    if let Ok(rd) = fs_err::read_dir(home.join("receipts")) {
+        for e in rd.flatten() {
+            if e.file_name().to_string_lossy().ends_with(".tmp") {
+                let _ = fs_err::remove_file(e.path());
+            }
+        }
     }
     // Directories cudaup made, once empty.
     for d in ["receipts", "venvs", "toolkits"] {
@@ -175,8 +229,21 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
 
 /// Removes the receipt's files and symlinks, then every directory left empty; a prefix a user
 /// added files to stays, with those files.
-fn remove_toolkit(prefix: &Path, out: &mut Outcome) -> std::io::Result<()> {
-    let Some(receipt) = crate::install::Receipt::read(prefix).ok().flatten() else {
+///
+/// Nothing is followed on the way: the prefix is opened without following a symlink at its
+/// last component, and every listed path is reached one directory descriptor at a time
+/// (`openat` with `O_NOFOLLOW`), so a symlink or file that now stands where cudaup made a
+/// directory stops the removal of what lies under it instead of redirecting it outside the
+/// prefix. The prefix's own receipt goes last but one, the prefix itself last, so a run killed
+/// anywhere in between finds what it needs when it is run again (the home's copy of the receipt
+/// lists the same files, for a prefix whose own receipt is already gone).
+fn remove_toolkit(
+    prefix: &Path,
+    registered: Option<&crate::install::Receipt>,
+    out: &mut Outcome,
+) -> std::io::Result<()> {
+    let own = crate::install::Receipt::read(prefix).ok().flatten();
+    let Some(receipt) = own.as_ref().or(registered) else {
         if prefix.exists() {
             out.kept.push((
                 prefix.to_owned(),
@@ -185,38 +252,159 @@ fn remove_toolkit(prefix: &Path, out: &mut Outcome) -> std::io::Result<()> {
         }
         return Ok(());
     };
+    let Ok(lock) = crate::install::transaction::PrefixLock::try_acquire(prefix) else {
+        return Ok(());
+    };
+    if lock.is_none() && prefix.parent().is_some_and(Path::is_dir) {
+        out.kept.push((
+            prefix.to_owned(),
+            "another cudaup is installing into it right now".into(),
+        ));
+        return Ok(());
+    }
+    let remove_lock = || {
+        if let (Some(parent), Some(name)) = (prefix.parent(), prefix.file_name()) {
+            let _ = fs_err::remove_file(parent.join(format!(".{}.lock", name.to_string_lossy())));
+        }
+    };
+    let root = match beneath::open_dir(prefix) {
+        Ok(Some(root)) => root,
+        Ok(None) => {
+            remove_lock();
+            return Ok(());
+        }
+        Err(why) => {
+            out.kept.push((prefix.to_owned(), why));
+            return Ok(());
+        }
+    };
+    let mut refused = Vec::new();
     for f in &receipt.files {
-        let p = prefix.join(&f.path);
-        if p.symlink_metadata().is_ok() && !p.is_dir() || p.is_symlink() {
-            fs_err::remove_file(&p)?;
+        if let beneath::Removed::Kept(why) = beneath::remove_file(&root, &f.path)? {
+            refused.push((prefix.join(&f.path), why));
         }
     }
-    fs_err::remove_file(prefix.join(crate::install::receipt::FILE_NAME))?;
-    remove_empty_dirs(prefix)?;
-    if prefix.exists() {
+    beneath::remove_empty_dirs(&root)?;
+    beneath::remove_file(&root, Path::new(crate::install::receipt::FILE_NAME))?;
+    drop(root);
+    let _ = fs_err::remove_dir(prefix);
+    for (path, why) in refused.into_iter().take(5) {
+        out.kept.push((path, why));
+    }
+    if prefix.symlink_metadata().is_ok() {
         out.kept.push((
             prefix.to_owned(),
             "it holds files cudaup did not install".into(),
         ));
     } else {
-        // The lock file beside the prefix.
-        if let (Some(parent), Some(name)) = (prefix.parent(), prefix.file_name()) {
-            let _ = fs_err::remove_file(parent.join(format!(".{}.lock", name.to_string_lossy())));
-        }
+        remove_lock();
     }
     Ok(())
 }
 
-fn remove_empty_dirs(dir: &Path) -> std::io::Result<()> {
-    if !dir.is_dir() || dir.is_symlink() {
-        return Ok(());
+/// Removal beneath a directory descriptor, never following a symlink.
+#[cfg(unix)]
+mod beneath {
+    use std::io;
+    use std::os::fd::OwnedFd;
+    use std::path::{Component, Path};
+
+    use rustix::fs::{openat, unlinkat, AtFlags, Dir, FileType, Mode, OFlags, CWD};
+    use rustix::io::Errno;
+
+    /// What became of one path.
+    pub(super) enum Removed {
+        /// Removed, or already gone.
+        Done,
+        /// Left in place, and why.
+        Kept(String),
     }
-    for entry in fs_err::read_dir(dir)? {
-        let p = entry?.path();
-        if p.is_dir() && !p.is_symlink() {
-            remove_empty_dirs(&p)?;
+
+    fn open_flags() -> OFlags {
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+    }
+
+    /// Opens `dir` (its last component not followed); `None` when it does not exist, an
+    /// explanation when it is not a real directory.
+    pub(super) fn open_dir(dir: &Path) -> Result<Option<OwnedFd>, String> {
+        match openat(CWD, dir, open_flags(), Mode::empty()) {
+            Ok(fd) => Ok(Some(fd)),
+            Err(Errno::NOENT) => Ok(None),
+            Err(Errno::LOOP | Errno::NOTDIR) => Err(
+                "it is a symlink or a file now, not the directory cudaup installed: nothing is removed through it"
+                    .into(),
+            ),
+            Err(e) => Err(format!("cannot open it: {e}")),
         }
     }
-    let _ = fs_err::remove_dir(dir);
-    Ok(())
+
+    /// Unlinks `rel` (plain names only) beneath `root`, walking one directory at a time.
+    pub(super) fn remove_file(root: &OwnedFd, rel: &Path) -> io::Result<Removed> {
+        let parts: Vec<&std::ffi::OsStr> = rel
+            .components()
+            .map(|c| match c {
+                Component::Normal(n) => Some(n),
+                _ => None,
+            })
+            .collect::<Option<_>>()
+            .unwrap_or_default();
+        let Some((last, parents)) = parts.split_last() else {
+            return Ok(Removed::Kept(
+                "not a plain relative path in the receipt".into(),
+            ));
+        };
+        let mut dir: Option<OwnedFd> = None;
+        for (i, name) in parents.iter().enumerate() {
+            let at = dir.as_ref().unwrap_or(root);
+            match openat(at, *name, open_flags(), Mode::empty()) {
+                Ok(fd) => dir = Some(fd),
+                Err(Errno::NOENT) => return Ok(Removed::Done),
+                Err(Errno::LOOP | Errno::NOTDIR) => {
+                    let ancestor: std::path::PathBuf = parents[..=i].iter().collect();
+                    return Ok(Removed::Kept(format!(
+                        "`{}` is no longer a directory (a symlink or a file stands there): nothing under it is removed",
+                        ancestor.display()
+                    )));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        match unlinkat(dir.as_ref().unwrap_or(root), *last, AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => Ok(Removed::Done),
+            Err(Errno::ISDIR | Errno::PERM) => Ok(Removed::Kept(
+                "a directory stands where cudaup installed a file".into(),
+            )),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Removes every empty directory beneath `dir` (not `dir` itself), deepest first, entering
+    /// only real directories.
+    pub(super) fn remove_empty_dirs(dir: &OwnedFd) -> io::Result<()> {
+        let mut subdirs = Vec::new();
+        for entry in Dir::read_from(dir)? {
+            let entry = entry?;
+            let name = entry.file_name().to_owned();
+            if name.as_bytes() == b"." || name.as_bytes() == b".." {
+                continue;
+            }
+            if matches!(entry.file_type(), FileType::Directory | FileType::Unknown) {
+                subdirs.push(name);
+            }
+        }
+        for name in subdirs {
+            let child = match openat(dir, name.as_c_str(), open_flags(), Mode::empty()) {
+                Ok(fd) => fd,
+                Err(Errno::LOOP | Errno::NOTDIR | Errno::NOENT) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            remove_empty_dirs(&child)?;
+            drop(child);
+            match unlinkat(dir, name.as_c_str(), AtFlags::REMOVEDIR) {
+                Ok(()) | Err(Errno::NOTEMPTY | Errno::EXIST | Errno::NOENT) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
 }

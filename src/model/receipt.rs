@@ -76,15 +76,47 @@ impl Receipt {
         }
     }
 
-    /// Writes the receipt into `dir` (the staging prefix, so it appears with the files).
+    /// Writes the receipt into `dir` (the staging prefix, so it appears with the files), as a
+    /// new file: nothing an archive put there is followed or overwritten.
     pub fn write_into(&self, dir: &Path) -> std::io::Result<()> {
         let text = serde_json::to_vec_pretty(self).expect("receipts serialise");
-        fs_err::write(dir.join(FILE_NAME), text)
+        let mut f = fs_err::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(dir.join(FILE_NAME))?;
+        std::io::Write::write_all(&mut f, &text)
+    }
+}
+
+impl Receipt {
+    /// Whether `other` records the same install (what was asked for and when), whatever the
+    /// file lists say: how a journal is matched with the receipt its install left.
+    pub fn same_install(&self, other: &Receipt) -> bool {
+        self.prefix == other.prefix
+            && self.cuda == other.cuda
+            && self.cudnn == other.cudnn
+            && self.source == other.source
+            && self.installed_at == other.installed_at
+            && self.components == other.components
     }
 }
 
 /// Records `receipt` in `$CUDAUP_HOME/receipts/`, so doctor and uninstall find every prefix
-/// cudaup installed, wherever it is.
+/// cudaup installed, wherever it is; the journal of the install that made it, if any, is
+/// closed (an install of something else into the same prefix keeps its journal).
 pub fn register(home: &Path, receipt: &Receipt) -> std::io::Result<PathBuf> {
-    crate::receipt_file::register(home, "", &receipt.prefix, receipt)
+    let path = register_only(home, receipt)?;
+    let journal = crate::install::receipt_file::pending_path(home, &receipt.prefix);
+    let same = fs_err::read(&journal)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Receipt>(&b).ok())
+        .is_none_or(|j| j.same_install(receipt));
+    if same {
+        crate::install::receipt_file::remove_pending(home, &receipt.prefix)?;
+    }
+    Ok(path)
+}
+
+fn register_only(home: &Path, receipt: &Receipt) -> std::io::Result<PathBuf> {
+    crate::receipt_file::register(home, crate::receipt_file::TOOLKIT, &receipt.prefix, receipt)
 }

@@ -88,8 +88,10 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
+    /// The message as printed: a file's bytes may carry terminal escape sequences or megabytes
+    /// of one value, so control characters are escaped and the whole is cut to a screenful.
     fn render(&self) -> String {
-        if self.line == 0 {
+        let text = if self.line == 0 {
             format!("{}: {}", self.file.display(), self.message)
         } else {
             format!(
@@ -99,8 +101,29 @@ impl ConfigError {
                 self.column,
                 self.message
             )
+        };
+        echoable(&text, 600)
+    }
+}
+
+/// `text` with control characters escaped (newlines kept) and cut after `max` characters.
+fn echoable(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == max {
+            out.push_str(&format!(
+                "… ({} more bytes)",
+                text.len() - text.char_indices().nth(max).map_or(0, |(at, _)| at)
+            ));
+            break;
+        }
+        if c.is_control() && c != '\n' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
         }
     }
+    out
 }
 
 /// The language of cudaup's messages.
@@ -471,9 +494,21 @@ impl<'a> Checker<'a> {
         Some(s)
     }
 
-    /// An absolute path.
+    /// An absolute path, without control characters (a NUL would cut it short at the OS).
     fn path(&mut self, key: &'static str, v: &Option<Spanned<String>>) -> Option<PathBuf> {
         let s = self.string(key, v)?;
+        if let Some(c) = s.chars().find(|c| c.is_control()) {
+            let at = self.positions.0[key];
+            self.error_at(
+                at,
+                format!(
+                    "{key} = {}: contains the control character {}: a path cannot hold it",
+                    quote(&s),
+                    c.escape_unicode()
+                ),
+            );
+            return None;
+        }
         if !is_absolute(&s) {
             let at = self.positions.0[key];
             self.error_at(
@@ -1015,9 +1050,17 @@ fn toml_message(e: &toml::de::Error) -> String {
     }
 }
 
-/// `s` as a TOML basic string, escaped.
+/// `s` as a TOML basic string, escaped, and cut after 80 characters (a value may be huge).
 fn quote(s: &str) -> String {
-    toml::Value::String(s.to_owned()).to_string()
+    const MAX: usize = 80;
+    match s.char_indices().nth(MAX) {
+        Some((at, _)) => format!(
+            "{}… ({} bytes in all)",
+            toml::Value::String(s[..at].to_owned()),
+            s.len()
+        ),
+        None => toml::Value::String(s.to_owned()).to_string(),
+    }
 }
 
 fn parse_profile(s: &str) -> Option<Profile> {

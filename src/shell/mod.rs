@@ -21,7 +21,10 @@ mod windows;
 use std::path::PathBuf;
 
 pub use ld_path::{list_dir, shadowing};
-pub use rc::{add, apply, hooks, remove, revert, zsh_rc_candidates, Applied, Hook, MARKER};
+pub use rc::{
+    add, apply, hooks, leftover_of, plan_apply, remove, revert, zsh_rc_candidates, Applied, Hook,
+    Planned, MARKER,
+};
 pub use script::{script, source_line};
 pub use windows::{read_user_path, windows_path_add, windows_path_remove, write_user_path};
 

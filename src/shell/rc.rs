@@ -38,6 +38,22 @@ pub struct Applied {
     /// Whether the file did not exist before: [`revert`] then deletes it if nothing else was
     /// added to it since.
     pub created: bool,
+    /// Directories made to hold a new file (`~/.config/fish/conf.d`), outermost first:
+    /// [`revert`] removes those still empty, innermost first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created_dirs: Vec<PathBuf>,
+}
+
+/// An [`apply`] worked out but not written yet: [`Planned::applied`] is what the receipt will
+/// hold, so a caller can record it before [`Planned::write`] changes the file, and a run killed
+/// in between leaves a receipt that names a change, never a change that no receipt names.
+#[derive(Debug)]
+pub struct Planned {
+    applied: Applied,
+    target: PathBuf,
+    new: Vec<u8>,
+    metadata: Option<std::fs::Metadata>,
+    line: String,
 }
 
 /// The rc files to hook for `shells`, with the line each should contain.
@@ -211,7 +227,9 @@ pub fn add(content: &[u8], line: &str) -> Option<(Vec<u8>, Vec<u8>)> {
 ///
 /// Removes the last exact occurrence of `inserted`, which restores the file byte for byte. When
 /// the user has edited the block, removes instead every line that matches one of its lines (the
-/// marker, the sourcing line) wherever it is. Returns `content` unchanged when neither is found.
+/// marker, the sourcing line) wherever it is. Either way, a [`MARKER`] line left alone by an
+/// earlier block whose sourcing line the user deleted goes too. Returns `content` unchanged when
+/// none of this is found.
 pub fn remove(content: &[u8], inserted: &[u8]) -> Vec<u8> {
     if let Some(at) = rfind(content, inserted) {
         let end = at + inserted.len();
@@ -222,16 +240,28 @@ pub fn remove(content: &[u8], inserted: &[u8]) -> Vec<u8> {
             out.extend_from_slice(if uses_crlf(content) { b"\r\n" } else { b"\n" });
         }
         out.extend_from_slice(&content[end..]);
-        return out;
+        if !out
+            .split(|&b| b == b'\n')
+            .any(|l| l.trim_ascii() == MARKER.as_bytes())
+        {
+            return out;
+        }
+        return remove_lines(&out, &[MARKER.as_bytes()]);
     }
-    let ours: Vec<&[u8]> = inserted
+    let mut ours: Vec<&[u8]> = inserted
         .split(|&b| b == b'\n')
         .map(<[u8]>::trim_ascii)
         .filter(|text| !text.is_empty())
         .collect();
+    ours.push(MARKER.as_bytes());
+    remove_lines(content, &ours)
+}
+
+/// `content` without the lines whose trimmed text is one of `lines`.
+fn remove_lines(content: &[u8], lines: &[&[u8]]) -> Vec<u8> {
     let mut out = Vec::with_capacity(content.len());
     for piece in content.split_inclusive(|&b| b == b'\n') {
-        if !ours.contains(&piece.trim_ascii()) {
+        if !lines.contains(&piece.trim_ascii()) {
             out.extend_from_slice(piece);
         }
     }
@@ -260,6 +290,11 @@ fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// Returns `None` when the line is already there. A read-only file is an error that names the
 /// line to add by hand, and the file is left as it was.
 pub fn apply(hook: &Hook) -> Result<Option<Applied>, ShellError> {
+    plan_apply(hook)?.map(Planned::write).transpose()
+}
+
+/// The first half of [`apply`]: reads the file and works out the change, writing nothing.
+pub fn plan_apply(hook: &Hook) -> Result<Option<Planned>, ShellError> {
     let by_hand = || format!("add this line to it yourself: {}", hook.line);
     let io_error = |source| ShellError::Io {
         path: hook.file.clone(),
@@ -267,13 +302,14 @@ pub fn apply(hook: &Hook) -> Result<Option<Applied>, ShellError> {
         source,
     };
     let target = resolve(&hook.file)?;
+    remove_temporary(&target);
     let existing = read_if_exists(&target).map_err(io_error)?;
     let content = existing.as_ref().map_or(&[][..], |(bytes, _)| bytes);
     let Some((new, inserted)) = add(content, &hook.line) else {
         return Ok(None);
     };
-    let metadata = existing.as_ref().map(|(_, metadata)| metadata);
-    if let Some(metadata) = metadata {
+    let metadata = existing.as_ref().map(|(_, metadata)| metadata.clone());
+    if let Some(metadata) = &metadata {
         if !writable(&target, metadata) {
             return Err(ShellError::ReadOnly {
                 path: hook.file.clone(),
@@ -281,18 +317,60 @@ pub fn apply(hook: &Hook) -> Result<Option<Applied>, ShellError> {
             });
         }
     }
-    write_atomically(&target, &new, metadata).map_err(io_error)?;
-    Ok(Some(Applied {
-        file: hook.file.clone(),
-        // `add` builds the block from UTF-8 text and ASCII line endings only.
-        inserted: String::from_utf8_lossy(&inserted).into_owned(),
-        created: existing.is_none(),
+    let mut created_dirs: Vec<PathBuf> = target
+        .parent()
+        .into_iter()
+        .flat_map(Path::ancestors)
+        .take_while(|d| !d.as_os_str().is_empty() && d.symlink_metadata().is_err())
+        .map(Path::to_path_buf)
+        .collect();
+    created_dirs.reverse();
+    Ok(Some(Planned {
+        applied: Applied {
+            file: hook.file.clone(),
+            // `add` builds the block from UTF-8 text and ASCII line endings only.
+            inserted: String::from_utf8_lossy(&inserted).into_owned(),
+            created: existing.is_none(),
+            created_dirs,
+        },
+        target,
+        new,
+        metadata,
+        line: hook.line.clone(),
     }))
 }
 
+impl Planned {
+    /// What the receipt should record.
+    pub fn applied(&self) -> &Applied {
+        &self.applied
+    }
+
+    /// Carries over what an earlier hook of the same file recorded (a line put back by repair
+    /// into a file cudaup created is still in a file cudaup created).
+    pub fn inherit(&mut self, earlier: &Applied) {
+        self.applied.created |= earlier.created;
+        if self.applied.created_dirs.is_empty() {
+            self.applied.created_dirs = earlier.created_dirs.clone();
+        }
+    }
+
+    /// Writes the change.
+    pub fn write(self) -> Result<Applied, ShellError> {
+        let line = self.line;
+        let io_error = |source| ShellError::Io {
+            path: self.applied.file.clone(),
+            help: format!("add this line to it yourself: {line}"),
+            source,
+        };
+        write_keeping_links(&self.target, &self.new, self.metadata.as_ref()).map_err(io_error)?;
+        Ok(self.applied)
+    }
+}
+
 /// Undoes [`apply`]: removes the block from the file (see [`remove`]), and deletes the file when
-/// cudaup created it and nothing else is in it. A file that is gone, or no longer holds the
-/// block, is left alone.
+/// cudaup created it and nothing else is in it, then the directories it created for it, if
+/// empty. A file that is gone, or no longer holds the block, is left alone.
 pub fn revert(applied: &Applied) -> Result<(), ShellError> {
     let lines = applied.inserted.trim().to_owned();
     let io_error = |source| ShellError::Io {
@@ -301,7 +379,9 @@ pub fn revert(applied: &Applied) -> Result<(), ShellError> {
         source,
     };
     let target = resolve(&applied.file)?;
+    remove_temporary(&target);
     let Some((content, metadata)) = read_if_exists(&target).map_err(io_error)? else {
+        remove_created_dirs(applied);
         return Ok(());
     };
     let new = remove(&content, applied.inserted.as_bytes());
@@ -316,10 +396,88 @@ pub fn revert(applied: &Applied) -> Result<(), ShellError> {
         });
     }
     if delete {
-        fs_err::remove_file(&target).map_err(io_error)
+        fs_err::remove_file(&target).map_err(io_error)?;
+        remove_created_dirs(applied);
+        Ok(())
     } else {
-        write_atomically(&target, &new, Some(&metadata)).map_err(io_error)
+        write_keeping_links(&target, &new, Some(&metadata)).map_err(io_error)
     }
+}
+
+fn remove_created_dirs(applied: &Applied) {
+    for dir in applied.created_dirs.iter().rev() {
+        // Only if empty: remove_dir refuses otherwise, and never follows a symlink. One already
+        // gone (a revert killed halfway) is no reason to stop.
+        match fs_err::remove_dir(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(_) => break,
+        }
+    }
+}
+
+/// The temporary file a write of `target` goes through: `.<name>.cudaup-tmp` beside it.
+fn temporary(target: &Path) -> PathBuf {
+    let mut name = std::ffi::OsString::from(".");
+    name.push(target.file_name().unwrap_or_default());
+    name.push(".cudaup-tmp");
+    target.with_file_name(name)
+}
+
+/// The temporary file a killed write of the rc file `file` (followed through its symlinks)
+/// would have left, if one is there.
+pub fn leftover_of(file: &Path) -> Option<PathBuf> {
+    let t = temporary(&resolve(file).ok()?);
+    t.symlink_metadata().is_ok().then_some(t)
+}
+
+/// Removes what a write of `target` killed halfway left beside it.
+fn remove_temporary(target: &Path) {
+    let _ = fs_err::remove_file(temporary(target));
+}
+
+/// Replaces `target`'s content with `bytes`, keeping a hard link a hard link.
+///
+/// A file with one link is replaced atomically ([`write_atomically`]): a crash leaves the old
+/// file or the new one. A file with several links (`~/.bashrc` hard-linked into a dotfiles
+/// directory) cannot be renamed over without turning the other names into a separate, stale
+/// copy, so it is changed in place instead, as cheaply torn as possible: an append when only
+/// bytes are added (a crash leaves the old file plus part of cudaup's block), a truncation when
+/// only the end goes (one syscall), and otherwise a rewrite from the first changed byte, which
+/// a crash can leave half done. The link is what the user chose to keep; the torn case needs a
+/// crash during a write of a few hundred bytes.
+fn write_keeping_links(
+    target: &Path,
+    bytes: &[u8],
+    original: Option<&std::fs::Metadata>,
+) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let Some(meta) = original.filter(|m| m.nlink() > 1) {
+            return write_in_place(target, bytes, meta.len());
+        }
+    }
+    write_atomically(target, bytes, original)
+}
+
+fn write_in_place(target: &Path, bytes: &[u8], old_len: u64) -> io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = fs_err::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(target)?;
+    let mut old = Vec::with_capacity(old_len as usize);
+    f.read_to_end(&mut old)?;
+    let same = old.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+    if same < bytes.len() {
+        f.seek(SeekFrom::Start(same as u64))?;
+        f.write_all(&bytes[same..])?;
+    }
+    if (bytes.len() as u64) < old.len() as u64 {
+        f.set_len(bytes.len() as u64)?;
+    }
+    f.sync_all()
 }
 
 /// Follows `path` through any chain of symlinks to the file that holds the content. A dangling
@@ -388,45 +546,48 @@ fn write_atomically(
             format!("{error} (temporary file in '{}')", dir.display()),
         )
     };
-    let mut temp = tempfile::Builder::new()
-        .prefix(".cudaup-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(in_dir)?;
+    // A fixed name beside the file, not a random one: a run killed here leaves a file the next
+    // write of the same rc file (or its revert) removes, instead of one that stays forever.
+    let temp_path = temporary(target);
+    match fs_err::remove_file(&temp_path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(in_dir(e)),
+        _ => {}
+    }
+    let mut options = fs_err::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    fs_err::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut temp = options.open(&temp_path).map_err(in_dir)?.into_parts().0;
     temp.write_all(bytes).map_err(in_dir)?;
     match original {
         Some(metadata) => {
-            temp.as_file()
-                .set_permissions(metadata.permissions())
+            temp.set_permissions(metadata.permissions())
                 .map_err(in_dir)?;
             #[cfg(unix)]
             {
                 use std::os::unix::fs::MetadataExt;
                 // Keeps the user's ownership when run with privileges; an unprivileged user can
                 // only "change" it to themselves, so a failure here changes nothing that matters.
-                let _ = std::os::unix::fs::fchown(
-                    temp.as_file(),
-                    Some(metadata.uid()),
-                    Some(metadata.gid()),
-                );
+                let _ =
+                    std::os::unix::fs::fchown(&temp, Some(metadata.uid()), Some(metadata.gid()));
             }
         }
         None => {
-            // tempfile creates files as 0600; a new rc file is as readable as the user's others.
+            // Created as 0600; a new rc file is as readable as the user's others.
             #[cfg(unix)]
             {
                 use std::os::unix::fs::PermissionsExt;
-                temp.as_file()
-                    .set_permissions(std::fs::Permissions::from_mode(0o644))
+                temp.set_permissions(std::fs::Permissions::from_mode(0o644))
                     .map_err(in_dir)?;
             }
         }
     }
-    temp.as_file().sync_all().map_err(in_dir)?;
-    temp.persist(target).map_err(|error| {
+    temp.sync_all().map_err(in_dir)?;
+    drop(temp);
+    std::fs::rename(&temp_path, target).map_err(|error| {
         io::Error::new(
-            error.error.kind(),
-            format!("{} (renaming over '{}')", error.error, target.display()),
+            error.kind(),
+            format!("{error} (renaming over '{}')", target.display()),
         )
     })?;
     // Makes the rename itself durable; not every platform lets a directory be synced.
@@ -739,6 +900,57 @@ mod tests {
         fs_err::remove_file(&file).unwrap();
         revert(&applied).unwrap();
         assert!(!file.exists());
+    }
+
+    #[test]
+    fn a_hard_linked_rc_file_keeps_its_inode() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("dotfiles-bashrc");
+        let file = dir.path().join(".bashrc");
+        fs_err::write(&real, "export A=1\n").unwrap();
+        std::fs::hard_link(&real, &file).unwrap();
+        let ino = fs_err::metadata(&file).unwrap().ino();
+        let applied = apply(&hook(&file)).unwrap().unwrap();
+        assert_eq!(fs_err::metadata(&file).unwrap().ino(), ino);
+        assert!(fs_err::read_to_string(&real).unwrap().contains(LINE));
+        // Something of the user's after the block: the revert rewrites from the block on.
+        let mut content = fs_err::read(&file).unwrap();
+        content.extend_from_slice(b"export B=2\n");
+        fs_err::write(&file, &content).unwrap();
+        revert(&applied).unwrap();
+        assert_eq!(fs_err::metadata(&file).unwrap().ino(), ino);
+        assert_eq!(fs_err::metadata(&real).unwrap().nlink(), 2);
+        assert_eq!(fs_err::read(&real).unwrap(), b"export A=1\nexport B=2\n");
+        // The plain case: the block at the end is cut off.
+        let applied = apply(&hook(&file)).unwrap().unwrap();
+        revert(&applied).unwrap();
+        assert_eq!(fs_err::read(&real).unwrap(), b"export A=1\nexport B=2\n");
+        assert_eq!(fs_err::metadata(&file).unwrap().ino(), ino);
+    }
+
+    #[test]
+    fn directories_made_for_a_new_file_go_when_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(".config/fish/conf.d/cudaup.fish");
+        let applied = plan_apply(&hook(&file)).unwrap().unwrap();
+        assert_eq!(
+            applied.applied().created_dirs,
+            [
+                dir.path().join(".config"),
+                dir.path().join(".config/fish"),
+                dir.path().join(".config/fish/conf.d")
+            ]
+        );
+        let applied = applied.write().unwrap();
+        revert(&applied).unwrap();
+        assert!(!dir.path().join(".config").exists());
+        // A directory the user put something in stays.
+        let applied = apply(&hook(&file)).unwrap().unwrap();
+        fs_err::write(dir.path().join(".config/fish/config.fish"), "").unwrap();
+        revert(&applied).unwrap();
+        assert!(!dir.path().join(".config/fish/conf.d").exists());
+        assert!(dir.path().join(".config/fish/config.fish").exists());
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! the code anchors); on error it is left as is for the caller to delete. The rules:
 //! - names: absolute paths, `..`, drive prefixes, NUL and other control characters, backslashes,
 //!   non-UTF-8 and empty names are [`UnpackError::Unsafe`], before and after the caller's
-//!   [`PathMap`];
+//!   [`PathMap`]; so is a mapped path whose first component starts with `.cudaup` (names
+//!   cudaup keeps for its receipts and cache bookkeeping, [`is_reserved`]);
 //! - symlinks: relative targets whose leading `..`s stay inside `dest` (`path.rs` explains why
 //!   `..` may only come first); nothing is ever written through a symlink, and a later entry at
 //!   the path of a file or symlink unlinks it first;
@@ -26,6 +27,8 @@ mod zip;
 
 #[cfg(test)]
 mod tests;
+
+pub use path::{is_reserved, RESERVED_PREFIX};
 
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
@@ -172,6 +175,12 @@ pub fn unpack_file(
         Format::Zip => zip::unpack(file, dest, opts),
         Format::TarXz | Format::TarGz => tar::unpack(format, fs_err::File::open(file)?, dest, opts),
     }
+}
+
+/// A path for messages: control characters escaped (a hostile archive's names may carry
+/// terminal escape sequences).
+pub fn display_path(path: &Path) -> String {
+    tree::display_name(path.as_os_str().as_encoded_bytes())
 }
 
 /// The usual [`PathMap`] for a redistributable: drops the archive's single top-level directory

@@ -40,7 +40,22 @@ pub(crate) fn sanitize(raw: &[u8]) -> Result<Option<PathBuf>, String> {
     })
 }
 
-/// Checks a path returned by the caller's path map; the same rules as [`sanitize`].
+/// What every name cudaup keeps for itself at the top of a destination starts with: the
+/// receipt (`.cudaup-receipt.json`), the unpacked cache's entry list and stamps. An archive that
+/// could plant one would forge what uninstall removes or what the cache vouches for.
+pub const RESERVED_PREFIX: &str = ".cudaup";
+
+/// Whether `path`'s first component is a name cudaup reserves ([`RESERVED_PREFIX`]).
+pub fn is_reserved(path: &Path) -> bool {
+    path.components().next().is_some_and(|c| {
+        c.as_os_str()
+            .to_str()
+            .is_some_and(|s| s.to_ascii_lowercase().starts_with(RESERVED_PREFIX))
+    })
+}
+
+/// Checks a path returned by the caller's path map; the same rules as [`sanitize`], and no
+/// name cudaup reserves at the top ([`is_reserved`]).
 pub(crate) fn check_mapped(path: &Path) -> Result<Option<PathBuf>, String> {
     for component in path.components() {
         match component {
@@ -57,7 +72,13 @@ pub(crate) fn check_mapped(path: &Path) -> Result<Option<PathBuf>, String> {
     if text.is_empty() {
         return Ok(None);
     }
-    sanitize(text.as_bytes()).map_err(|reason| format!("mapped path: {reason}"))
+    let out = sanitize(text.as_bytes()).map_err(|reason| format!("mapped path: {reason}"))?;
+    if out.as_deref().is_some_and(is_reserved) {
+        return Err(format!(
+            "it maps to `{text}`, a name cudaup reserves for its own files (`{RESERVED_PREFIX}*` at the top)"
+        ));
+    }
+    Ok(out)
 }
 
 /// Checks the target of a symlink at `link` (a sanitized path relative to the destination) and
@@ -183,6 +204,11 @@ mod tests {
         assert!(check_mapped(Path::new("/etc/passwd")).is_err());
         assert!(check_mapped(Path::new("a/../../b")).is_err());
         assert!(check_mapped(Path::new("a/\u{1}")).is_err());
+        // cudaup's own names at the top are refused, deeper down they are just names.
+        assert!(check_mapped(Path::new(".cudaup-receipt.json")).is_err());
+        assert!(check_mapped(Path::new("./.CUDAUP-entries.json")).is_err());
+        assert!(check_mapped(Path::new(".cudaup-x/y")).is_err());
+        assert!(check_mapped(Path::new("share/.cudaup-receipt.json")).is_ok());
     }
 
     #[test]

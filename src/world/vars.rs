@@ -23,6 +23,9 @@ pub const CUDAUP_TEST_NO_RETRY_DELAY: &str = "CUDAUP_TEST_NO_RETRY_DELAY";
 /// The most bytes one archive may unpack to before cudaup calls it a decompression bomb
 /// (default 64 GiB).
 pub const CUDAUP_MAX_UNPACKED_BYTES: &str = "CUDAUP_MAX_UNPACKED_BYTES";
+/// The most bytes one download may have when neither its source nor the server states a size
+/// (default 4 GiB); a server that sends more is cut off there.
+pub const CUDAUP_MAX_DOWNLOAD_BYTES: &str = "CUDAUP_MAX_DOWNLOAD_BYTES";
 /// PyPI or a mirror of it, for framework installs. Same as `--pypi-index`.
 pub const CUDAUP_PYPI_INDEX: &str = "CUDAUP_PYPI_INDEX";
 /// The base of PyTorch's wheel index or a mirror of it. Same as `--torch-index`.

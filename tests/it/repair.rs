@@ -22,6 +22,8 @@ fn install_args(home: &Path, mirror: &Path, torch: &str) -> Vec<String> {
         "install",
         "--system",
         H200,
+        "--driver",
+        "keep",
         "--profile",
         "full",
         "--torch",
@@ -104,7 +106,7 @@ fn python_site(venv: &Path) -> std::path::PathBuf {
 }
 
 #[test]
-fn repair_fixes_each_breakage_and_converges() {
+fn needs_network_repair_fixes_each_breakage_and_converges() {
     let mirror = synthetic_mirror(&[]);
     let index = torch_index(Some("13.0"), ARCH);
     let server = Server::start(index.path().to_owned());
@@ -202,7 +204,7 @@ fn repair_fixes_each_breakage_and_converges() {
 }
 
 #[test]
-fn repair_fix_limits_to_one_kind() {
+fn needs_network_repair_fix_limits_to_one_kind() {
     let mirror = synthetic_mirror(&[]);
     let index = torch_index(Some("13.0"), ARCH);
     let server = Server::start(index.path().to_owned());
@@ -226,7 +228,7 @@ fn repair_fix_limits_to_one_kind() {
 /// Kill the installer at each checkpoint; a plain re-run converges, and repair then has nothing
 /// to do.
 #[test]
-fn killed_at_any_checkpoint_a_rerun_converges() {
+fn needs_network_killed_at_any_checkpoint_a_rerun_converges() {
     let mirror = synthetic_mirror(&[]);
     let index = torch_index(Some("13.0"), ARCH);
     let server = Server::start(index.path().to_owned());

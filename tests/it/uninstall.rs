@@ -33,6 +33,8 @@ fn full_install(home: &Path, mirror: &Path, torch: &str, extra: &[&str]) -> Run 
         "install",
         "--system",
         H200,
+        "--driver",
+        "keep",
         "--profile",
         "full",
         "--torch",
@@ -57,7 +59,7 @@ fn full_install(home: &Path, mirror: &Path, torch: &str, extra: &[&str]) -> Run 
 }
 
 #[test]
-fn uninstall_removes_everything_cudaup_put_there_and_nothing_else() {
+fn needs_network_uninstall_removes_everything_cudaup_put_there_and_nothing_else() {
     let mirror = synthetic_mirror(&[]);
     let index = torch_index(Some("13.0"), ARCH);
     let server = Server::start(index.path().to_owned());
@@ -133,7 +135,7 @@ fn uninstall_removes_everything_cudaup_put_there_and_nothing_else() {
 }
 
 #[test]
-fn a_venv_cudaup_did_not_create_is_left_alone() {
+fn needs_network_a_venv_cudaup_did_not_create_is_left_alone() {
     let mirror = synthetic_mirror(&[]);
     let index = torch_index(Some("13.0"), ARCH);
     let server = Server::start(index.path().to_owned());

@@ -373,6 +373,11 @@ pub struct VenvReceipt {
 impl VenvReceipt {
     /// Writes it to `$CUDAUP_HOME/receipts/venv-<name>.json`.
     pub fn register(&self, home: &Path) -> std::io::Result<PathBuf> {
-        crate::install::receipt_file::register(home, "venv-", &self.venv, self)
+        crate::install::receipt_file::register(
+            home,
+            crate::install::receipt_file::VENV,
+            &self.venv,
+            self,
+        )
     }
 }

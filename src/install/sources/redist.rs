@@ -161,10 +161,12 @@ impl Redist {
             message: format!("`{key}` {label}: {what}"),
         };
         let relative_path = field("relative_path").ok_or_else(|| malformed("no relative_path"))?;
-        if relative_path.split('/').any(|p| p == ".." || p.is_empty())
-            || relative_path.starts_with('/')
-        {
-            return Err(malformed("relative_path leaves the mirror"));
+        let location = self.dir.join(relative_path);
+        if !plain_relative(relative_path) || !self.dir.contains(&location) {
+            return Err(malformed(&format!(
+                "relative_path `{}` leaves the mirror",
+                relative_path.escape_debug()
+            )));
         }
         let sha256 = field("sha256")
             .filter(|s| s.len() == 64 && s.chars().all(|c| c.is_ascii_hexdigit()))
@@ -180,13 +182,46 @@ impl Redist {
             key: key.to_owned(),
             artifact: Artifact {
                 name: format!("{key} {version}"),
-                location: self.dir.join(relative_path),
+                location,
                 sha256,
                 size,
             },
             version,
         })
     }
+}
+
+/// Plain names separated by `/`: none empty, `.` or `..` (percent-decoded too), no backslash,
+/// `%2f` or control character. NVIDIA's paths look like `cuda_nvcc/linux-x86_64/<file>`.
+fn plain_relative(path: &str) -> bool {
+    !path.is_empty()
+        && path.split('/').all(|seg| {
+            let decoded = percent_decode(seg);
+            !seg.is_empty()
+                && decoded.as_deref().is_some_and(|d| {
+                    d != "."
+                        && d != ".."
+                        && !d.contains(['/', '\\'])
+                        && !d.chars().any(char::is_control)
+                })
+        })
+}
+
+fn percent_decode(seg: &str) -> Option<String> {
+    let b = seg.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
@@ -265,6 +300,29 @@ mod tests {
         let evil = CUDA.replace("cuda_cccl/linux-x86_64/cuda_cccl", "../../../etc/cuda_cccl");
         let r = Redist::parse(&m, evil.as_bytes()).unwrap();
         assert!(r.component("cuda_cccl", "linux-x86_64", None).is_err());
+        let base = Location::parse("https://m.example/mirror").unwrap();
+        let m = cuda_manifest(&base, "1");
+        for path in [
+            "%2e%2e/%2e%2e/%2e%2e/evil.tar.xz",
+            "cuda_cccl/%2E%2E/%2e%2E/../evil.tar.xz",
+            r#"cuda_cccl\\..\\..\\evil.tar.xz"#,
+            "cuda_cccl/..%5c..%5cevil.tar.xz",
+            "cuda_cccl/%2fetc/passwd",
+            "cuda_cccl//x",
+            "/abs",
+        ] {
+            let evil = CUDA.replace(
+                "cuda_cccl/linux-x86_64/cuda_cccl-linux-x86_64-12.8.90-archive.tar.xz",
+                path,
+            );
+            let r = Redist::parse(&m, evil.as_bytes()).unwrap();
+            let err = r.component("cuda_cccl", "linux-x86_64", None).unwrap_err();
+            assert!(
+                err.to_string().contains("leaves the mirror"),
+                "{path}: {err}"
+            );
+        }
+        let m = cuda_manifest(&Location::parse("/m").unwrap(), "1");
         let bad_hash = CUDA.replace("0740e9e01e4f", "zz");
         let r = Redist::parse(&m, bad_hash.as_bytes()).unwrap();
         assert!(r.component("cuda_cccl", "linux-x86_64", None).is_err());

@@ -1,7 +1,7 @@
 //! A fault-injecting HTTP/1.1 file server on 127.0.0.1, so download tests run hermetically and
 //! can make the network misbehave on purpose (errors, resets, short bodies, ignored ranges, slow
-//! links). Standard library only; a thread per connection, one request per connection
-//! (`Connection: close`).
+//! links, bodies that never end, compression nobody asked for). Standard library (and flate2)
+//! only; a thread per connection, one request per connection (`Connection: close`).
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
@@ -41,6 +41,16 @@ pub enum Fault {
     },
     /// Send `after` body bytes, then go silent for `ms` before sending the rest.
     Stall { after: u64, ms: u64 },
+    /// No Content-Length: the file's bytes, then zeros without end (up to 4 GiB), until the
+    /// client hangs up: a server that never stops sending.
+    Endless,
+    /// No Content-Length; the body ends when the connection closes.
+    NoLength,
+    /// `Content-Encoding: gzip` whatever the client asked for: the body gzip-compressed.
+    Gzip,
+    /// Send `after` body bytes, then SIGKILL the process set with [`Server::set_victim`]: a
+    /// kill at a moment chosen inside a download.
+    Kill { after: u64 },
 }
 
 /// One request as the server saw it, and the status it answered.
@@ -72,6 +82,11 @@ struct Shared {
     /// Clones of the live connections, so shutdown can wake threads blocked in read or write.
     conns: Mutex<HashMap<u64, TcpStream>>,
     next_id: AtomicU64,
+    /// Body bytes written per decoded path (accepted by the kernel: the client read at most
+    /// that many).
+    sent: Mutex<HashMap<String, u64>>,
+    /// The process [`Fault::Kill`] kills (0: none).
+    victim: std::sync::atomic::AtomicU32,
 }
 
 /// A panicking test thread must not turn every later lock into a second panic.
@@ -135,6 +150,17 @@ impl Server {
     /// Empties the request log.
     pub fn clear_log(&self) {
         lock(&self.shared.log).clear();
+    }
+
+    /// The process a [`Fault::Kill`] kills.
+    pub fn set_victim(&self, pid: u32) {
+        self.shared.victim.store(pid, SeqCst);
+    }
+
+    /// Body bytes written so far for `path`, over all requests.
+    pub fn sent(&self, path: &str) -> u64 {
+        let key = format!("/{}", path.strip_prefix('/').unwrap_or(path));
+        lock(&self.shared.sent).get(&key).copied().unwrap_or(0)
     }
 }
 
@@ -218,8 +244,9 @@ struct Reply {
     status: u16,
     headers: Vec<(&'static str, String)>,
     body: Vec<u8>,
-    /// What Content-Length says; `send` is how many body bytes actually go out.
-    claim: u64,
+    /// What Content-Length says (none: the body ends with the connection); `send` is how many
+    /// body bytes actually go out.
+    claim: Option<u64>,
     send: usize,
     /// How to send: Trickle, Stall and ResetAfter act in [`send`].
     fault: Option<Fault>,
@@ -229,7 +256,7 @@ struct Reply {
 impl Reply {
     fn new(status: u16, ctype: &str, body: Vec<u8>, path: &str) -> Reply {
         let headers = vec![("Content-Type", ctype.to_string())];
-        let (claim, send) = (body.len() as u64, body.len());
+        let (claim, send) = (Some(body.len() as u64), body.len());
         Reply {
             status,
             headers,
@@ -385,8 +412,19 @@ fn respond(req: &Request, root: &Path, shared: &Shared) -> Reply {
     match fault {
         Some(Fault::ResetAfter(n) | Fault::Truncate(n)) => reply.send = len.min(n as usize),
         Some(Fault::WrongLength(d)) => {
-            reply.claim = (len as i64).saturating_add(d).max(0) as u64;
-            reply.send = len.min(reply.claim as usize);
+            let claim = (len as i64).saturating_add(d).max(0) as u64;
+            reply.claim = Some(claim);
+            reply.send = len.min(claim as usize);
+        }
+        Some(Fault::Endless | Fault::NoLength) => reply.claim = None,
+        Some(Fault::Gzip) => {
+            use std::io::Write as _;
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            gz.write_all(&reply.body).expect("gzip in memory");
+            reply.body = gz.finish().expect("gzip in memory");
+            reply.claim = Some(reply.body.len() as u64);
+            reply.send = reply.body.len();
+            reply.headers.push(("Content-Encoding", "gzip".into()));
         }
         _ => {}
     }
@@ -494,11 +532,11 @@ fn locate(file: PathBuf, accept: Option<&str>) -> Option<(PathBuf, &'static str)
 }
 
 fn send(stream: &mut TcpStream, reply: &Reply, head_only: bool, shared: &Shared) -> io::Result<()> {
-    let (status, claim) = (reply.status, reply.claim);
-    let mut out = format!(
-        "HTTP/1.1 {status} {}\r\nContent-Length: {claim}\r\n",
-        reason(status)
-    );
+    let status = reply.status;
+    let mut out = format!("HTTP/1.1 {status} {}\r\n", reason(status));
+    if let Some(claim) = reply.claim {
+        out.push_str(&format!("Content-Length: {claim}\r\n"));
+    }
     for (name, value) in &reply.headers {
         out.push_str(&format!("{name}: {value}\r\n"));
     }
@@ -509,7 +547,33 @@ fn send(stream: &mut TcpStream, reply: &Reply, head_only: bool, shared: &Shared)
     } else {
         &reply.body[..reply.send]
     };
+    let count = |n: usize| *lock(&shared.sent).entry(reply.path.clone()).or_default() += n as u64;
     match reply.fault {
+        Some(Fault::Kill { after }) if !head_only => {
+            let (first, _) = body.split_at(body.len().min(after as usize));
+            stream.write_all(first)?;
+            stream.flush()?;
+            count(first.len());
+            let pid = shared.victim.load(SeqCst);
+            if pid != 0 {
+                let _ = std::process::Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+            }
+            return Ok(());
+        }
+        Some(Fault::Endless) if !head_only => {
+            stream.write_all(body)?;
+            count(body.len());
+            let zeros = vec![0u8; 64 * 1024];
+            for _ in 0..(4u64 << 30) / zeros.len() as u64 {
+                if shared.stop.load(SeqCst) {
+                    return Ok(());
+                }
+                stream.write_all(&zeros)?;
+                count(zeros.len());
+            }
+        }
         Some(Fault::Trickle {
             bytes_per_chunk: chunk,
             delay_ms,
@@ -519,17 +583,23 @@ fn send(stream: &mut TcpStream, reply: &Reply, head_only: bool, shared: &Shared)
                     return Ok(());
                 }
                 stream.write_all(piece)?;
+                count(piece.len());
             }
         }
         Some(Fault::Stall { after, ms }) => {
             let (first, rest) = body.split_at(body.len().min(after as usize));
             stream.write_all(first)?;
+            count(first.len());
             if !nap(shared, ms) {
                 return Ok(());
             }
             stream.write_all(rest)?;
+            count(rest.len());
         }
-        _ => stream.write_all(body)?,
+        _ => {
+            stream.write_all(body)?;
+            count(body.len());
+        }
     }
     stream.flush()?;
     if !matches!(reply.fault, Some(Fault::ResetAfter(_))) {

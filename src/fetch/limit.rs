@@ -1,0 +1,90 @@
+//! How many bytes a download may have, and which rule said so: a hostile or broken server that
+//! never stops sending must not fill the disk, and the error names the limit it ran into.
+
+/// The ceiling for an artifact whose source states no size, sent without a Content-Length
+/// (`CUDAUP_MAX_DOWNLOAD_BYTES` changes it). NVIDIA's largest archive and wheel (cuDNN for one
+/// CUDA major) are about 1 GiB; 4 GiB leaves room without letting a server fill a disk.
+pub const DEFAULT_MAX_DOWNLOAD: u64 = 4 << 30;
+
+/// The most a metadata document may have (a redistrib JSON is ~100 KiB, the largest PyPI index
+/// page cudaup reads a few MiB).
+pub const MAX_DOCUMENT: u64 = 64 << 20;
+
+/// The bound on one download.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// The size the source lists (the redistrib JSON's `size`, the index's `size`): exactly
+    /// this many bytes are read and hashed, never one more, whatever the server sends.
+    Declared(u64),
+    /// The source stated no size; the server's Content-Length did.
+    ContentLength(u64),
+    /// No size anywhere: the ceiling ([`DEFAULT_MAX_DOWNLOAD`] or `CUDAUP_MAX_DOWNLOAD_BYTES`).
+    Ceiling(u64),
+    /// A redistrib JSON or an index page ([`MAX_DOCUMENT`]).
+    Document(u64),
+}
+
+impl Limit {
+    /// The byte count.
+    pub fn bytes(self) -> u64 {
+        match self {
+            Limit::Declared(n)
+            | Limit::ContentLength(n)
+            | Limit::Ceiling(n)
+            | Limit::Document(n) => n,
+        }
+    }
+
+    /// Whether reading simply stops at the limit: bytes past a declared size are never read
+    /// (what was read is then checked against the sha256), while passing any other limit is an
+    /// error.
+    pub fn stops_reading(self) -> bool {
+        matches!(self, Limit::Declared(_))
+    }
+
+    /// How many more bytes to read after `count`: up to the limit, or one past it to tell an
+    /// over-long body from an exact one.
+    pub fn room(self, count: u64) -> u64 {
+        let extra = u64::from(!self.stops_reading());
+        (self.bytes() + extra).saturating_sub(count)
+    }
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let human = |n: u64| indicatif::HumanBytes(n).to_string();
+        match *self {
+            Limit::Declared(n) => write!(f, "the {n} bytes its source lists"),
+            Limit::ContentLength(n) => {
+                write!(f, "the {n} bytes of the Content-Length it announced")
+            }
+            Limit::Ceiling(n) => write!(
+                f,
+                "the download ceiling of {} ({}): the source states no size and the server sent no Content-Length; raise the ceiling if the file really is that large",
+                human(n),
+                crate::env_vars::CUDAUP_MAX_DOWNLOAD_BYTES
+            ),
+            Limit::Document(n) => write!(
+                f,
+                "the {} a redistrib JSON or index page may have",
+                human(n)
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn room_stops_at_a_declared_size_and_looks_one_past_the_others() {
+        assert_eq!(Limit::Declared(10).room(4), 6);
+        assert_eq!(Limit::Declared(10).room(10), 0);
+        assert_eq!(Limit::Ceiling(10).room(10), 1);
+        assert_eq!(Limit::ContentLength(10).room(11), 0);
+        assert!(Limit::Ceiling(1 << 30)
+            .to_string()
+            .contains("CUDAUP_MAX_DOWNLOAD_BYTES"));
+    }
+}

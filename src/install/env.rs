@@ -1,0 +1,207 @@
+//! The environment step of an install, crash-safe: the env scripts of the active stack, and
+//! cudaup's line in each rc file. Every file is written whole (a temporary file with a fixed
+//! name, renamed over; the next write of the same file reuses the name, so a killed write
+//! leaves nothing that outlives the next run), and an rc change is recorded in the shell
+//! receipt *before* the rc file is written, so no kill can leave a change no receipt names.
+
+use std::path::{Path, PathBuf};
+
+use super::receipts::{Active, ShellReceipt};
+use crate::shell::{self, EnvSpec, Shell};
+use crate::world::process::Process;
+
+/// Writes `bytes` to `path` through `<path>.tmp-cudaup`.
+fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    super::receipt_file::write_whole(path, &tmp_of(path), bytes)
+}
+
+fn tmp_of(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp-cudaup");
+    path.with_file_name(name)
+}
+
+/// The temporary files [`write_scripts`] may leave when killed (for uninstall and litter).
+pub fn script_temporaries(home: &Path) -> Vec<PathBuf> {
+    let mut out = vec![tmp_of(&Active::path(home))];
+    out.extend(
+        Shell::ALL
+            .iter()
+            .map(|s| tmp_of(&home.join(s.script_file_name()))),
+    );
+    out
+}
+
+/// Makes `toolkit` the active one and rewrites the env scripts (always, even when the rc files
+/// are already hooked: rustup#2578). `active.json` goes first: a kill after it leaves scripts
+/// that `repair` sees are stale against it.
+pub fn write_scripts(home: &Path, toolkit: Option<&Path>) -> std::io::Result<EnvSpec> {
+    let active = Active {
+        toolkit: toolkit.map(Path::to_path_buf),
+    };
+    fs_err::create_dir_all(home)?;
+    write_whole(
+        &Active::path(home),
+        &serde_json::to_vec_pretty(&active).expect("serialises"),
+    )?;
+    let spec = active.spec();
+    for shell in Shell::ALL {
+        write_whole(
+            &home.join(shell.script_file_name()),
+            shell::script(shell, &spec).as_bytes(),
+        )?;
+    }
+    Ok(spec)
+}
+
+/// Why hooking the rc files did not fully work.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    /// The shell receipt could not be written.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// Some rc files could not be changed (each message says what to add by hand).
+    #[error("{}", .0.join("\n"))]
+    Refused(Vec<String>),
+}
+
+/// Hooks the env scripts into the rc files of `shells`. Returns the files changed now
+/// (already-hooked files are left alone). Each change is journaled in the shell receipt first.
+pub fn hook(process: &Process, home: &Path, shells: &[Shell]) -> Result<Vec<PathBuf>, HookError> {
+    let mut receipt = ShellReceipt::read(home);
+    let mut changed = Vec::new();
+    let mut failed = Vec::new();
+    for h in shell::hooks(process, home, shells) {
+        match apply_journaled(home, &mut receipt, &h) {
+            Ok(Some(file)) => changed.push(file),
+            Ok(None) => {}
+            Err(HookError::Refused(mut why)) => failed.append(&mut why),
+            Err(e) => return Err(e),
+        }
+    }
+    receipt.write(home)?;
+    if !failed.is_empty() {
+        return Err(HookError::Refused(failed));
+    }
+    Ok(changed)
+}
+
+/// Puts `line` back into `file` (repair's rc-hook), journaled like [`hook`].
+pub fn rehook(home: &Path, file: &Path, line: &str) -> Result<bool, HookError> {
+    let mut receipt = ShellReceipt::read(home);
+    let hook = shell::Hook {
+        file: file.to_owned(),
+        line: line.to_owned(),
+    };
+    Ok(apply_journaled(home, &mut receipt, &hook)?.is_some())
+}
+
+/// Records the change `h` needs in `receipt` (written), then makes it; on a refusal the
+/// receipt is put back as it was. Returns the file if it changed.
+fn apply_journaled(
+    home: &Path,
+    receipt: &mut ShellReceipt,
+    h: &shell::Hook,
+) -> Result<Option<PathBuf>, HookError> {
+    let mut planned = match shell::plan_apply(h) {
+        Ok(Some(planned)) => planned,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(HookError::Refused(vec![e.to_string()])),
+    };
+    let previous = receipt.hooks.iter().position(|a| a.file == h.file);
+    let previous = previous.map(|i| receipt.hooks.remove(i));
+    if let Some(earlier) = &previous {
+        planned.inherit(earlier);
+    }
+    receipt.hooks.push(planned.applied().clone());
+    receipt.write(home)?;
+    crate::world::checkpoint::reach("rc-journaled");
+    match planned.write() {
+        Ok(applied) => Ok(Some(applied.file)),
+        Err(e) => {
+            // The file is as it was: so is the receipt.
+            receipt.hooks.retain(|a| a.file != h.file);
+            receipt.hooks.extend(previous);
+            receipt.write(home)?;
+            Err(HookError::Refused(vec![e.to_string()]))
+        }
+    }
+}
+
+/// What the environment step of an install in progress will do: written before the toolkit
+/// install starts and removed once the step is done, so `repair` can finish it for a run that
+/// was killed in between (it knows which shells to hook, and whether to at all).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Intent {
+    /// The toolkit the env scripts will name.
+    pub toolkit: Option<PathBuf>,
+    /// The shells whose rc files get the line (`sh`, `fish`, `powershell`).
+    pub shells: Vec<String>,
+    /// `false` for `--no-modify-path`.
+    pub modify_path: bool,
+}
+
+/// Where the intent is kept: beside the toolkit journals, under a name their reader skips.
+fn intent_path(home: &Path) -> PathBuf {
+    home.join("receipts").join("pending").join(".env.json")
+}
+
+impl Intent {
+    /// Where it is kept.
+    pub fn path(home: &Path) -> PathBuf {
+        intent_path(home)
+    }
+
+    /// Records it (whole).
+    pub fn record(&self, home: &Path) -> std::io::Result<()> {
+        let path = intent_path(home);
+        fs_err::create_dir_all(path.parent().expect("has a parent"))?;
+        write_whole(&path, &serde_json::to_vec_pretty(self).expect("serialises"))
+    }
+
+    /// The recorded intent, if an install's env step has not finished.
+    pub fn read(home: &Path) -> Option<Intent> {
+        fs_err::read(intent_path(home))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+    }
+
+    /// The env step is done (or will not happen): forgets the intent.
+    pub fn done(home: &Path) -> std::io::Result<()> {
+        for p in [intent_path(home), tmp_of(&intent_path(home))] {
+            match fs_err::remove_file(&p) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        let _ = fs_err::remove_dir(home.join("receipts").join("pending"));
+        Ok(())
+    }
+
+    /// Whether the toolkit it names is there, or an install of it is journaled (which repair
+    /// finishes first); otherwise the intent is stale.
+    pub fn toolkit_exists(&self, home: &Path) -> bool {
+        self.toolkit.as_ref().is_none_or(|t| {
+            t.join(crate::install::receipt::FILE_NAME).is_file()
+                || super::receipt_file::pending_path(home, t).is_file()
+        })
+    }
+
+    /// Does the env step: the env scripts, then the rc hooks (unless `modify_path` is off),
+    /// then forgets the intent.
+    pub fn finish(&self, process: &Process, home: &Path) -> Result<Vec<PathBuf>, HookError> {
+        write_scripts(home, self.toolkit.as_deref())?;
+        let changed = if self.modify_path {
+            let shells: Vec<Shell> = self.shells.iter().filter_map(|s| Shell::parse(s)).collect();
+            hook(process, home, &shells)
+        } else {
+            Ok(Vec::new())
+        };
+        // Done even when an rc file refused the line: the error says how to add it by hand,
+        // and trying again would refuse again.
+        if !matches!(changed, Err(HookError::Io(_))) {
+            Intent::done(home)?;
+        }
+        changed
+    }
+}

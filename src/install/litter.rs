@@ -1,0 +1,198 @@
+//! What killed runs leave behind, found and removed under the lock that owns each piece:
+//! half-unpacked trees in `$CUDAUP_HOME/cache/unpacked/.tmp-*` (gigabytes with a real cuDNN;
+//! owned by the lock on unpacking their key), staging or set-aside directories beside a
+//! prefix (`.<name>.staging-*`, `.<name>.old-*`; owned by the prefix lock), and the temporary
+//! files of receipt and env-script writes (fixed names, rewritten by their writer if removed
+//! under it). A piece whose lock another cudaup holds is in use, not litter. Doctor counts what [`find`] returns, `repair
+//! --fix litter` runs [`clean`], and installs clean their own on the next run.
+
+use std::path::{Path, PathBuf};
+
+use super::transaction::{self, PrefixLock};
+use crate::fetch::Cache;
+use crate::receipts::Receipts;
+
+/// One leftover.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Litter {
+    /// Where it is.
+    pub path: PathBuf,
+    /// What it is, in words.
+    pub what: &'static str,
+    /// Bytes of the files in it.
+    pub bytes: u64,
+}
+
+/// The prefixes that may have litter beside them: every registered toolkit and every install
+/// journal, and every name
+/// that has a lock, staging or set-aside directory under `$CUDAUP_HOME/toolkits/` (an install
+/// killed before it registered anything).
+fn prefixes(home: &Path, receipts: &Receipts) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = receipts
+        .toolkits
+        .iter()
+        .chain(&receipts.pending)
+        .map(|(_, r)| r.prefix.clone())
+        .collect();
+    let toolkits = home.join("toolkits");
+    if let Ok(rd) = fs_err::read_dir(&toolkits) {
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            let Some(rest) = n.strip_prefix('.') else {
+                continue;
+            };
+            let name = [".staging-", ".old-", ".lock"]
+                .iter()
+                .find_map(|marker| rest.find(marker).map(|at| &rest[..at]));
+            if let Some(name) = name.filter(|n| !n.is_empty()) {
+                out.push(toolkits.join(name));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn size_of(path: &Path) -> u64 {
+    let Ok(meta) = path.symlink_metadata() else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    fs_err::read_dir(path)
+        .map(|rd| rd.flatten().map(|e| size_of(&e.path())).sum())
+        .unwrap_or(0)
+}
+
+fn beside_what(path: &Path) -> &'static str {
+    if path.to_string_lossy().contains(".staging-") {
+        "the staging directory of an interrupted install"
+    } else {
+        "a prefix an interrupted install set aside"
+    }
+}
+
+/// Temporary files of killed writes in `$CUDAUP_HOME` (receipts, journals, env scripts) and
+/// beside the rc files cudaup hooked.
+fn temporaries(home: &Path, receipts: &Receipts) -> Vec<PathBuf> {
+    let mut out = super::receipt_file::temporaries(home);
+    out.extend(
+        receipts
+            .shell
+            .hooks
+            .iter()
+            .filter_map(|h| crate::shell::leftover_of(&h.file)),
+    );
+    out.extend(
+        super::env::script_temporaries(home)
+            .into_iter()
+            .filter(|p| p.symlink_metadata().is_ok()),
+    );
+    out
+}
+
+/// Everything killed runs left that no running cudaup is using.
+pub fn find(home: &Path, receipts: &Receipts) -> Vec<Litter> {
+    let mut out = Vec::new();
+    let cache = Cache::new(home.join("cache"));
+    for (tree, key) in cache.unpacking_trees() {
+        if matches!(cache.try_lock_unpacking(&key), Ok(Some(_))) {
+            out.push(Litter {
+                bytes: size_of(&tree),
+                path: tree,
+                what: "a half-unpacked archive in the unpacked cache",
+            });
+        }
+    }
+    if let Some(intent) = super::env::Intent::read(home) {
+        if !intent.toolkit_exists(home) {
+            out.push(Litter {
+                path: super::env::Intent::path(home),
+                what:
+                    "the plan of an environment step whose install never got its toolkit in place",
+                bytes: size_of(&super::env::Intent::path(home)),
+            });
+        }
+    }
+    for path in temporaries(home, receipts) {
+        out.push(Litter {
+            bytes: size_of(&path),
+            path,
+            what: "a temporary file of an interrupted write",
+        });
+    }
+    for prefix in prefixes(home, receipts) {
+        let beside = transaction::litter_beside(&prefix);
+        if beside.is_empty() || !matches!(PrefixLock::try_acquire(&prefix), Ok(Some(_))) {
+            continue;
+        }
+        out.extend(beside.into_iter().map(|path| Litter {
+            bytes: size_of(&path),
+            what: beside_what(&path),
+            path,
+        }));
+    }
+    out
+}
+
+/// Removes what [`find`] would return, each piece under its lock (pieces in use are left).
+/// A prefix a killed commit set aside is put back in place when the prefix is missing.
+pub fn clean(home: &Path, receipts: &Receipts) -> std::io::Result<Vec<PathBuf>> {
+    let mut removed = super::sweep_unpacking(&Cache::new(home.join("cache")))?;
+    // Safe without a lock: a live writer whose temporary file goes writes it again
+    // (`receipt_file::write_whole`).
+    if let Some(intent) = super::env::Intent::read(home) {
+        if !intent.toolkit_exists(home) {
+            super::env::Intent::done(home)?;
+            removed.push(super::env::Intent::path(home));
+        }
+    }
+    for path in temporaries(home, receipts) {
+        match fs_err::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => removed.push(path),
+        }
+    }
+    for prefix in prefixes(home, receipts) {
+        if transaction::litter_beside(&prefix).is_empty() {
+            continue;
+        }
+        let Ok(Some(_lock)) = PrefixLock::try_acquire(&prefix) else {
+            continue;
+        };
+        removed.extend(transaction::clean_beside(&prefix).map_err(std::io::Error::other)?);
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_and_cleans_what_nobody_holds() {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path();
+        let key = format!("{}-l1", "a".repeat(64));
+        let tmp = h.join(format!("cache/unpacked/.tmp-{key}-4242-0"));
+        fs_err::create_dir_all(tmp.join("lib64")).unwrap();
+        fs_err::write(tmp.join("lib64/libcudnn.so.9"), vec![0u8; 1000]).unwrap();
+        let staging = h.join("toolkits/.cuda-13.0.2.staging-abc");
+        fs_err::create_dir_all(&staging).unwrap();
+        let receipts = Receipts::default();
+        let found = find(h, &receipts);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0].bytes, 1000);
+        // While a cudaup unpacks that key, its tree is not litter.
+        let cache = Cache::new(h.join("cache"));
+        let held = cache.try_lock_unpacking(&key).unwrap().unwrap();
+        assert_eq!(find(h, &receipts).len(), 1);
+        drop(held);
+        let removed = clean(h, &receipts).unwrap();
+        assert_eq!(removed.len(), 2);
+        assert!(!tmp.exists() && !staging.exists());
+        assert!(find(h, &receipts).is_empty());
+    }
+}

@@ -1,0 +1,250 @@
+//! Servers that never stop sending, or send what was not asked for (issue 11, item 2 and the
+//! network-error and gzip cases of item 5): every download is bounded by the size its source
+//! lists, else the Content-Length, else a ceiling, and each error names its cause and limit.
+
+use std::net::TcpListener;
+
+use crate::common::server::{Fault, Server};
+use crate::hostile::*;
+
+fn http(server: &Server) -> Vec<String> {
+    vec!["--mirror".into(), server.url(), "--allow-http".into()]
+}
+
+fn install(sb: &Sandbox, source: &[String], env: &[(&str, &str)]) -> crate::common::Run {
+    let refs: Vec<&str> = source.iter().map(String::as_str).collect();
+    sb.install_env(&refs, Some(&sb.prefix()), env)
+}
+
+/// Far below the 4 GiB an endless body would reach, far above what socket buffers hold.
+const BOUNDED: u64 = 64 << 20;
+
+/// The redistrib JSON lists a size: reading stops there, on the first request and on a resumed
+/// one, whatever the server still has; the install verifies and succeeds.
+#[test]
+fn a_declared_size_is_never_exceeded() {
+    let m = Redist::new(&[]);
+    let nvcc = m.archive_path("cuda_nvcc");
+    for (name, faults) in [
+        ("endless", vec![(Fault::Endless, 1)]),
+        (
+            "reset, then endless on resume",
+            vec![(Fault::ResetAfter(60), 1), (Fault::Endless, 1)],
+        ),
+    ] {
+        let server = Server::start(m.path().to_owned());
+        for (f, n) in faults {
+            server.fault(&nvcc, f, n);
+        }
+        let sb = Sandbox::new();
+        let run = install(&sb, &http(&server), &[]);
+        assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+        assert!(
+            server.sent(&nvcc) < BOUNDED,
+            "{name}: {} bytes sent",
+            server.sent(&nvcc)
+        );
+        sb.assert_canary(name);
+        assert_eq!(sb.uninstall().code, 0);
+        sb.assert_clean(name);
+    }
+}
+
+/// A wheel index that gives no size (PEP 503 HTML), a server with no Content-Length that never
+/// stops: cut off at the ceiling, exit 4, the error names the ceiling, nothing kept.
+#[test]
+fn a_wheel_without_any_size_stops_at_the_ceiling() {
+    let index = wheel_index(&[]);
+    let server = Server::start(index.path().to_owned());
+    let wheel = "/nvidia-cuda-nvcc/nvidia_cuda_nvcc-13.0.88-py3-none-manylinux_2_27_x86_64.whl";
+    server.fault(wheel, Fault::Endless, 100);
+    let sb = Sandbox::new();
+    let source = vec![
+        "--source".into(),
+        "wheels".into(),
+        "--index-url".into(),
+        server.url(),
+        "--allow-http".into(),
+    ];
+    let run = install(&sb, &source, &[("CUDAUP_MAX_DOWNLOAD_BYTES", "1000000")]);
+    sb.assert_refused(&run, "the download ceiling of", "endless wheel");
+    assert!(
+        run.stderr.contains("CUDAUP_MAX_DOWNLOAD_BYTES"),
+        "{}",
+        run.stderr
+    );
+    assert!(server.sent(wheel) < BOUNDED, "{} sent", server.sent(wheel));
+    assert_eq!(
+        server.requests().iter().filter(|r| r.path == wheel).count(),
+        1,
+        "not retried"
+    );
+    let partials: Vec<_> = fs_err::read_dir(sb.cudaup_home().join("cache/downloads"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".partial"))
+        .collect();
+    assert!(partials.is_empty(), "{partials:?}");
+    // Without the fault the same index installs (the Content-Length is then the limit).
+    server.clear_faults();
+    let sb = Sandbox::new();
+    let run = install(&sb, &source, &[("CUDAUP_MAX_DOWNLOAD_BYTES", "1000000")]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(sb.uninstall().code, 0);
+    sb.assert_clean("wheel index");
+}
+
+/// A redistrib JSON that never ends is refused at the document limit, not read forever.
+#[test]
+fn an_endless_manifest_stops_at_the_document_limit() {
+    let m = Redist::new(&[]);
+    let server = Server::start(m.path().to_owned());
+    let json = "/compute/cuda/redist/redistrib_13.0.2.json";
+    server.fault(json, Fault::Endless, 100);
+    let sb = Sandbox::new();
+    let run = install(&sb, &http(&server), &[]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("a redistrib JSON or index page may have"),
+        "{}",
+        run.stderr
+    );
+    assert!(server.sent(json) < 2 * BOUNDED, "{}", server.sent(json));
+    sb.assert_canary("endless manifest");
+}
+
+/// `Content-Encoding: gzip` although cudaup asks for identity: decoded, verified, installed;
+/// on a resumed request it restarts from zero rather than append compressed bytes.
+#[test]
+fn a_gzipped_reply_is_decoded_and_verified() {
+    let m = Redist::new(&[]);
+    let nvcc = m.archive_path("cuda_nvcc");
+    let server = Server::start(m.path().to_owned());
+    server.fault(&nvcc, Fault::Gzip, 1);
+    server.fault("/compute/cuda/redist/redistrib_13.0.2.json", Fault::Gzip, 1);
+    let sb = Sandbox::new();
+    let run = install(&sb, &http(&server), &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(sb.prefix().join("include/cuda_nvcc.h").is_file());
+    assert_eq!(sb.uninstall().code, 0);
+
+    let server = Server::start(m.path().to_owned());
+    server.fault(&nvcc, Fault::ResetAfter(60), 1);
+    server.fault(&nvcc, Fault::Gzip, 1);
+    let sb = Sandbox::new();
+    let run = install(&sb, &http(&server), &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("compressed the resumed part"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(sb.uninstall().code, 0);
+    sb.assert_clean("gzip");
+}
+
+/// A local mirror's file must be exactly what was hashed: a longer file, a FIFO, or a link to
+/// /dev/zero is refused before it is read to the end.
+#[test]
+fn a_local_mirror_file_is_bounded_too() {
+    let m = Redist::new(&[]);
+    let archive = m
+        .path()
+        .join(m.archive_path("cuda_nvcc").trim_start_matches('/'));
+    let sb = Sandbox::new();
+    let mut bytes = fs_err::read(&archive).unwrap();
+    bytes.extend_from_slice(b"trailing bytes nobody hashed");
+    fs_err::write(&archive, &bytes).unwrap();
+    let run = sb.install(&["--mirror", &m.arg()], Some(&sb.prefix()));
+    sb.assert_refused(&run, "the download is longer than", "longer local file");
+    fs_err::remove_file(&archive).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &archive).unwrap();
+    let run = sb.install(&["--mirror", &m.arg()], Some(&sb.prefix()));
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("not a regular file"), "{}", run.stderr);
+    sb.assert_canary("/dev/zero");
+}
+
+/// Each network failure is named by its cause, not by reqwest's outer words.
+#[test]
+fn network_errors_name_their_cause() {
+    let m = Redist::new(&[]);
+    let nvcc = m.archive_path("cuda_nvcc");
+    let no_retry = [("CUDAUP_HTTP_RETRIES", "0"), ("CUDAUP_HTTP_TIMEOUT", "1")];
+    let check = |what: &str, run: &crate::common::Run, needle: &str| {
+        assert_eq!(run.code, 3, "{what}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(needle),
+            "{what}: `{needle}` in\n{}",
+            run.stderr
+        );
+        for vague in ["error sending request", "error decoding response body"] {
+            assert!(!run.stderr.contains(vague), "{what}: vague: {}", run.stderr);
+        }
+    };
+    let sb = Sandbox::new();
+    // Refused: a port nothing listens on.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let source = vec![
+        "--mirror".into(),
+        format!("http://127.0.0.1:{port}"),
+        "--allow-http".into(),
+    ];
+    check(
+        "refused",
+        &install(&sb, &source, &no_retry),
+        "connection refused",
+    );
+    // Reset mid-body.
+    let server = Server::start(m.path().to_owned());
+    server.fault(&nvcc, Fault::ResetAfter(60), 10);
+    check("reset", &install(&sb, &http(&server), &no_retry), "reset");
+    // Silent past the read timeout.
+    let server = Server::start(m.path().to_owned());
+    server.fault(
+        &nvcc,
+        Fault::Stall {
+            after: 60,
+            ms: 3000,
+        },
+        10,
+    );
+    check(
+        "timeout",
+        &install(&sb, &http(&server), &no_retry),
+        "timed out",
+    );
+    // Closed before the Content-Length was reached.
+    let server = Server::start(m.path().to_owned());
+    server.fault(&nvcc, Fault::Truncate(60), 10);
+    let run = install(&sb, &http(&server), &no_retry);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("closed the connection")
+            || run.stderr.contains("the download ended after"),
+        "{}",
+        run.stderr
+    );
+    // A name that does not resolve.
+    let source = vec!["--mirror".into(), "https://nothing-here.invalid".into()];
+    check("dns", &install(&sb, &source, &no_retry), "does not resolve");
+    // TLS to something that answers in plain text: named, and never retried.
+    let plain = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = plain.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in plain.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let _ = std::io::Write::write_all(&mut conn, b"HTTP/1.1 400 Bad Request\r\n\r\n");
+        }
+    });
+    let source = vec!["--mirror".into(), format!("https://{addr}")];
+    let run = install(&sb, &source, &[("CUDAUP_HTTP_RETRIES", "3")]);
+    check("tls", &run, "TLS failed");
+    assert!(!run.stderr.contains("retrying"), "{}", run.stderr);
+    sb.assert_canary("network errors");
+}
