@@ -927,11 +927,21 @@ pub(super) fn run_mirror(
         return render_unsupported(&plan, out);
     }
     let (cuda, cudnn, _) = toolkit_of(&plan, args.no_cudnn)?;
-    let cuda = catalog
+    // A mirror carries what was asked for: an exact `--cuda` release pin wins over the series of
+    // a toolkit the planned machine already has (kept as `13.0`, its directory's name).
+    let pinned = request
+        .pins
         .cuda
-        .newest_of_series(&cuda)
-        .cloned()
-        .unwrap_or(cuda);
+        .as_deref()
+        .and_then(crate::version::Version::parse)
+        .filter(|p| catalog.cuda.release.iter().any(|r| &r.version == p));
+    let cuda = pinned.unwrap_or_else(|| {
+        catalog
+            .cuda
+            .newest_of_series(&cuda)
+            .cloned()
+            .unwrap_or(cuda)
+    });
     let Source::Redist(base) = args.source.source()? else {
         return Err(Error::Usage("mirror create copies NVIDIA's redistributable layout: use --source redist (the default)".into()));
     };

@@ -165,8 +165,10 @@ impl Sources {
             let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
             for f in doc["files"].as_array().unwrap() {
                 let name = f["filename"].as_str().unwrap();
-                // torch's aarch64 wheels too: `manifests update` reads the linux-sbsa side.
-                let arm = project == "torch" && name.contains("aarch64");
+                // torch's and cuDNN's aarch64 wheels too: `manifests update` reads the
+                // linux-sbsa side.
+                let arm =
+                    matches!(project, "torch" | "nvidia-cudnn-cu13") && name.contains("aarch64");
                 if !name.ends_with(".whl")
                     || !(name.contains("x86_64") || name.contains("-any") || arm)
                 {
@@ -187,7 +189,19 @@ impl Sources {
                     _ => fixture("pypi/nvidia_cudnn_cu13-9.28.1.4.METADATA"),
                 };
                 let mut members = vec![(format!("{dist}-{version}.dist-info/METADATA"), metadata)];
-                if arm {
+                if arm && project == "nvidia-cudnn-cu13" {
+                    // The targets measured in the real 9.28.1.4 aarch64 wheel's libcudnn_cnn.so.9
+                    // (sm_110 is Thor's), in the real section's header layout.
+                    let mut sections: Vec<(u16, u32)> = [75, 80, 86, 90, 100, 110, 120]
+                        .iter()
+                        .map(|a| (2, *a))
+                        .collect();
+                    sections.push((1, 120));
+                    members.push((
+                        "nvidia/cudnn/lib/libcudnn_cnn.so.9".into(),
+                        elf(&fatbin_section(&sections)),
+                    ));
+                } else if arm {
                     // The targets measured in the real 2.15.0 aarch64 wheel's linalg library.
                     let sections: Vec<(u16, u32)> =
                         [80, 90, 100, 110, 120].iter().map(|a| (2, *a)).collect();
@@ -196,7 +210,7 @@ impl Sources {
                         elf(&fatbin_section(&sections)),
                     ));
                 }
-                if project == "nvidia-cudnn-cu13" {
+                if project == "nvidia-cudnn-cu13" && !arm {
                     members.push((
                         "nvidia/cudnn/lib/libcudnn_cnn.so.9".into(),
                         elf(&fixture("fatbin/libcufile.so.0.nv_fatbin")),
@@ -347,6 +361,13 @@ fn a_new_release_at_the_sources_appears_in_plan_after_update() {
     let up = update(home.path(), base.path(), &sources, &[], &[]);
     assert_eq!(up.code, 0, "{}\n{}", up.stdout, up.stderr);
     assert!(up.stdout.contains("+ cuDNN 9.28.1 cuda13"), "{}", up.stdout);
+    assert!(
+        up.stdout.contains(
+            "+ cuDNN 9.28.1 cuda13 linux-sbsa (sm_75 sm_80 sm_86 sm_90 sm_100 sm_110 sm_120"
+        ),
+        "the aarch64 wheel's own GPU list: {}",
+        up.stdout
+    );
     assert!(up.stdout.contains("+ CUDA 13.4.1"), "{}", up.stdout);
     assert!(up.stdout.contains("+ torch 2.15.0 cu130"), "{}", up.stdout);
     assert!(up.stdout.contains("Fetched "), "{}", up.stdout);

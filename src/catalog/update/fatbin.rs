@@ -263,6 +263,9 @@ pub fn probe_all(
             continue;
         };
         c.targets = probe(net, budget, &c.wheel, p, notes)?;
+        if let Some(w) = &c.sbsa {
+            c.sbsa_targets = probe(net, budget, w, p, notes)?;
+        }
     }
     let newest = catalog
         .pytorch

@@ -208,6 +208,19 @@ fn cudnn(
             ))));
             let mut block = vec![format!("# --- cuDNN {version} cuda{} (derived by `cudaup manifests update` on {today}) ---", w.major), String::new()];
             block.extend(Doc::block("release", &row));
+            // The linux-sbsa build, read the same way from the aarch64 wheel (its own GPU list).
+            if let (Some(aw), Some(at)) = (&w.sbsa, &w.sbsa_targets) {
+                block.extend(Doc::block("release.build", &[
+                    ("platform", lit("linux-sbsa")),
+                    ("compute_capabilities", lit_versions(&sm_list(at))),
+                    ("wheel", lit(&w.version.to_string())),
+                    ("derived", lit(&today.to_string())),
+                    ("source", lit(&format!("{} (libcudnn_cnn.so.9 .nv_fatbin: {}; the manylinux aarch64 wheel)", aw.url, at.describe()))),
+                ]));
+                changes.push(format!("cudnn.toml: + cuDNN {version} cuda{} linux-sbsa ({})", w.major, at.describe()));
+            } else if w.sbsa.is_some() {
+                notes.push(format!("cuDNN {} cuda{}: the GPU list of its aarch64 wheel was not read, so the row has no linux-sbsa build", w.version, w.major));
+            }
             match doc.position("release", "version", &version, false) {
                 Some(at) => doc.insert(at, block),
                 None => doc.append(block),

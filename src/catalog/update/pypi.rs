@@ -430,6 +430,10 @@ pub struct CudnnWheelObs {
     pub page: String,
     /// Filled by the fatbin probe.
     pub targets: Option<Targets>,
+    /// The same version's manylinux aarch64 wheel (the linux-sbsa build), if the index has one.
+    pub sbsa: Option<WheelFile>,
+    /// Its targets, filled by the fatbin probe.
+    pub sbsa_targets: Option<Targets>,
 }
 
 /// Everything read from PyPI.
@@ -692,6 +696,8 @@ pub fn read(
                 wheel: w.clone(),
                 page: p.page.to_string(),
                 targets: None,
+                sbsa: p.wheel_for(v, "aarch64").cloned(),
+                sbsa_targets: None,
             });
         }
     }
