@@ -73,6 +73,10 @@ pub enum Error {
     #[error(transparent)]
     Fetch(#[from] crate::fetch::FetchError),
 
+    /// cudaup's own copy could not be put in `$CUDAUP_HOME/bin`.
+    #[error("{err}\nhint: {hint}", err = .0, hint = .0.hint())]
+    SelfCopy(crate::install::self_copy::SelfCopyError),
+
     /// `manifests update` produced no catalog (the one in effect is unchanged).
     #[error(transparent)]
     Update(#[from] crate::catalog::update::UpdateError),
@@ -92,7 +96,7 @@ impl Error {
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Error::Manifest { .. } | Error::SystemFile { .. } | Error::Usage(_) => ExitCode::Usage,
-            Error::Io(_) | Error::Command { .. } => ExitCode::Failure,
+            Error::Io(_) | Error::Command { .. } | Error::SelfCopy(_) => ExitCode::Failure,
             Error::Fetch(e) => fetch_code(e),
             Error::Unsupported(_) => ExitCode::Unsupported,
             Error::PyEnv(e) => match e {
@@ -112,6 +116,13 @@ impl Error {
                 }
             }
         }
+    }
+}
+
+// Not `#[from]`: that would make the inner error the source, and main would print it twice.
+impl From<crate::install::self_copy::SelfCopyError> for Error {
+    fn from(e: crate::install::self_copy::SelfCopyError) -> Self {
+        Error::SelfCopy(e)
     }
 }
 

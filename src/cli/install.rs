@@ -326,6 +326,9 @@ pub(super) fn run_install(
     if plan.status == Status::Unsupported {
         return render_unsupported(&plan, out);
     }
+    // cudaup's own copy: a file of the user's in its place stops the install before anything
+    // changes.
+    let self_copy = crate::install::self_copy::plan(process, &home)?;
     let talk = !args.json && !global.quiet;
     // The driver step: only for this machine, never under WSL2 (prepare refuses), shown in full
     // before anything runs.
@@ -465,7 +468,10 @@ pub(super) fn run_install(
     if let (Some(f), true) = (&framework, talk || args.dry_run) {
         crate::install::python::step::describe(f, out)?;
     }
-    if toolkit.is_none() && framework.is_none() {
+    if talk || args.dry_run {
+        writeln!(out, "{}", super::self_copy::planned(&self_copy))?;
+    }
+    if toolkit.is_none() && framework.is_none() && !self_copy.pending(&home) {
         if talk {
             writeln!(out, "Nothing to install.")?;
         }
@@ -478,8 +484,10 @@ pub(super) fn run_install(
         let mut env = serde_json::Value::Null;
         let mut changed = false;
         if !args.dry_run {
+            // Not pending: the copy is in place and current, so this only reads its stamp.
+            let cudaup = crate::install::self_copy::ensure(process, &home)?;
             if let Some((rc_changed, e)) =
-                env_step(args, process, &home, kept.as_deref(), talk, out)?
+                env_step(args, process, &home, kept.as_deref(), &cudaup, talk, out)?
             {
                 changed = rc_changed;
                 env = e;
@@ -672,7 +680,14 @@ pub(super) fn run_install(
         report["venv"] = serde_json::json!({"path": receipt.venv, "packages": receipt.packages, "notes": notes, "log": log});
         changed |= step.packages.is_some();
     }
-    // The environment: the toolkit installed now, or the one the plan keeps.
+    let cudaup = crate::install::self_copy::ensure(process, &home)?;
+    if talk {
+        super::self_copy::done(out, style, &cudaup)?;
+    }
+    changed |= cudaup.changed();
+    report["cudaup"] = serde_json::to_value(&cudaup).expect("json");
+    // The environment: the toolkit installed now, or the one the plan keeps; and cudaup itself
+    // (with the toolkit that was active before, for a profile without one).
     let active_toolkit: Option<PathBuf> = match &toolkit {
         Some((spec, _)) => Some(std::path::absolute(&spec.prefix)?),
         None => plan
@@ -680,9 +695,15 @@ pub(super) fn run_install(
             .filter(|c| c.action == Action::Keep)
             .and_then(|c| c.path.as_ref().map(PathBuf::from)),
     };
-    if let Some((rc_changed, env)) =
-        env_step(args, process, &home, active_toolkit.as_deref(), talk, out)?
-    {
+    if let Some((rc_changed, env)) = env_step(
+        args,
+        process,
+        &home,
+        active_toolkit.as_deref(),
+        &cudaup,
+        talk,
+        out,
+    )? {
         changed |= rc_changed;
         report["env"] = env;
     }
@@ -763,13 +784,23 @@ fn env_step(
     process: &Process,
     home: &Path,
     active_toolkit: Option<&Path>,
+    cudaup: &crate::install::self_copy::Installed,
     talk: bool,
     out: &mut dyn Write,
 ) -> Result<Option<(bool, serde_json::Value)>> {
-    if active_toolkit.is_none() {
+    // The scripts are written for a new toolkit, and also when cudaup's own copy appeared,
+    // went or moved (with the toolkit that was active before, for a profile without one).
+    let active_before = crate::install::receipts::Active::read(home);
+    if active_toolkit.is_none()
+        && active_before.cudaup_bin == crate::install::self_copy::on_path(home)
+        && !cudaup.in_home()
+    {
         return Ok(None);
     }
-    super::env::write_scripts(home, active_toolkit)?;
+    let env_toolkit = active_toolkit
+        .map(Path::to_path_buf)
+        .or(active_before.toolkit);
+    super::env::write_scripts(home, env_toolkit.as_deref())?;
     crate::world::checkpoint::reach("env-written");
     let source = crate::shell::source_line(crate::shell::Shell::Posix, home);
     let rc_changed = if args.no_modify_path {
@@ -783,10 +814,24 @@ fn env_step(
     };
     install::env::Intent::done(home)?;
     if talk {
+        // Each file got its own shell's line (fish's `source …/env.fish`, not sh's).
+        let lines = crate::shell::hooks(process, home, &crate::shell::Shell::ALL);
         for f in &rc_changed {
-            writeln!(out, "  added to {}: {source}", f.display())?;
+            let line = lines
+                .iter()
+                .find(|h| &h.file == f)
+                .map_or(&source, |h| &h.line);
+            writeln!(out, "  added to {}: {line}", f.display())?;
         }
-        writeln!(out, "  in this shell:  {source}")?;
+        if cudaup.in_home() {
+            let hooked = !args.no_modify_path
+                && !crate::install::receipts::ShellReceipt::read(home)
+                    .hooks
+                    .is_empty();
+            super::self_copy::how_to_run(out, cudaup, hooked, &source, home)?;
+        } else {
+            writeln!(out, "  in this shell:  {source}")?;
+        }
     }
     let env = serde_json::json!({"source": source, "rc_files_changed": rc_changed});
     Ok(Some((!rc_changed.is_empty(), env)))

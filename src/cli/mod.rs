@@ -11,10 +11,12 @@ mod manifests;
 mod plan;
 mod repair;
 mod reporter;
+mod self_copy;
 mod settings;
 mod style;
 mod uninstall;
 mod verify;
+mod version;
 mod wizard;
 
 use std::io::Write;
@@ -40,9 +42,15 @@ Run `cudaup` alone at a terminal (or `cudaup wizard`) to be asked a few question
 up; `cudaup detect` shows what this machine has; `cudaup install --config FILE --yes` \
 sets up a machine unattended.",
     after_help = "Exit codes: 0 ok, 1 failure, 2 bad usage/config/manifest, 3 network, \
-4 verification failed, 5 no compatible stack, 130 cancelled."
+4 verification failed, 5 no compatible stack, 130 cancelled.",
+    // `--version` also says where this binary is and whether new shells run it (cli/version.rs).
+    disable_version_flag = true
 )]
 pub struct Cli {
+    /// Print the version, where this binary is, and whether it is the copy in $CUDAUP_HOME/bin
+    /// that new shells run
+    #[arg(short = 'V', long)]
+    pub version: bool,
     #[command(flatten)]
     pub global: GlobalArgs,
     #[command(subcommand)]
@@ -121,11 +129,12 @@ Exit code 4 when any check failed; checks that cannot apply here are skipped, no
     /// cudaup's installed files), each with its evidence and fix
     Doctor(doctor::DoctorArgs),
     /// Put back what is broken, from the receipts: toolkit files (from the cache first, else
-    /// fetched again), the planned framework over a damaged or CPU-only one, the env scripts and
-    /// rc-file lines. A second repair finds nothing to do
+    /// fetched again), the planned framework over a damaged or CPU-only one, the env scripts,
+    /// rc-file lines and cudaup's own copy in $CUDAUP_HOME/bin. A second repair finds nothing to do
     Repair(repair::RepairArgs),
     /// Remove everything cudaup installed — toolkits, the venvs it created, env scripts, rc-file
-    /// lines (restored byte for byte), and the download cache with --purge — and nothing else
+    /// lines (restored byte for byte), the download cache with --purge, and last its own copy in
+    /// $CUDAUP_HOME/bin — and nothing else
     Uninstall(uninstall::UninstallArgs),
     /// Offline mirrors of NVIDIA's download layout
     #[command(subcommand)]
@@ -182,6 +191,9 @@ pub fn run(
         ColorChoice::Never => false,
         ColorChoice::Auto => process.stdout_is_tty && process.var("NO_COLOR").is_none(),
     });
+    if cli.version {
+        return version::run(process, out);
+    }
     // --manifests DIR, else the refreshed catalog when it is newer and intact, else the embedded.
     let selection = crate::catalog::select(
         cli.global.manifests.as_deref(),

@@ -22,7 +22,7 @@ use super::Style;
 /// `cudaup repair` flags.
 #[derive(Debug, Args)]
 pub struct RepairArgs {
-    /// Only this repair: toolkit-files, venv-packages, env-scripts, rc-hook or litter
+    /// Only this repair: toolkit-files, venv-packages, env-scripts, rc-hook, self-copy or litter
     #[arg(long, value_name = "ID")]
     pub fix: Option<String>,
     /// Do not ask for confirmation
@@ -102,6 +102,7 @@ pub(super) fn run(
         "venv-packages",
         "env-scripts",
         "rc-hook",
+        "self-copy",
         "litter",
     ];
     // Doctor's finding ids name the same repairs.
@@ -113,6 +114,7 @@ pub(super) fn run(
         "venv-missing" | "venv-python-missing" | "torch-cpu-only" => "venv-packages",
         "env-script-missing" | "active-toolkit-missing" => "env-scripts",
         "shell-hook-missing" => "rc-hook",
+        id if id.starts_with("self-copy-") => "self-copy",
         other => other,
     });
     if let Some(id) = fix {
@@ -124,6 +126,7 @@ pub(super) fn run(
         }
     }
     let mut steps = repair::plan(&home, &|v| venv_problem(runner, v));
+    steps.extend(repair::self_copy(process, &home));
     if let Some(id) = fix {
         steps.retain(|s| s.id() == id);
     }
@@ -252,6 +255,25 @@ pub(super) fn run(
             }
             Step::EnvScripts { .. } => {
                 super::env::write_scripts(&home, Active::read(&home).toolkit.as_deref())?;
+            }
+            Step::SelfCopy { .. } => {
+                let done = crate::install::self_copy::ensure(process, &home)?;
+                // The env scripts put the copy's directory on PATH only while it holds cudaup.
+                let active = Active::read(&home);
+                if active.cudaup_bin != crate::install::self_copy::on_path(&home) {
+                    super::env::write_scripts(&home, active.toolkit.as_deref())?;
+                }
+                if done.in_home()
+                    && crate::install::receipts::ShellReceipt::read(&home)
+                        .hooks
+                        .is_empty()
+                {
+                    writeln!(
+                        out,
+                        "  no shell loads cudaup's env yet: `{}` in a shell (or `cudaup install`, which hooks your shells)",
+                        crate::shell::source_line(crate::shell::Shell::Posix, &home)
+                    )?;
+                }
             }
             Step::RcHook { file, line } => {
                 install::env::rehook(&home, file, line).map_err(|e| match e {

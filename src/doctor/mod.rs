@@ -10,8 +10,8 @@
 //! Groups, one module each: [`driver`] (the kernel module, its libraries, the GPU's branch window,
 //! the stack's driver floors, Secure Boot, nouveau, WSL), [`environment`] (`PATH`, `CUDA_HOME`,
 //! `LD_LIBRARY_PATH`), [`python`] (torch builds, their kernels, cuDNN copies), [`compiler`] (the
-//! host compiler nvcc accepts), [`disk`] (free space) and [`installed`] (files against the
-//! receipts). [`explain`] holds the `--explain` texts.
+//! host compiler nvcc accepts), [`disk`] (free space), [`installed`] (files against the
+//! receipts) and [`self_copy`] (cudaup's own copy in `$CUDAUP_HOME/bin`). [`explain`] holds the `--explain` texts.
 
 pub mod compiler;
 pub mod disk;
@@ -21,6 +21,7 @@ pub mod explain;
 pub mod installed;
 pub mod python;
 pub mod repair;
+pub mod self_copy;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -462,6 +463,7 @@ pub fn diagnose(
     let mut report = Report::default();
     let mut out = pure_checks(inputs);
     out.extend(installed::check(inputs));
+    out.extend(self_copy::check(inputs));
     if inputs.live {
         out.extend(compiler::check(inputs, runner, scratch));
         out.extend(disk::check(inputs, runner));

@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 
 use crate::install::python::VenvReceipt;
 use crate::install::receipts::{Active, Receipts};
+use crate::install::self_copy::{self, Health};
 use crate::install::Receipt;
 use crate::shell::{self, Shell};
+use crate::world::process::Process;
 
 /// One repair.
 #[derive(Debug, Clone)]
@@ -41,6 +43,12 @@ pub enum Step {
         /// The line.
         line: String,
     },
+    /// Copy the running cudaup to `$CUDAUP_HOME/bin` again (or, when cargo manages it, take an
+    /// earlier copy out of its way).
+    SelfCopy {
+        /// What is wrong.
+        why: String,
+    },
     /// Record a toolkit whose install was killed after it was in place and before it was
     /// recorded (its receipt is in the prefix; the home only has the install's journal).
     Register {
@@ -68,6 +76,7 @@ impl Step {
             Step::Venv { .. } => "venv-packages",
             Step::EnvScripts { .. } | Step::Env { .. } => "env-scripts",
             Step::RcHook { .. } => "rc-hook",
+            Step::SelfCopy { .. } => "self-copy",
             Step::Litter { .. } => "litter",
         }
     }
@@ -109,6 +118,7 @@ impl std::fmt::Display for Step {
                 self.id(),
                 file.display()
             ),
+            Step::SelfCopy { why } => write!(f, "[{}] {why}", self.id()),
             Step::Litter { why } => write!(f, "[{}] remove {why}", self.id()),
             Step::Env { intent } => write!(
                 f,
@@ -292,4 +302,34 @@ pub fn plan(home: &Path, venv_ok: &dyn Fn(&VenvReceipt) -> Option<String>) -> Ve
         }
     }
     steps
+}
+
+/// The repair of cudaup's own copy, when [`self_copy::health`] finds one to make: a copy that is
+/// gone, another build than the running one, never made, or in the way of cargo's. A file that is
+/// not cudaup's any more is the user's, and no repair touches it.
+pub fn self_copy(process: &Process, home: &Path) -> Option<Step> {
+    let receipts = Receipts::load(home);
+    let stack_here = !receipts.toolkits.is_empty()
+        || !receipts.venvs.is_empty()
+        || !receipts.shell.hooks.is_empty();
+    let why = match self_copy::health(process, home, stack_here).ok()? {
+        Health::Missing { path, .. } => {
+            format!("copy this cudaup to {} (it is gone)", path.display())
+        }
+        Health::Stale { path, .. } => format!(
+            "replace {} with this cudaup (it is another build)",
+            path.display()
+        ),
+        Health::NotInstalled { path } => format!(
+            "copy this cudaup to {}, where the env scripts put it on PATH",
+            path.display()
+        ),
+        Health::ShadowsCargo { path, cargo } => format!(
+            "remove {}, which shadows {} (cargo's)",
+            path.display(),
+            cargo.display()
+        ),
+        Health::Fine | Health::Changed { .. } => return None,
+    };
+    Some(Step::SelfCopy { why })
 }

@@ -38,6 +38,7 @@ pub fn script_temporaries(home: &Path) -> Vec<PathBuf> {
 pub fn write_scripts(home: &Path, toolkit: Option<&Path>) -> std::io::Result<EnvSpec> {
     let active = Active {
         toolkit: toolkit.map(Path::to_path_buf),
+        cudaup_bin: crate::install::self_copy::on_path(home),
     };
     fs_err::create_dir_all(home)?;
     write_whole(

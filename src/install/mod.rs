@@ -11,6 +11,7 @@ mod merge;
 pub mod python;
 pub(crate) mod receipt_file;
 pub mod receipts;
+pub mod self_copy;
 pub mod sources;
 pub mod stamps;
 pub mod transaction;

@@ -14,6 +14,10 @@ use crate::shell::{Applied, EnvSpec};
 pub struct Active {
     /// The CUDA toolkit (`CUDA_HOME`), if any.
     pub toolkit: Option<PathBuf>,
+    /// The directory of cudaup's installed copy (`$CUDAUP_HOME/bin`), put on `PATH` so that
+    /// `cudaup` works in new shells, with or without a toolkit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cudaup_bin: Option<PathBuf>,
 }
 
 impl Active {
@@ -41,6 +45,7 @@ impl Active {
             spec.vars
                 .push(("CUDA_PATH".into(), t.display().to_string()));
         }
+        spec.path.extend(self.cudaup_bin.clone());
         spec
     }
 }
@@ -147,7 +152,10 @@ impl Receipts {
                 .and_then(|n| n.to_str())
                 .unwrap_or("")
                 .to_owned();
-            if name == "shell.json" || name.starts_with('.') {
+            if name == "shell.json"
+                || name == crate::install::self_copy::RECEIPT
+                || name.starts_with('.')
+            {
                 continue;
             }
             let bytes = match fs_err::read(&path) {

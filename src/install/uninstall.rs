@@ -46,6 +46,14 @@ pub enum Step {
         /// The cache directory.
         dir: PathBuf,
     },
+    /// Remove cudaup's own copy (`$CUDAUP_HOME/bin/cudaup`): done after everything else, so an
+    /// interrupted uninstall can still be run again as `cudaup uninstall`.
+    SelfCopy {
+        /// The copy.
+        path: PathBuf,
+        /// Why it stays instead (it is no longer the copy cudaup wrote): only its receipt goes.
+        keep: Option<String>,
+    },
     /// Remove what interrupted runs left (half-unpacked trees, staging directories), and put
     /// back a prefix an interrupted commit set aside, so its files are removed too.
     Litter {
@@ -67,6 +75,17 @@ impl std::fmt::Display for Step {
             Step::RcFile { file } => write!(f, "take cudaup's lines out of {}", file.display()),
             Step::File { path } => write!(f, "remove {}", path.display()),
             Step::Cache { dir } => write!(f, "remove the download cache {}", dir.display()),
+            Step::SelfCopy { path, keep: None } => {
+                write!(f, "remove cudaup's own copy {} (last)", path.display())
+            }
+            Step::SelfCopy {
+                path,
+                keep: Some(why),
+            } => write!(
+                f,
+                "leave {} in place ({why}) and forget cudaup's copy",
+                path.display()
+            ),
             Step::Litter { found } => write!(
                 f,
                 "remove {} leftover(s) of interrupted runs ({})",
@@ -151,6 +170,18 @@ pub fn plan(home: &Path, purge: bool) -> Vec<Step> {
             dir: home.join("cache"),
         });
     }
+    if crate::install::self_copy::receipt_path(home).is_file() {
+        use crate::install::self_copy::{inspect, target, Found};
+        let keep = match inspect(home, None) {
+            Ok(Found::Foreign(why)) => Some(why),
+            Err(e) => Some(format!("it cannot be read: {e}")),
+            Ok(_) => None,
+        };
+        steps.push(Step::SelfCopy {
+            path: target(home),
+            keep,
+        });
+    }
     steps
 }
 
@@ -200,6 +231,7 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
                 }
             }
             Step::Cache { dir } => remove_tree(dir)?,
+            Step::SelfCopy { .. } => {}
             Step::Litter { .. } => {
                 crate::install::litter::clean(home, &Receipts::load(home))?;
             }
@@ -223,6 +255,19 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
         let _ = fs_err::remove_dir(home.join(d));
     }
     let _ = fs_err::remove_file(Active::path(home));
+    // cudaup's own copy last of all (a running binary's file can be unlinked on Linux).
+    // Also without a receipt: a copy killed before its receipt was written left only its
+    // temporary in bin/, which this sweeps.
+    if steps.iter().any(|s| matches!(s, Step::SelfCopy { .. }))
+        || crate::install::self_copy::bin_dir(home).is_dir()
+    {
+        if let crate::install::self_copy::Removed::Kept(path, why) =
+            crate::install::self_copy::remove(home)?
+        {
+            out.kept.push((path, why));
+        }
+        let _ = fs_err::remove_dir(home.join("receipts"));
+    }
     let _ = fs_err::remove_dir(home);
     Ok(out)
 }

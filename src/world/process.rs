@@ -16,6 +16,9 @@ pub struct Process {
     pub stdout_is_tty: bool,
     /// Whether standard input is a terminal (decides whether prompting is possible).
     pub stdin_is_tty: bool,
+    /// The running binary, as the OS names it (`std::env::current_exe`): what `install` copies
+    /// to `$CUDAUP_HOME/bin` and what `--version` and `doctor` compare that copy with.
+    exe: Option<PathBuf>,
 }
 
 impl Process {
@@ -29,6 +32,7 @@ impl Process {
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
             stdout_is_tty: std::io::stdout().is_terminal(),
             stdin_is_tty: std::io::stdin().is_terminal(),
+            exe: std::env::current_exe().ok(),
         }
     }
 
@@ -47,6 +51,7 @@ impl Process {
             cwd: cwd.into(),
             stdout_is_tty: false,
             stdin_is_tty: false,
+            exe: None,
         }
     }
 
@@ -87,6 +92,17 @@ impl Process {
         self.path_var(crate::world::vars::CUDAUP_HOME)
             .or_else(|| self.path_var("XDG_DATA_HOME").map(|d| d.join("cudaup")))
             .or_else(|| self.home().map(|h| h.join(".local/share/cudaup")))
+    }
+
+    /// The running binary, when the OS could say (a process built with [`Process::with_vars`]
+    /// has none until [`Process::set_exe`]).
+    pub fn exe(&self) -> Option<&Path> {
+        self.exe.as_deref()
+    }
+
+    /// Names the running binary (tests stand a copy of a binary in for it).
+    pub fn set_exe(&mut self, exe: impl Into<PathBuf>) {
+        self.exe = Some(exe.into());
     }
 
     /// Sets a variable (used by the CLI to apply `--home` and friends before the core runs).

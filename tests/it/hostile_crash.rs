@@ -332,7 +332,9 @@ fn killed_after_the_commit_every_follow_up_converges() {
     kill(parked(&sb, &args, "toolkit-committed"));
     let run = sb.install(&source, None);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("Nothing to install"), "{}", run.stdout);
+    // cudaup's own copy comes after the toolkit, so this run still makes it; the toolkit is
+    // planned as already there.
+    assert!(run.stdout.contains("already installed"), "{}", run.stdout);
     let line = format!(". \"{}/env\"", sb.cudaup_home().display());
     assert!(fs_err::read_to_string(sb.home.path().join(".profile"))
         .unwrap()

@@ -13,7 +13,7 @@ fn receipts(sb: &Sandbox) -> Vec<String> {
     let mut names: Vec<String> = fs_err::read_dir(sb.cudaup_home().join("receipts"))
         .map(|rd| {
             rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .filter(|n| n != "shell.json")
+                .filter(|n| n != "shell.json" && n != "self.json")
                 .collect()
         })
         .unwrap_or_default();

@@ -18,6 +18,7 @@ mod manifests;
 mod manifests_constraints;
 mod plan;
 mod repair;
+mod self_path;
 mod uninstall;
 mod verify;
 mod wizard;

@@ -228,11 +228,17 @@ fn english_run_customises_installs_from_a_mirror_verifies_and_says_what_next() {
     let env_line = format!(". \"{}/env\"", cudaup_home.display());
     assert!(
         text.contains(&format!(
-            "1. Load the CUDA environment in this shell (new shells do it by themselves):\n       {env_line}"
+            "1. Put CUDA and `cudaup` on PATH in this shell (new shells do it by themselves):\n       {env_line}"
         )),
         "{text}"
     );
     assert!(text.contains("`cudaup verify` checks the stack"));
+    // …and `cudaup` is there to type it: the wizard copied itself where the env puts PATH.
+    assert!(
+        text.contains("cudaup itself  ~/.local/share/cudaup/bin/cudaup (a copy of this program"),
+        "{text}"
+    );
+    assert!(cudaup_home.join("bin/cudaup").is_file());
     // The rc file the wizard said it would touch got the line.
     let profile = fs_err::read_to_string(home.path().join(".profile")).unwrap();
     assert!(profile.contains(&env_line));
@@ -299,7 +305,8 @@ fn chinese_run_edits_the_prefix_saves_the_answers_and_skips_verify() {
     let env_line = format!(". \"{}/env\"", cudaup_home(home.path()).display());
     assert!(
         text.contains(&format!(
-            "1. 加载 CUDA 环境（想长期生效，把这一行加到 Shell 启动文件里）：\n       {env_line}"
+            "1. 把 CUDA 和 `cudaup` 加入 PATH（想长期生效，把这一行加到 Shell 启动文件里）：\n       {env_line}\n     或者直接用完整路径运行 cudaup：{}",
+            cudaup_home(home.path()).join("bin/cudaup").display()
         )),
         "{text}"
     );

@@ -29,8 +29,15 @@ pub(super) static STRINGS: Strings = Strings {
     venv_reused: |p| format!("{p} (already there: reused)"),
     venv_problem: |why| format!("cannot be set up: {why}"),
     env_scripts: |p| {
-        format!("{p} (and env.fish, env.ps1): puts the toolkit on PATH and LD_LIBRARY_PATH, sets CUDA_HOME")
+        format!("{p} (and env.fish, env.ps1): puts the toolkit and cudaup on PATH, the toolkit on LD_LIBRARY_PATH, sets CUDA_HOME")
     },
+    env_scripts_cudaup: |p| format!("{p} (and env.fish, env.ps1): puts cudaup on PATH"),
+    label_self: "cudaup itself",
+    self_new: |p| format!("{p} (a copy of this program: `cudaup` works in new shells)"),
+    self_replace: |p| format!("{p} (replaces the older copy there)"),
+    self_same: |p| format!("{p} (already this program: unchanged)"),
+    self_cargo: |p| format!("stays in {p}, where `cargo install` manages it (no copy)"),
+    self_refused: |why| format!("cannot be copied: {why}"),
     rc_add: |file, line| format!("{file}: one line added: {line}"),
     rc_already: |file| format!("{file}: already set up, unchanged"),
     rc_none: "no startup file is changed",
@@ -86,10 +93,14 @@ pub(super) static STRINGS: Strings = Strings {
     verify_after_reboot: "Not checked yet: the new driver works only after a reboot.",
     verify_failed: "Some checks failed: `cudaup doctor` explains what is wrong and how to fix it.",
     summary_heading: "Done. Next steps:",
-    step_env_hooked: |line| format!("Load the CUDA environment in this shell (new shells do it by themselves):\n       {line}"),
-    step_env_manual: |line| {
-        format!("Load the CUDA environment (add this line to your shell's startup file to keep it):\n       {line}")
+    step_env_hooked: |what, line| format!("Put {what} on PATH in this shell (new shells do it by themselves):\n       {line}"),
+    step_env_manual: |what, line| {
+        format!("Put {what} on PATH (add this line to your shell's startup file to keep it):\n       {line}")
     },
+    env_what_both: "CUDA and `cudaup`",
+    env_what_cuda: "CUDA",
+    env_what_cudaup: "`cudaup`",
+    step_cudaup_path: |p| format!("Or run cudaup by its full path: {p}"),
     step_venv: |cmd| format!("Activate the Python environment:\n       {cmd}"),
     step_driver: |v| format!("Install NVIDIA driver {v} with the commands printed above (as root), then reboot."),
     step_reboot: |v| format!("Reboot now to load NVIDIA driver {v}; then `cudaup verify` checks the stack (and `cudaup wizard` finishes anything left)."),

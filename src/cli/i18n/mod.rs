@@ -110,6 +110,20 @@ pub struct Strings {
     pub venv_problem: fn(&str) -> String,
     /// The env scripts (the path of the POSIX one).
     pub env_scripts: fn(&str) -> String,
+    /// The env scripts when they put only cudaup on PATH (no toolkit).
+    pub env_scripts_cudaup: fn(&str) -> String,
+    /// Row label: cudaup's own copy.
+    pub label_self: &'static str,
+    /// cudaup copies itself to this path.
+    pub self_new: fn(&str) -> String,
+    /// cudaup replaces its older copy at this path.
+    pub self_replace: fn(&str) -> String,
+    /// The copy at this path is this program already.
+    pub self_same: fn(&str) -> String,
+    /// `cargo install` manages cudaup at this path: no copy.
+    pub self_cargo: fn(&str) -> String,
+    /// cudaup cannot copy itself (why).
+    pub self_refused: fn(&str) -> String,
     /// An rc file that gets a line (file, line).
     pub rc_add: fn(&str, &str) -> String,
     /// An rc file that already has it.
@@ -213,10 +227,18 @@ pub struct Strings {
     pub verify_failed: &'static str,
     /// The summary heading.
     pub summary_heading: &'static str,
-    /// Load the env in this shell (the line); new shells do it themselves.
-    pub step_env_hooked: fn(&str) -> String,
-    /// Load the env (the line); no rc file was changed.
-    pub step_env_manual: fn(&str) -> String,
+    /// Load the env in this shell (what it puts on PATH, the line); new shells do it themselves.
+    pub step_env_hooked: fn(&str, &str) -> String,
+    /// Load the env (what it puts on PATH, the line); no rc file was changed.
+    pub step_env_manual: fn(&str, &str) -> String,
+    /// What the env puts on PATH: the toolkit and cudaup.
+    pub env_what_both: &'static str,
+    /// … the toolkit only.
+    pub env_what_cuda: &'static str,
+    /// … cudaup only.
+    pub env_what_cudaup: &'static str,
+    /// Run cudaup by its full path (the path), when no rc file loads the env.
+    pub step_cudaup_path: fn(&str) -> String,
     /// Activate the venv (the command).
     pub step_venv: fn(&str) -> String,
     /// Install the driver (its version) by hand, then reboot: install could not run it.

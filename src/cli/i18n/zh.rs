@@ -29,8 +29,15 @@ pub(super) static STRINGS: Strings = Strings {
     venv_reused: |p| format!("{p}（已存在，直接沿用）"),
     venv_problem: |why| format!("无法创建：{why}"),
     env_scripts: |p| {
-        format!("{p}（以及 env.fish、env.ps1）：把工具包加入 PATH 和 LD_LIBRARY_PATH，并设置 CUDA_HOME")
+        format!("{p}（以及 env.fish、env.ps1）：把工具包和 cudaup 加入 PATH，把工具包加入 LD_LIBRARY_PATH，并设置 CUDA_HOME")
     },
+    env_scripts_cudaup: |p| format!("{p}（以及 env.fish、env.ps1）：把 cudaup 加入 PATH"),
+    label_self: "cudaup 本身",
+    self_new: |p| format!("{p}（复制一份本程序，新开的终端里可以直接运行 `cudaup`）"),
+    self_replace: |p| format!("{p}（替换那里较旧的副本）"),
+    self_same: |p| format!("{p}（已经是本程序，不改动）"),
+    self_cargo: |p| format!("保留在 {p}，由 `cargo install` 管理（不复制）"),
+    self_refused: |why| format!("无法复制：{why}"),
     rc_add: |file, line| format!("{file}：添加一行 {line}"),
     rc_already: |file| format!("{file}：已经配置过，不再改动"),
     rc_none: "不修改任何启动文件",
@@ -86,10 +93,14 @@ pub(super) static STRINGS: Strings = Strings {
     verify_after_reboot: "暂不检查：新驱动要重启后才生效。",
     verify_failed: "有检查项没通过：`cudaup doctor` 会说明问题出在哪里、怎么修。",
     summary_heading: "完成。接下来：",
-    step_env_hooked: |line| format!("在当前终端加载 CUDA 环境（新开的终端会自动加载）：\n       {line}"),
-    step_env_manual: |line| {
-        format!("加载 CUDA 环境（想长期生效，把这一行加到 Shell 启动文件里）：\n       {line}")
+    step_env_hooked: |what, line| format!("在当前终端把 {what} 加入 PATH（新开的终端会自动加载）：\n       {line}"),
+    step_env_manual: |what, line| {
+        format!("把 {what} 加入 PATH（想长期生效，把这一行加到 Shell 启动文件里）：\n       {line}")
     },
+    env_what_both: "CUDA 和 `cudaup`",
+    env_what_cuda: "CUDA",
+    env_what_cudaup: "`cudaup`",
+    step_cudaup_path: |p| format!("或者直接用完整路径运行 cudaup：{p}"),
     step_venv: |cmd| format!("激活 Python 虚拟环境：\n       {cmd}"),
     step_driver: |v| format!("用上面给出的命令（root 权限）安装 NVIDIA 驱动 {v}，然后重启。"),
     step_reboot: |v| format!("现在重启，加载 NVIDIA 驱动 {v}；重启后用 `cudaup verify` 检查（还没装完的部分再运行 `cudaup wizard` 即可）。"),

@@ -47,8 +47,11 @@ pub struct Preview {
     pub venv: Option<(PathBuf, bool)>,
     /// Why the framework step cannot run (e.g. no Python in range).
     pub venv_problem: Option<String>,
-    /// Whether env scripts are written (a toolkit is installed or kept).
+    /// Whether env scripts are written (a toolkit is installed or kept, or cudaup's copy goes
+    /// into `$CUDAUP_HOME/bin`).
     pub env: bool,
+    /// What happens to cudaup's own copy, or why it cannot be made.
+    pub cudaup: std::result::Result<crate::install::self_copy::Planned, String>,
     /// rc files to get the line: (file, line, already there).
     pub hooks: Vec<(PathBuf, String, bool)>,
     /// The driver.
@@ -83,6 +86,7 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
         venv: None,
         venv_problem: None,
         env: false,
+        cudaup: crate::install::self_copy::plan(ctx.process, &ctx.home).map_err(|e| e.to_string()),
         hooks: Vec::new(),
         driver: DriverChange::Unchanged,
     };
@@ -107,7 +111,9 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
         }
     }
     let kept_elsewhere = cuda.is_some_and(|c| c.action == Action::Keep && c.path.is_some());
-    preview.env = matches!(preview.toolkit, Some(ToolkitChange::New(_))) || kept_elsewhere;
+    preview.env = matches!(preview.toolkit, Some(ToolkitChange::New(_)))
+        || kept_elsewhere
+        || preview.cudaup.as_ref().is_ok_and(|c| c.in_home());
     if !matches!(a.profile, Profile::CudaDev) {
         let indexes = crate::install::python::step::Indexes {
             pypi: a

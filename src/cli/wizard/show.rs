@@ -60,10 +60,30 @@ pub fn render_changes(ctx: &Ctx<'_>, p: &Preview) -> String {
     if let Some(why) = &p.venv_problem {
         rows.push((s.label_venv, ctx.style.warn(&(s.venv_problem)(why))));
     }
+    match &p.cudaup {
+        Ok(c) => {
+            use crate::install::self_copy::Action;
+            let path = tilde(ctx.process, &c.path);
+            let row = match c.action {
+                Action::Installed => Some((s.self_new)(&path)),
+                Action::Replaced => Some((s.self_replace)(&path)),
+                Action::Unchanged | Action::Running => Some((s.self_same)(&path)),
+                Action::CargoManaged => Some((s.self_cargo)(&path)),
+                Action::Unknown => None,
+            };
+            rows.extend(row.map(|r| (s.label_self, r)));
+        }
+        Err(why) => rows.push((s.label_self, ctx.style.warn(&(s.self_refused)(why)))),
+    }
     if p.env {
+        let script = ctx.home.join("env").display().to_string();
         rows.push((
             s.label_env,
-            (s.env_scripts)(&ctx.home.join("env").display().to_string()),
+            if p.toolkit.is_some() {
+                (s.env_scripts)(&script)
+            } else {
+                (s.env_scripts_cudaup)(&script)
+            },
         ));
         if p.hooks.is_empty() {
             rows.push((s.label_rc, s.rc_none.to_owned()));
@@ -116,12 +136,25 @@ pub(super) fn summary(
     reboot: Option<&str>,
 ) -> String {
     let mut steps = Vec::new();
+    let cudaup = p.cudaup.as_ref().ok().filter(|c| c.in_home());
     if p.env {
+        let what = match (p.toolkit.is_some(), cudaup.is_some()) {
+            (true, true) => s.env_what_both,
+            (true, false) => s.env_what_cuda,
+            (false, _) => s.env_what_cudaup,
+        };
         steps.push(if hooked {
-            (s.step_env_hooked)(line)
+            (s.step_env_hooked)(what, line)
         } else {
-            (s.step_env_manual)(line)
+            (s.step_env_manual)(what, line)
         });
+        if let (false, Some(c)) = (hooked, cudaup) {
+            let last = steps.len() - 1;
+            steps[last].push_str(&format!(
+                "\n     {}",
+                (s.step_cudaup_path)(&c.path.display().to_string())
+            ));
+        }
     }
     if let Some((venv, _)) = &p.venv {
         steps.push((s.step_venv)(&format!(

@@ -42,8 +42,13 @@ struct World {
 impl World {
     fn new() -> Self {
         let home = tempfile::tempdir().unwrap();
-        let process =
+        let mut process =
             Process::with_vars([("HOME", home.path().display().to_string())], home.path());
+        // The "running binary" the install would copy to $CUDAUP_HOME/bin.
+        let exe = home.path().join("build/cudaup");
+        fs_err::create_dir_all(exe.parent().unwrap()).unwrap();
+        fs_err::write(&exe, b"a cudaup build").unwrap();
+        process.set_exe(exe);
         Self {
             home,
             process,
@@ -180,6 +185,56 @@ fn the_changes_name_the_rc_files_and_the_env_script() {
     assert!(out.contains("~/.profile: one line added: . \""), "{out}");
     assert!(out.contains("~/.bashrc: one line added"));
     assert!(out.contains(&format!("{}/env (and env.fish", ctx.home.display())));
+    assert!(
+        out.contains("cudaup itself  ~/.local/share/cudaup/bin/cudaup (a copy of this program: `cudaup` works in new shells)"),
+        "{out}"
+    );
+    assert!(out.contains("puts the toolkit and cudaup on PATH"), "{out}");
+}
+
+#[test]
+fn without_a_toolkit_the_env_still_puts_cudaup_on_path_and_a_foreign_file_is_named() {
+    let w = World::new();
+    let system = h200();
+    let ctx = w.ctx(&system, Lang::En);
+    // pytorch: no toolkit, but the env scripts put cudaup on PATH, and the rc files get the line.
+    let (r, _, out) = drive_with(&ctx, vec![Answer::Select(1), Answer::Select(0)]);
+    let (_, preview) = go(r.unwrap());
+    assert!(preview.toolkit.is_none() && preview.env, "{out}");
+    assert!(!preview.hooks.is_empty(), "{out}");
+    assert!(
+        out.contains("/env (and env.fish, env.ps1): puts cudaup on PATH\n"),
+        "{out}"
+    );
+    let text = summary(ctx.s, ctx.style, &preview, ". \"/h/env\"", true, None);
+    assert!(
+        text.contains("1. Put `cudaup` on PATH in this shell (new shells do it by themselves):\n       . \"/h/env\""),
+        "{text}"
+    );
+    // No rc file chosen: the full path too.
+    let text = summary(ctx.s, ctx.style, &preview, ". \"/h/env\"", false, None);
+    let copy = ctx.home.join("bin/cudaup");
+    assert!(
+        text.contains(&format!("add this line to your shell's startup file to keep it):\n       . \"/h/env\"\n     Or run cudaup by its full path: {}", copy.display())),
+        "{text}"
+    );
+    // A file of the user's where the copy goes: the preview says so before anything is asked.
+    fs_err::create_dir_all(copy.parent().unwrap()).unwrap();
+    fs_err::write(&copy, b"#!/bin/sh\n").unwrap();
+    let (r, _, out) = drive_with(&ctx, vec![Answer::Select(1), Answer::Select(0)]);
+    let (_, preview) = go(r.unwrap());
+    assert!(preview.cudaup.is_err());
+    assert!(
+        out.contains("cudaup itself  cannot be copied: ")
+            && out.contains("is not a copy cudaup installed"),
+        "{out}"
+    );
+    let zh = w.ctx(&system, Lang::Zh);
+    let (_, _, out) = drive_with(&zh, vec![Answer::Select(1), Answer::Select(0)]);
+    assert!(
+        out.contains("cudaup 本身") && out.contains("无法复制："),
+        "{out}"
+    );
 }
 
 #[test]
@@ -239,6 +294,7 @@ fn mirrors_from_the_list_and_plain_http_needs_a_yes() {
             Answer::Select(1), // PyTorch index: another one
             Answer::Input("ftp://mirror.lan/whl".into()),
             Answer::Input("http://mirror.lan/whl".into()),
+            Answer::Default,        // sh/bash/zsh shells (cudaup itself goes on PATH)
             Answer::Default,        // verify
             Answer::Confirm(trust), // plain http?
             Answer::Select(0),      // Install
@@ -251,9 +307,10 @@ fn mirrors_from_the_list_and_plain_http_needs_a_yes() {
     assert!(a.allow_http);
     assert!(p.was_asked("refused \"ftp://mirror.lan/whl\""));
     assert!(p.was_asked("http://mirror.lan/whl is plain http"));
-    // pytorch keeps no toolkit of its own here: no toolkit, source or shell questions.
+    // pytorch keeps no toolkit of its own here: no toolkit or source questions; the shells are
+    // asked about, since the env scripts put cudaup itself on PATH.
     assert!(!p.was_asked("CUDA toolkit come from"));
-    assert!(!p.was_asked("Load cudaup's environment"));
+    assert!(p.was_asked("Load cudaup's environment in new sh/bash/zsh shells"));
     assert!(out.contains("Python venv"), "{out}");
 
     // Not trusted: the http index is dropped, the rest is kept.
@@ -363,7 +420,9 @@ fn summary_lists_the_next_steps() {
     preview.driver = DriverChange::Change("580.95.05".into());
     let text = summary(ctx.s, ctx.style, &preview, ". \"/h/env\"", true, None);
     assert!(
-        text.contains("1. Load the CUDA environment in this shell"),
+        text.contains(
+            "1. Put CUDA and `cudaup` on PATH in this shell (new shells do it by themselves)"
+        ),
         "{text}"
     );
     assert!(text.contains(". \"/h/env\""));

@@ -31,7 +31,13 @@ pub fn cudaup(args: &[&str], home: &Path) -> Run {
 
 /// Like [`cudaup`], with extra environment variables.
 pub fn cudaup_env(args: &[&str], home: &Path, env: &[(&str, &str)]) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudaup"));
+    cudaup_exe(Path::new(env!("CARGO_BIN_EXE_cudaup")), args, home, env)
+}
+
+/// Like [`cudaup_env`], running `exe`: the cudaup binary or a copy of it (another build, the
+/// copy in `$CUDAUP_HOME/bin`).
+pub fn cudaup_exe(exe: &Path, args: &[&str], home: &Path, env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(exe);
     // Run in HOME so a relative path a test passes can never land in the checkout.
     cmd.args(args)
         .current_dir(home)
@@ -171,4 +177,46 @@ pub fn synthetic_mirror(extra: &[&str]) -> tempfile::TempDir {
         String::from_utf8_lossy(&out.stderr)
     );
     dir
+}
+
+/// Starts `cmd` (a cudaup run with `CUDAUP_TEST_CHECKPOINT=checkpoint`), waits (at most two
+/// minutes) until it parks at that checkpoint, and kills it there.
+pub fn kill_at_checkpoint(mut cmd: Command, checkpoint: &str) {
+    use std::io::BufRead;
+    use std::time::{Duration, Instant};
+    let mut child = cmd
+        .env("CUDAUP_TEST_CHECKPOINT", checkpoint)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let started = Instant::now();
+    let mut seen = Vec::new();
+    loop {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(line) if line.contains("parked at checkpoint") => break,
+            Ok(line) => seen.push(line),
+            Err(_) => {}
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "{checkpoint}: never parked: {seen:?}"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{checkpoint}: exited early: {seen:?}"
+        );
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
 }
