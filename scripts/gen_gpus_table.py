@@ -411,7 +411,7 @@ def check_required(rows) -> None:
 HAND_CURATED = """
 # --- Hand-curated after the generated table (issue 12): chips pci.ids 2025-07-11 lacks. Kept by
 # scripts/gen_gpus_table.py (HAND_CURATED). GB10 (12.1) and Rubin (10.7) have no PCI id in any
-# source read; drivers.toml maps those compute capabilities to their architectures instead.
+# source read (GB10 has a range, below); drivers.toml maps Rubin's compute capability to its architecture.
 [[chip]]
 codename = "GB110"
 architecture = "Blackwell"
@@ -423,6 +423,21 @@ pci_id = "10de:3182"
 chip = "GB110"
 name = "B300 SXM6 AC"
 source = "secondary: pci.ids after 2025-07-11 ('3182  GB110 [B300 SXM6 AC]', as quoted by public B300 host tooling found by string search); https://pci-ids.ucw.cz/read/PC/10de/3182"
+
+# DGX Spark's GB10: no single PCI id is published in any source read, but NVIDIA's own kernel
+# treats every id of 10de:2e00-2e3f as the DGX Spark integrated GPU.
+[[chip]]
+codename = "GB10"
+architecture = "Blackwell"
+compute_capability = "12.1"
+source = "https://developer.nvidia.com/cuda-gpus (NVIDIA GB10, DGX Spark: 12.1; shared/reference/compat.md [GPUS])"
+
+[[device_range]]
+first = "10de:2e00"
+last = "10de:2e3f"
+chip = "GB10"
+name = "GB10"
+source = "https://github.com/NVIDIA/NV-Kernels/pull/396 (NVIDIA: 'Replace the explicit DGX Spark iGPU device ID list with a range check covering 0x2E00-0x2E3F to accommodate all possible DGX Spark iGPU PCI device IDs'; merged 2026-04-28)"
 """
 
 

@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 
 use super::{
     describe_toml_error, line_col, BenchManifest, Catalog, CatalogMeta, ComponentsManifest,
-    CudaManifest, CudnnManifest, DriverManifest, GpuTable, PytorchManifest, Source,
+    CudaManifest, CudnnManifest, DriverManifest, GpuTable, JetsonManifest, PytorchManifest, Source,
     TensorflowManifest, TensorrtManifest, EMBEDDED,
 };
 
@@ -121,6 +121,7 @@ pub fn check(source: &Source) -> Vec<Problem> {
     let components: Option<ComponentsManifest> = texts.parse("components.toml", &mut problems);
     let bench: Option<BenchManifest> = texts.parse("bench.toml", &mut problems);
     let tensorrt: Option<TensorrtManifest> = texts.parse("tensorrt.toml", &mut problems);
+    let jetson: Option<JetsonManifest> = texts.parse("jetson.toml", &mut problems);
     let meta: Option<CatalogMeta> = texts.parse("catalog.toml", &mut problems);
     let (
         Some(gpus),
@@ -132,9 +133,10 @@ pub fn check(source: &Source) -> Vec<Problem> {
         Some(components),
         Some(bench),
         Some(tensorrt),
+        Some(jetson),
         Some(meta),
     ) = (
-        gpus, cuda, drivers, cudnn, pytorch, tensorflow, components, bench, tensorrt, meta,
+        gpus, cuda, drivers, cudnn, pytorch, tensorflow, components, bench, tensorrt, jetson, meta,
     )
     else {
         return problems;
@@ -149,6 +151,7 @@ pub fn check(source: &Source) -> Vec<Problem> {
         components,
         bench,
         tensorrt,
+        jetson,
         meta,
         origin: String::new(),
         notes: Vec::new(),

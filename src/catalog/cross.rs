@@ -165,12 +165,12 @@ fn drivers(c: &Catalog, p: &mut Report<'_>) {
     }
     for f in &c.drivers.floor {
         if f.compute_capability.is_none() && f.gpu.is_none()
-            || f.min_branch.is_none() && f.min_version.is_none()
+            || f.min_branch.is_none() && f.min_version.is_none() && f.open_module.is_none()
         {
             p(
                 "drivers.toml",
                 &f.source,
-                "a [[floor]] needs a GPU (compute_capability or gpu) and a floor (min_branch or min_version)".into(),
+                "a [[floor]] needs a GPU (compute_capability or gpu) and a floor (min_branch, min_version or open_module)".into(),
             );
         }
     }

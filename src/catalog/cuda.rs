@@ -17,6 +17,50 @@ pub struct CudaManifest {
     pub major: Vec<CudaMajor>,
     /// Build targets per major.minor series.
     pub series: Vec<CudaSeries>,
+    /// Machine architectures and NVIDIA's names for them (redist platform, repository
+    /// directory, `targets/` directory, wheel tag).
+    #[serde(default)]
+    pub platform: Vec<Platform>,
+    /// Which GPUs run SASS built for another compute capability (NVIDIA's binary
+    /// compatibility, per family of compute capabilities).
+    #[serde(default)]
+    pub family: Vec<SassFamily>,
+}
+
+/// The platform rows that stand for a Linux machine architecture.
+pub const DEFAULT_PLATFORM: &str = "linux-x86_64";
+
+/// A machine architecture as NVIDIA names it in each place cudaup reads or writes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Platform {
+    /// The redistrib JSON platform key (`linux-sbsa`): the key every platform-specific row
+    /// of the catalog uses.
+    pub name: String,
+    /// The machine architecture as `uname -m` and Rust name it (`aarch64`).
+    pub arch: String,
+    /// The directory of NVIDIA's CUDA repositories (`ubuntu2404/sbsa`).
+    pub repo: String,
+    /// The toolkit's `targets/<dir>` (`sbsa-linux`).
+    pub targets: String,
+    /// The dpkg architecture (`arm64`).
+    pub debian_arch: String,
+    /// The suffix of its manylinux wheel tags (`aarch64`).
+    pub wheel_arch: String,
+    /// Where the row comes from.
+    pub source: String,
+}
+
+/// Compute capabilities of which SASS built for one runs on those after it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SassFamily {
+    /// The family's major (`12`).
+    pub major: u32,
+    /// Its compute capabilities, oldest first: SASS for one runs on itself and those after it.
+    pub compute_capabilities: Vec<Version>,
+    /// Where the row comes from.
+    pub source: String,
 }
 
 /// One toolkit release (`12.8.1`).
@@ -49,6 +93,17 @@ pub struct CudaRelease {
 }
 
 impl CudaRelease {
+    /// Whether NVIDIA publishes this release for `platform`: its redist platforms list it. A row
+    /// without a list is one read before platforms were recorded, and stands for Linux x86_64
+    /// only; another platform is never assumed.
+    pub fn on_platform(&self, platform: &str) -> bool {
+        if self.platforms.is_empty() {
+            platform == DEFAULT_PLATFORM
+        } else {
+            self.platforms.iter().any(|p| p == platform)
+        }
+    }
+
     /// NVIDIA's name, or the version where the label is not sourced.
     pub fn name(&self) -> String {
         self.label
@@ -105,6 +160,29 @@ impl CudaSeries {
 }
 
 impl CudaManifest {
+    /// The platform row of a Linux machine architecture (`aarch64` → `linux-sbsa`).
+    pub fn platform_for_arch(&self, arch: &str) -> Option<&Platform> {
+        self.platform.iter().find(|p| p.arch == arch)
+    }
+
+    /// The platform row named `name` (`linux-sbsa`).
+    pub fn platform(&self, name: &str) -> Option<&Platform> {
+        self.platform.iter().find(|p| p.name == name)
+    }
+
+    /// Whether SASS built for `built` runs on a GPU of compute capability `gpu`: the same
+    /// capability, or a later one of the same [`SassFamily`]. Capabilities no family row lists
+    /// run only their own SASS.
+    pub fn sass_runs_on(&self, built: &Version, gpu: &Version) -> bool {
+        if built == gpu {
+            return true;
+        }
+        self.family.iter().any(|f| {
+            let pos = |v: &Version| f.compute_capabilities.iter().position(|c| c == v);
+            matches!((pos(built), pos(gpu)), (Some(b), Some(g)) if b <= g)
+        })
+    }
+
     /// The newest CUDA (major.minor) whose release driver is at most `driver` on Linux: what the
     /// driver reports as its CUDA version when nothing better can be asked.
     pub fn newest_supported_by_linux_driver(&self, driver: &Version) -> Option<String> {

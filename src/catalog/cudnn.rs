@@ -46,15 +46,59 @@ pub struct CudnnRelease {
     pub derived: Option<Date>,
     /// Where the row comes from.
     pub source: String,
+    /// The builds for platforms other than Linux x86_64, whose GPU lists differ (the aarch64
+    /// cuda13 builds carry sm_110 for Thor): `compute_capabilities` above describes the
+    /// `linux-x86_64` build only.
+    #[serde(default)]
+    pub build: Vec<CudnnBuild>,
+}
+
+/// The build of a cuDNN release for one platform other than Linux x86_64.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudnnBuild {
+    /// The platform (`linux-sbsa`).
+    pub platform: String,
+    /// Compute capabilities with SASS in that build's core library.
+    pub compute_capabilities: Vec<Version>,
+    /// Its wheel on PyPI (the `manylinux_*_aarch64` one).
+    pub wheel: Option<Version>,
+    /// When `manifests update` derived this row from `source`.
+    pub derived: Option<Date>,
+    /// Where the row comes from.
+    pub source: String,
 }
 
 impl CudnnRelease {
-    /// Whether the build runs on a GPU of `cc`: the list has it, or an older minor of the same
-    /// major (binary compatibility within a major).
-    pub fn supports_cc(&self, cc: &Version) -> bool {
-        self.compute_capabilities
+    /// The compute capabilities of this release's build for `platform`; `None` when the catalog
+    /// has no GPU list for that platform (another platform's list never stands in for it).
+    pub fn compute_capabilities_on(&self, platform: &str) -> Option<&[Version]> {
+        if platform == super::cuda::DEFAULT_PLATFORM {
+            return Some(&self.compute_capabilities);
+        }
+        self.build
             .iter()
-            .any(|c| c.major() == cc.major() && c.minor() <= cc.minor())
+            .find(|b| b.platform == platform)
+            .map(|b| b.compute_capabilities.as_slice())
+    }
+
+    /// Whether the build for `platform` runs on a GPU of `cc`: its list has `cc`, or SASS of
+    /// its family that runs there (`runs(built, gpu)`, the catalog's [[family]] rule).
+    pub fn supports_cc_on(
+        &self,
+        platform: &str,
+        cc: &Version,
+        runs: impl Fn(&Version, &Version) -> bool,
+    ) -> bool {
+        self.compute_capabilities_on(platform)
+            .is_some_and(|list| list.iter().any(|c| runs(c, cc)))
+    }
+
+    /// Whether NVIDIA publishes this build for `platform`: a GPU list for it is known, and the
+    /// redist platforms (where recorded) list it.
+    pub fn on_platform(&self, platform: &str) -> bool {
+        self.compute_capabilities_on(platform).is_some()
+            && (self.platforms.is_empty() || self.platforms.iter().any(|p| p == platform))
     }
 
     /// Whether the build supports a toolkit of `series` (major.minor).

@@ -40,6 +40,9 @@ pub struct GpuFloor {
     pub min_branch: Option<u32>,
     /// The first driver release that drives them.
     pub min_version: Option<Version>,
+    /// The kernel-module flavour these GPUs need, where it differs from their architecture's
+    /// (Grace Hopper needs the open module; discrete Hopper only has it recommended).
+    pub open_module: Option<OpenModule>,
     /// Where the row comes from.
     pub source: String,
 }

@@ -15,6 +15,51 @@ pub struct GpuTable {
     pub chip: Vec<Chip>,
     /// PCI devices (`10de:2204`) and the chip each carries.
     pub device: Vec<Device>,
+    /// Ranges of PCI device ids a source assigns to one chip as a whole (DGX Spark's GB10),
+    /// for chips no single id is published for. An exact [`Device`] row wins.
+    #[serde(default)]
+    pub device_range: Vec<DeviceRange>,
+}
+
+/// A range of PCI device ids, all of one chip.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceRange {
+    /// The first id (`10de:2e00`).
+    pub first: String,
+    /// The last id, inclusive (`10de:2e3f`).
+    pub last: String,
+    /// The chip's codename; names a [`Chip`].
+    pub chip: String,
+    /// The name to report (`GB10`).
+    pub name: String,
+    /// Where the row comes from.
+    pub source: String,
+}
+
+/// `10de:2e12` → (0x10de, 0x2e12).
+fn parse_id(id: &str) -> Option<(u16, u16)> {
+    let (v, d) = id.split_once(':')?;
+    Some((
+        u16::from_str_radix(v, 16).ok()?,
+        u16::from_str_radix(d, 16).ok()?,
+    ))
+}
+
+impl DeviceRange {
+    /// Whether `pci_id` lies in the range.
+    pub fn contains(&self, pci_id: &str) -> bool {
+        match (
+            parse_id(pci_id),
+            parse_id(&self.first),
+            parse_id(&self.last),
+        ) {
+            (Some((v, d)), Some((fv, fd)), Some((lv, ld))) => {
+                v == fv && v == lv && fd <= d && d <= ld
+            }
+            _ => false,
+        }
+    }
 }
 
 /// A GPU chip.
@@ -60,10 +105,16 @@ impl GpuTable {
     /// Looks a `vendor:device` id up (case-insensitive hex).
     pub fn lookup(&self, pci_id: &str) -> Option<KnownGpu<'_>> {
         let pci_id = pci_id.to_ascii_lowercase();
-        let device = self.device.iter().find(|d| d.pci_id == pci_id)?;
-        let chip = self.chip(&device.chip)?;
+        let (name, chip) = match self.device.iter().find(|d| d.pci_id == pci_id) {
+            Some(d) => (&d.name, &d.chip),
+            None => {
+                let r = self.device_range.iter().find(|r| r.contains(&pci_id))?;
+                (&r.name, &r.chip)
+            }
+        };
+        let chip = self.chip(chip)?;
         Some(KnownGpu {
-            name: &device.name,
+            name,
             architecture: &chip.architecture,
             compute_capability: &chip.compute_capability,
         })
@@ -163,7 +214,8 @@ mod tests {
                 c.codename
             );
             assert!(
-                t.device.iter().any(|d| d.chip == c.codename),
+                t.device.iter().any(|d| d.chip == c.codename)
+                    || t.device_range.iter().any(|r| r.chip == c.codename),
                 "{} is unused",
                 c.codename
             );

@@ -10,6 +10,7 @@ mod cudnn;
 mod date;
 mod drivers;
 mod gpus;
+mod jetson;
 mod meta;
 mod pytorch;
 pub mod select;
@@ -30,18 +31,21 @@ pub use components::{
     ComponentDef, ComponentSelection, ComponentsManifest, SizeEstimate, WheelPin, WheelRelease,
     DEFAULT_SET,
 };
-pub use cuda::{CudaMajor, CudaManifest, CudaRelease, CudaSeries};
-pub use cudnn::{CudnnManifest, CudnnRelease};
+pub use cuda::{
+    CudaMajor, CudaManifest, CudaRelease, CudaSeries, Platform, SassFamily, DEFAULT_PLATFORM,
+};
+pub use cudnn::{CudnnBuild, CudnnManifest, CudnnRelease};
 pub use date::Date;
 pub use drivers::{
     ArchitectureDrivers, Branch, DriverManifest, GpuFloor, OpenModule, PackageRule, Preference,
 };
-pub use gpus::{Chip, Device, GpuTable, KnownGpu};
+pub use gpus::{Chip, Device, DeviceRange, GpuTable, KnownGpu};
+pub use jetson::{JetsonManifest, JetsonModule, JetsonRelease, JetsonTorch, TorchKind};
 pub use meta::{CatalogMeta, Part, Probe};
 pub use pytorch::{Kernels, PytorchManifest, TorchRelease, TorchVariant};
 pub use select::{select, Selection};
 pub use spec::{Clause, Op, Requirement, Spec};
-pub use tensorflow::{TensorflowManifest, TfRelease};
+pub use tensorflow::{TensorflowManifest, TfPlatform, TfRelease};
 pub use tensorrt::{TensorrtManifest, TrtRelease};
 
 /// A catalog older than this many days makes `plan` suggest `cudaup manifests update`.
@@ -64,6 +68,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../../manifests/components.toml"),
     ),
     ("bench.toml", include_str!("../../manifests/bench.toml")),
+    ("jetson.toml", include_str!("../../manifests/jetson.toml")),
     (
         "tensorrt.toml",
         include_str!("../../manifests/tensorrt.toml"),
@@ -100,6 +105,8 @@ pub struct Catalog {
     pub bench: BenchManifest,
     /// TensorRT's wheels per CUDA major.
     pub tensorrt: TensorrtManifest,
+    /// Jetson modules and the JetPack releases that carry their stack.
+    pub jetson: JetsonManifest,
     /// The catalog's date and sources.
     pub meta: CatalogMeta,
     /// Where it was read from, for `plan` and `manifests status` (`embedded`, a directory).
@@ -121,6 +128,7 @@ impl Catalog {
             components: load_one(source, "components.toml")?,
             bench: load_one(source, "bench.toml")?,
             tensorrt: load_one(source, "tensorrt.toml")?,
+            jetson: load_one(source, "jetson.toml")?,
             meta: load_one(source, "catalog.toml")?,
             origin: match source {
                 Source::Embedded => "embedded".to_owned(),

@@ -62,6 +62,13 @@ pub struct TorchVariant {
     /// tag. `false`: the plan takes the untagged PyPI release (a stable-ABI py3 wheel).
     #[serde(default = "yes")]
     pub companions_tagged: bool,
+    /// For a platform other than Linux x86_64: whether this variant is the build PyPI serves
+    /// there (read from that platform's wheel, whose pins name its CUDA). For Linux x86_64 the
+    /// release's `pypi_default` says it.
+    pub pypi: Option<bool>,
+    /// The newest Python with a wheel of this variant on its platform, where narrower than the
+    /// release's range.
+    pub python_max: Option<Version>,
     /// When `manifests update` derived this row from `source`; absent for hand-curated rows.
     pub derived: Option<Date>,
     /// Where the row comes from.
@@ -69,7 +76,7 @@ pub struct TorchVariant {
 }
 
 fn default_platform() -> String {
-    "linux-x86_64".to_owned()
+    super::cuda::DEFAULT_PLATFORM.to_owned()
 }
 
 fn yes() -> bool {
@@ -77,21 +84,24 @@ fn yes() -> bool {
 }
 
 impl TorchRelease {
-    /// The variants for `platform`; a release with no row for it falls back to its
-    /// `linux-x86_64` rows (the only ones catalogued so far), as before platform keys.
+    /// The variants built for `platform`. A release with no row for it has no wheel the
+    /// catalog can vouch for there: another platform's rows (their arch lists, their
+    /// existence) never stand in.
     pub fn variants_for(&self, platform: &str) -> Vec<&TorchVariant> {
-        let own: Vec<&TorchVariant> = self
-            .variant
+        self.variant
             .iter()
             .filter(|v| v.platform == platform)
-            .collect();
-        if own.is_empty() {
-            self.variant
-                .iter()
-                .filter(|v| v.platform == "linux-x86_64")
-                .collect()
-        } else {
-            own
+            .collect()
+    }
+
+    /// Whether `v` is the build a plain `pip install torch` gets on its platform.
+    pub fn is_pypi_default(&self, v: &TorchVariant) -> bool {
+        match v.pypi {
+            Some(p) => p,
+            None => {
+                v.platform == super::cuda::DEFAULT_PLATFORM
+                    && self.pypi_default.as_deref() == Some(v.name.as_str())
+            }
         }
     }
 }
@@ -113,14 +123,11 @@ impl TorchVariant {
         format!("https://download.pytorch.org/whl/{}", self.name)
     }
 
-    /// What the wheel carries for a GPU of `cc`. SASS runs on the same major with an equal or
-    /// higher minor; PTX is JIT-compiled for any newer GPU.
-    pub fn kernels_for(&self, cc: &Version) -> Kernels {
-        let sass = self
-            .arch_list
-            .iter()
-            .filter(|a| a.major() == cc.major() && a.minor() <= cc.minor())
-            .max();
+    /// What the wheel carries for a GPU of `cc`: SASS that runs there (`runs(built, gpu)`, the
+    /// catalog's [[family]] rule: the same compute capability or an earlier one of its family),
+    /// else PTX, which the driver JIT-compiles for any newer GPU.
+    pub fn kernels_for(&self, cc: &Version, runs: impl Fn(&Version, &Version) -> bool) -> Kernels {
+        let sass = self.arch_list.iter().filter(|a| runs(a, cc)).max();
         if let Some(a) = sass {
             return Kernels::Sass(a.clone());
         }

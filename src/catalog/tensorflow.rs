@@ -13,6 +13,21 @@ pub struct TensorflowManifest {
     pub schema_version: u32,
     /// Releases.
     pub release: Vec<TfRelease>,
+    /// What exists for a platform whose wheels are not GPU builds: what to use instead.
+    #[serde(default)]
+    pub platform: Vec<TfPlatform>,
+}
+
+/// TensorFlow's GPU story on one platform.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TfPlatform {
+    /// The platform (`linux-sbsa`).
+    pub name: String,
+    /// What exists there, in one or two sentences a plan can show.
+    pub note: String,
+    /// Where the row comes from.
+    pub source: String,
 }
 
 /// One TensorFlow release.
@@ -37,10 +52,26 @@ pub struct TfRelease {
     /// (`nvidia-cudnn-cu12<10.0,>=9.3.0.75`): pins, or floors that pip floats to the newest.
     #[serde(default)]
     pub and_cuda_requires: Vec<String>,
+    /// The platforms whose PyPI wheel of this release is a CUDA build (its
+    /// `tensorflow/python/platform/build_info.py` says `is_cuda_build`). Absent: Linux x86_64
+    /// only, the platform every row was read for.
+    #[serde(default = "x86_64_only")]
+    pub gpu_platforms: Vec<String>,
     /// When `manifests update` derived this row from `source`; absent for hand-curated rows.
     pub derived: Option<Date>,
     /// Where the row comes from.
     pub source: String,
+}
+
+fn x86_64_only() -> Vec<String> {
+    vec![super::cuda::DEFAULT_PLATFORM.to_owned()]
+}
+
+impl TensorflowManifest {
+    /// The story of `platform`, when the catalog tells one.
+    pub fn platform(&self, name: &str) -> Option<&TfPlatform> {
+        self.platform.iter().find(|p| p.name == name)
+    }
 }
 
 impl TfRelease {

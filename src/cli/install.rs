@@ -540,7 +540,12 @@ pub(super) fn run_install(
                     cudnn,
                     prefix,
                     source: args.source.source_for(bundle.as_ref().map(|(_, m)| m))?,
-                    arch: live.os.arch.clone(),
+                    // The machine planned for: a `--system` picture of an aarch64 machine gets
+                    // its linux-sbsa archives (checked by layout and hashes, not run, here).
+                    arch: match system.os.arch.as_str() {
+                        "arm64" => "aarch64".to_owned(),
+                        a => a.to_owned(),
+                    },
                     max_unpacked: max_unpacked(process)?,
                     register_in: Some(home.clone()),
                 };
@@ -707,8 +712,9 @@ pub(super) fn run_install(
         drop(fetcher);
         install::receipt::register(&home, &receipt)?;
         let nvcc = spec.prefix.join("bin/nvcc");
-        let banner = nvcc
-            .is_file()
+        // A toolkit for another architecture cannot run here.
+        let foreign = spec.arch != std::env::consts::ARCH;
+        let banner = (nvcc.is_file() && !foreign)
             .then(|| {
                 runner
                     .run(&nvcc, &["--version"], Duration::from_secs(30))
@@ -733,6 +739,12 @@ pub(super) fn run_install(
             )?;
             match &banner {
                 Some(v) => writeln!(out, "  nvcc --version: {v}")?,
+                None if foreign => writeln!(
+                    out,
+                    "  built for {}: not run on this {} machine (layout and sha256 checked)",
+                    spec.arch,
+                    std::env::consts::ARCH
+                )?,
                 None if nvcc.is_file() => {
                     writeln!(out, "  {}", style.warn("bin/nvcc did not answer --version"))?
                 }

@@ -6,6 +6,7 @@ pub mod cudnn;
 pub mod driver;
 mod findings;
 pub mod gpu;
+pub mod jetson;
 pub mod os;
 pub mod python;
 pub mod root;
@@ -142,7 +143,16 @@ pub fn detect(
     } else {
         gpu_source
     };
-    let gpus = gpu::merge(driver_gpus, pci_gpus);
+    let mut gpus = gpu::merge(driver_gpus, pci_gpus);
+    // A Jetson's GPU sits on no PCI bus: name it from the board when nothing else answered.
+    if let Some(j) = &os.jetson {
+        if !gpus
+            .iter()
+            .any(|g| g.vendor == crate::model::system::Vendor::Nvidia)
+        {
+            gpus.extend(jetson::integrated_gpu(j, &catalog.jetson));
+        }
+    }
 
     let driver_version = report
         .as_ref()

@@ -111,9 +111,13 @@ pub fn probe(root: &Root) -> (Os, OsRelease) {
     } else {
         OsFamily::Windows
     };
+    let jetson = super::jetson::probe(root);
     let arch = if root.is_live() {
         std::env::consts::ARCH.to_owned()
-    } else if root.is_dir("/usr/lib/aarch64-linux-gnu") {
+    } else if root.is_dir("/usr/lib/aarch64-linux-gnu")
+        || proc_version.contains("aarch64-linux-gnu")
+        || jetson.is_some()
+    {
         "aarch64".to_owned()
     } else {
         "x86_64".to_owned()
@@ -128,6 +132,7 @@ pub fn probe(root: &Root) -> (Os, OsRelease) {
         secure_boot: root
             .read_bytes(format!("/sys/firmware/efi/efivars/{SECURE_BOOT_VAR}"))
             .and_then(|b| parse_secure_boot(&b)),
+        jetson,
     };
     (os, release)
 }

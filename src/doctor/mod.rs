@@ -514,6 +514,7 @@ pub(crate) mod testing {
                 kernel: Some("6.8.0-45-generic".into()),
                 wsl: false,
                 secure_boot: Some(false),
+                jetson: None,
             },
             gpus: vec![gpu("NVIDIA H200", "10de:2335", "9.0", "Hopper")],
             driver: Some(Driver {

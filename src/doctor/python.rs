@@ -102,11 +102,14 @@ fn variant<'c>(inputs: &Inputs<'c>, site: &TorchSite<'_>) -> Option<&'c TorchVar
         .map(|(_, t)| t.to_owned())
         .filter(|t| t.starts_with("cu"));
     let by_cuda = format!("cu{}{}", cuda.major(), cuda.minor());
-    release
-        .variant
+    // The arch list of this machine's platform: an x86_64 wheel's says nothing about aarch64's.
+    let platform = crate::resolve::platform(inputs.system, inputs.catalog)?;
+    let variants = release.variants_for(platform);
+    variants
         .iter()
         .find(|v| tag.as_deref() == Some(v.name.as_str()))
-        .or_else(|| release.variant.iter().find(|v| v.name == by_cuda))
+        .or_else(|| variants.iter().find(|v| v.name == by_cuda))
+        .copied()
 }
 
 fn arch_list(v: &TorchVariant) -> String {
@@ -143,7 +146,7 @@ fn kernels(inputs: &Inputs<'_>, torches: &[TorchSite<'_>]) -> Vec<Diagnosis> {
                 "{} -c 'import torch; print(torch.cuda.get_arch_list())'   # confirms",
                 site.python
             );
-            match v.kernels_for(&cc) {
+            match v.kernels_for(&cc, |b, g| inputs.catalog.cuda.sass_runs_on(b, g)) {
                 Kernels::Sass(_) => {}
                 Kernels::Ptx(p) => out.push(
                     Diagnosis::new(

@@ -128,7 +128,8 @@ const KNOWN_TOP_DIRS: &[&str] = &[
 /// for server ARM (what nvcc.profile's `$(_TARGET_DIR_)` and CMake's FindCUDAToolkit look for).
 pub fn target_name(arch: &str) -> String {
     match arch {
-        "aarch64" => "sbsa-linux".to_owned(),
+        // `aarch64-linux` is the old Jetson/L4T toolkit's; cuda.toml's [[platform]] rows record both.
+        "aarch64" | "arm64" => "sbsa-linux".to_owned(),
         other => format!("{other}-linux"),
     }
 }

@@ -127,9 +127,38 @@ pub struct Plan {
     pub constraints: Vec<Constraint>,
     /// The catalog the plan was made from.
     pub catalog: CatalogInfo,
+    /// On a Jetson: the JetPack the board runs and what fits it (the plan is `unsupported`:
+    /// the stack comes with JetPack). Absent on every other machine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jetson: Option<JetsonAdvice>,
     /// Alternatives considered and rejected, one line each (`-v`; not part of the JSON).
     #[serde(skip)]
     pub rejected: Vec<String>,
+}
+
+/// What a Jetson runs and which PyTorch fits it, from the catalog's jetson.toml.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JetsonAdvice {
+    /// The board (`NVIDIA Jetson AGX Orin Developer Kit`).
+    pub model: Option<String>,
+    /// The module family (`Orin`).
+    pub module: Option<String>,
+    /// The L4T release it runs (`36.4.3`).
+    pub l4t: Option<String>,
+    /// The JetPack of that release (`6.2`); `None` when the catalog does not know the release.
+    pub jetpack: Option<String>,
+    /// The CUDA, cuDNN and TensorRT that JetPack ships.
+    pub cuda: Option<String>,
+    /// See `cuda`.
+    pub cudnn: Option<String>,
+    /// See `cuda`.
+    pub tensorrt: Option<String>,
+    /// PyTorch builds that fit, one line each (`torch 2.5.0a0+872d972e41.nv24.08 (Python 3.10): <url>`).
+    pub pytorch: Vec<String>,
+    /// The newest JetPack the catalog knows for this module, when newer than the running one.
+    pub newest: Option<String>,
+    /// Where the facts come from.
+    pub source: String,
 }
 
 impl Plan {

@@ -66,6 +66,25 @@ pub struct Os {
     /// UEFI Secure Boot state; `None` when it cannot be read (legacy BIOS boot, no efivars).
     #[serde(default)]
     pub secure_boot: Option<bool>,
+    /// A Jetson module running NVIDIA's Linux for Tegra (L4T); absent (and not printed) on
+    /// every other machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jetson: Option<Jetson>,
+}
+
+/// A Jetson (Orin, Thor) as its own files describe it: the stack on it comes with JetPack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Jetson {
+    /// The board, from /proc/device-tree/model (`NVIDIA Jetson AGX Orin Developer Kit`).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The L4T release, from /etc/nv_tegra_release (`36.4.3` for `# R36 (release), REVISION: 4.3`).
+    #[serde(default)]
+    pub l4t: Option<String>,
+    /// The installed `nvidia-l4t-core` package's version (`36.4.3-20250107174145`).
+    #[serde(default)]
+    pub l4t_core: Option<String>,
 }
 
 fn default_arch() -> String {

@@ -148,6 +148,7 @@ pub(super) fn plan(
         warnings,
         constraints: stack.constraints,
         catalog: Default::default(),
+        jetson: None,
         rejected,
     }
 }
@@ -402,6 +403,7 @@ pub(super) fn cpu(ctx: &Ctx<'_>, warnings: Vec<String>) -> Plan {
                 warnings,
                 constraints: Vec::new(),
                 catalog: Default::default(),
+                jetson: None,
                 rejected,
             }
         }
@@ -413,6 +415,7 @@ pub(super) fn cpu(ctx: &Ctx<'_>, warnings: Vec<String>) -> Plan {
             warnings,
             constraints: Vec::new(),
             catalog: Default::default(),
+            jetson: None,
             rejected,
         },
     }

@@ -40,7 +40,13 @@ fn cudnn_wheel(ctx: &Ctx<'_>, major: u32) -> String {
 fn unserved(ctx: &Ctx<'_>, rows: &[&CudnnRelease]) -> Option<String> {
     ctx.targets
         .iter()
-        .find(|t| !rows.iter().any(|r| r.supports_cc(&t.cc)))
+        .find(|t| {
+            !rows.iter().any(|r| {
+                r.supports_cc_on(ctx.platform, &t.cc, |b, g| {
+                    ctx.catalog.cuda.sass_runs_on(b, g)
+                })
+            })
+        })
         .map(|t| format!("{} ({})", sm(&t.cc), t.name))
 }
 

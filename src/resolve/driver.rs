@@ -54,8 +54,18 @@ pub fn module_for(catalog: &Catalog, targets: &[Target]) -> Result<KernelModule,
     let flavours: Vec<(&Target, OpenModule)> = targets
         .iter()
         .filter_map(|t| {
-            let a = catalog.drivers.architecture(t.architecture.as_deref()?)?;
-            Some((t, a.open_module))
+            // A floor row for the GPU itself (Grace Hopper) outranks its architecture's.
+            let own = catalog
+                .drivers
+                .floor
+                .iter()
+                .filter(|f| f.applies(&t.name, &t.cc))
+                .find_map(|f| f.open_module);
+            let arch = catalog
+                .drivers
+                .architecture(t.architecture.as_deref().unwrap_or_default())
+                .map(|a| a.open_module);
+            Some((t, own.or(arch)?))
         })
         .collect();
     let required = flavours.iter().find(|(_, o)| *o == OpenModule::Required);

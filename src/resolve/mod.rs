@@ -12,6 +12,7 @@ mod branches;
 mod compose;
 mod constraints;
 pub mod driver;
+mod jetson;
 pub mod python;
 mod stack;
 
@@ -43,6 +44,8 @@ pub(crate) struct Ctx<'c> {
     pub host: Host,
     /// The day the plan is made: end-of-life dates and the catalog's age are judged against it.
     pub today: Date,
+    /// The platform whose rows apply (`linux-sbsa` on an aarch64 Linux machine).
+    pub platform: &'c str,
 }
 
 fn unsupported(
@@ -59,6 +62,7 @@ fn unsupported(
         warnings,
         constraints: Vec::new(),
         catalog: CatalogInfo::default(),
+        jetson: None,
         rejected,
     }
 }
@@ -116,6 +120,24 @@ fn plan(system: &System, req: &Request, catalog: &Catalog, today: Date) -> Plan 
             )),
         }
     }
+    let Some(platform) = platform(system, catalog) else {
+        return unsupported(
+            profile,
+            vec![format!(
+                "the catalog has no rows for {} Linux machines (it knows {}): no CUDA, cuDNN or framework build can be vouched for here",
+                system.os.arch,
+                catalog
+                    .cuda
+                    .platform
+                    .iter()
+                    .map(|p| p.arch.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )],
+            warnings,
+            Vec::new(),
+        );
+    };
     let ctx = Ctx {
         system,
         req,
@@ -123,10 +145,16 @@ fn plan(system: &System, req: &Request, catalog: &Catalog, today: Date) -> Plan 
         targets,
         host: driver::host_of(system),
         today,
+        platform,
     };
 
     if profile == Profile::Cpu {
         return compose::cpu(&ctx, warnings);
+    }
+    // A Jetson's driver, CUDA, cuDNN and TensorRT come with JetPack: say which, and what PyTorch
+    // fits, instead of planning desktop packages.
+    if let Some(j) = &system.os.jetson {
+        return jetson::plan(&ctx, j, warnings);
     }
     if system.os.family == OsFamily::Macos {
         return unsupported(
@@ -240,12 +268,28 @@ fn plan(system: &System, req: &Request, catalog: &Catalog, today: Date) -> Plan 
     unsupported(profile, reasons, warnings, rejected)
 }
 
-/// The redistributable platform whose facts apply to this machine (`linux-x86_64`,
-/// `linux-sbsa`); Windows and WSL2 machines use the x86_64 rows.
-pub(crate) fn platform(system: &System) -> &'static str {
-    match system.os.arch.as_str() {
-        "aarch64" | "arm64" if system.os.family == OsFamily::Linux => "linux-sbsa",
-        _ => "linux-x86_64",
+/// The platform whose rows apply to this machine: on Linux the catalog's row of its
+/// architecture (`aarch64` → `linux-sbsa`), `None` for one the catalog does not know; Windows
+/// and WSL2 machines read the x86_64 rows.
+pub fn platform<'c>(system: &System, catalog: &'c Catalog) -> Option<&'c str> {
+    if system.os.family != OsFamily::Linux || system.os.wsl {
+        return catalog
+            .cuda
+            .platform(crate::catalog::DEFAULT_PLATFORM)
+            .map(|p| p.name.as_str())
+            .or(Some(crate::catalog::DEFAULT_PLATFORM));
+    }
+    let arch = match system.os.arch.as_str() {
+        "arm64" => "aarch64",
+        a => a,
+    };
+    match catalog.cuda.platform_for_arch(arch) {
+        Some(p) => Some(p.name.as_str()),
+        // A catalog without platform rows predates them: it speaks for x86_64 only.
+        None if catalog.cuda.platform.is_empty() && arch == "x86_64" => {
+            Some(crate::catalog::DEFAULT_PLATFORM)
+        }
+        None => None,
     }
 }
 

@@ -114,23 +114,25 @@ fn sm(v: &Version) -> String {
 fn torch_coverage(ctx: &Ctx<'_>, v: &TorchVariant) -> Vec<Result<String, String>> {
     ctx.targets
         .iter()
-        .map(|t| match v.kernels_for(&t.cc) {
-            Kernels::Sass(a) => Ok(format!("{} SASS", sm(&a))),
-            Kernels::Ptx(p) => Ok(format!(
-                "{} PTX, compiled by the driver at first use",
-                sm(&p)
-            )),
-            Kernels::None => Err(format!(
-                "no {} kernels for the {} (wheel has {}{})",
-                sm(&t.cc),
-                t.name,
-                v.arch_list.iter().map(sm).collect::<Vec<_>>().join(" "),
-                v.ptx
-                    .as_ref()
-                    .map(|p| format!(" + PTX {}", sm(p)))
-                    .unwrap_or_default()
-            )),
-        })
+        .map(
+            |t| match v.kernels_for(&t.cc, |b, g| ctx.catalog.cuda.sass_runs_on(b, g)) {
+                Kernels::Sass(a) => Ok(format!("{} SASS", sm(&a))),
+                Kernels::Ptx(p) => Ok(format!(
+                    "{} PTX, compiled by the driver at first use",
+                    sm(&p)
+                )),
+                Kernels::None => Err(format!(
+                    "no {} kernels for the {} (wheel has {}{})",
+                    sm(&t.cc),
+                    t.name,
+                    v.arch_list.iter().map(sm).collect::<Vec<_>>().join(" "),
+                    v.ptx
+                        .as_ref()
+                        .map(|p| format!(" + PTX {}", sm(p)))
+                        .unwrap_or_default()
+                )),
+            },
+        )
         .collect()
 }
 
@@ -182,6 +184,16 @@ fn pick_toolkit<'c>(
         .filter(|r| r.version.prefix(2) == series.prefix(2))
         .filter(|r| pin_matches(ctx.req.pins.cuda.as_deref(), &r.version))
         .collect();
+    // NVIDIA publishes each release per platform: one without an archive for this machine's
+    // platform is never planned for it.
+    let for_platform = releases.len();
+    releases.retain(|r| r.on_platform(ctx.platform));
+    if releases.is_empty() && for_platform > 0 {
+        return Err(format!(
+            "no CUDA {series} release in the catalog is published for {}",
+            ctx.platform
+        ));
+    }
     releases.sort_by(|a, b| b.version.cmp(&a.version));
     // A driver that fully supports one release of a series runs them all: the releases of a
     // series share its PTX ISA version, so the newest (bug and security fixes) is taken. Without
@@ -191,7 +203,7 @@ fn pick_toolkit<'c>(
         .cuda
         .release
         .iter()
-        .filter(|r| r.version.prefix(2) == series.prefix(2))
+        .filter(|r| r.version.prefix(2) == series.prefix(2) && r.on_platform(ctx.platform))
         .any(|r| match release_floor(ctx, r) {
             Some(f) => meets(driver, &f),
             None => driver.is_none(),
@@ -240,10 +252,24 @@ fn pick_cudnn<'c>(
         .filter(|r| pin_matches(ctx.req.pins.cudnn.as_deref(), &r.version))
         .collect();
     rows.sort_by(|a, b| b.version.cmp(&a.version));
+    let any = !rows.is_empty();
+    // A build's GPU list is per platform: one known only for another platform is not planned.
+    rows.retain(|r| r.on_platform(ctx.platform));
     if rows.is_empty() {
-        return Err(match ctx.req.pins.cudnn.as_deref() {
-            Some(p) => format!("no cuDNN {p} build in the catalog for CUDA {series}"),
-            None => format!("no cuDNN build in the catalog for CUDA {series}"),
+        let pin = ctx
+            .req
+            .pins
+            .cudnn
+            .as_deref()
+            .map(|p| format!("{p} "))
+            .unwrap_or_default();
+        return Err(if any {
+            format!(
+                "no cuDNN {pin}build for CUDA {series} in the catalog has a {} GPU list",
+                ctx.platform
+            )
+        } else {
+            format!("no cuDNN {pin}build in the catalog for CUDA {series}")
         });
     }
     let mut why = String::new();
@@ -259,11 +285,16 @@ fn pick_cudnn<'c>(
             why = format!("cuDNN {} needs a newer driver", r.version);
             continue;
         }
-        if let Some(&i) = served.iter().find(|&&i| !r.supports_cc(&ctx.targets[i].cc)) {
+        let runs = |b: &Version, g: &Version| ctx.catalog.cuda.sass_runs_on(b, g);
+        if let Some(&i) = served
+            .iter()
+            .find(|&&i| !r.supports_cc_on(ctx.platform, &ctx.targets[i].cc, runs))
+        {
             why = format!(
-                "cuDNN {} for CUDA {} does not support {} of the {}",
+                "cuDNN {} for CUDA {} ({}) does not support {} of the {}",
                 r.version,
                 r.cuda_variant,
+                ctx.platform,
                 sm(&ctx.targets[i].cc),
                 ctx.targets[i].name
             );
@@ -341,7 +372,7 @@ pub fn search_torch<'c>(
         // the release for the toolkit.
         let cuda_pin = ctx.req.pins.cuda.as_deref().and_then(Version::parse);
         let mut variants: Vec<&TorchVariant> = r
-            .variants_for(super::platform(ctx.system))
+            .variants_for(ctx.platform)
             .into_iter()
             .filter(|v| {
                 let ok = cuda_pin
@@ -375,12 +406,34 @@ pub fn search_torch<'c>(
                 ok
             });
         }
+        if variants.is_empty() && !r.variant.is_empty() && cuda_pin.is_none() {
+            rejected.push(format!(
+                "torch {}: no CUDA wheel for {} in the catalog",
+                r.version, ctx.platform
+            ));
+        }
         variants.sort_by(|a, b| {
-            let default = |v: &TorchVariant| Some(&v.name) == r.pypi_default.as_ref();
+            let default = |v: &TorchVariant| r.is_pypi_default(v);
             default(b).cmp(&default(a)).then(b.cuda.cmp(&a.cuda))
         });
         for v in variants {
             let label = format!("torch {} {}", r.version, v.name);
+            // A platform's wheels may stop at an older Python than the release's.
+            let python = match &v.python_max {
+                Some(max) if max < &r.python_max => match python::choose(
+                    ctx.system,
+                    ctx.req.pins.python.as_deref(),
+                    &r.python_min,
+                    max,
+                ) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        rejected.push(format!("{label} ({}): {e}", ctx.platform));
+                        continue;
+                    }
+                },
+                _ => python.clone(),
+            };
             let Some(floor) = major_floor(ctx, &v.cuda) else {
                 rejected.push(format!(
                     "{label}: no driver floor for CUDA {} in the catalog",
@@ -469,6 +522,18 @@ pub fn search_tensorflow<'c>(
         .max();
     for r in releases {
         let label = format!("TensorFlow {}", r.version);
+        if !r.gpu_platforms.iter().any(|p| p == ctx.platform) {
+            rejected.push(format!(
+                "{label}: no GPU build for {}{}",
+                ctx.platform,
+                ctx.catalog
+                    .tensorflow
+                    .platform(ctx.platform)
+                    .map(|p| format!(" ({})", p.note))
+                    .unwrap_or_default()
+            ));
+            continue;
+        }
         if ctx.host == super::driver::Host::Windows && !r.windows_native_gpu {
             rejected.push(format!(
                 "{label}: no GPU build for native Windows{}; use WSL2",

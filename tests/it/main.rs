@@ -1,5 +1,6 @@
 //! The integration suite: one binary, one module per area (code-anchors §6.3/21).
 
+mod arm64;
 mod bench;
 mod common;
 mod config;

@@ -165,7 +165,13 @@ impl Sources {
             let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
             for f in doc["files"].as_array().unwrap() {
                 let name = f["filename"].as_str().unwrap();
-                if !name.ends_with(".whl") || !(name.contains("x86_64") || name.contains("-any")) {
+                // torch's and cuDNN's aarch64 wheels too: `manifests update` reads the
+                // linux-sbsa side.
+                let arm =
+                    matches!(project, "torch" | "nvidia-cudnn-cu13") && name.contains("aarch64");
+                if !name.ends_with(".whl")
+                    || !(name.contains("x86_64") || name.contains("-any") || arm)
+                {
                     continue;
                 }
                 let rel = f["url"]
@@ -176,13 +182,35 @@ impl Sources {
                 let version = name.split('-').nth(1).unwrap();
                 let dist = name.split('-').next().unwrap();
                 let metadata = match project {
+                    "torch" if arm => fixture("pypi/torch-2.15.0-aarch64.METADATA"),
                     "torch" => fixture("pypi/torch-2.15.0.METADATA"),
                     "tensorflow" => fixture("pypi/tensorflow-2.21.0.METADATA"),
                     "cuda-toolkit" => fixture("pypi/cuda_toolkit-13.2.2.METADATA"),
                     _ => fixture("pypi/nvidia_cudnn_cu13-9.28.1.4.METADATA"),
                 };
                 let mut members = vec![(format!("{dist}-{version}.dist-info/METADATA"), metadata)];
-                if project == "nvidia-cudnn-cu13" {
+                if arm && project == "nvidia-cudnn-cu13" {
+                    // The targets measured in the real 9.28.1.4 aarch64 wheel's libcudnn_cnn.so.9
+                    // (sm_110 is Thor's), in the real section's header layout.
+                    let mut sections: Vec<(u16, u32)> = [75, 80, 86, 90, 100, 110, 120]
+                        .iter()
+                        .map(|a| (2, *a))
+                        .collect();
+                    sections.push((1, 120));
+                    members.push((
+                        "nvidia/cudnn/lib/libcudnn_cnn.so.9".into(),
+                        elf(&fatbin_section(&sections)),
+                    ));
+                } else if arm {
+                    // The targets measured in the real 2.15.0 aarch64 wheel's linalg library.
+                    let sections: Vec<(u16, u32)> =
+                        [80, 90, 100, 110, 120].iter().map(|a| (2, *a)).collect();
+                    members.push((
+                        "torch/lib/libtorch_cuda_linalg.so".into(),
+                        elf(&fatbin_section(&sections)),
+                    ));
+                }
+                if project == "nvidia-cudnn-cu13" && !arm {
                     members.push((
                         "nvidia/cudnn/lib/libcudnn_cnn.so.9".into(),
                         elf(&fixture("fatbin/libcufile.so.0.nv_fatbin")),
@@ -333,6 +361,13 @@ fn a_new_release_at_the_sources_appears_in_plan_after_update() {
     let up = update(home.path(), base.path(), &sources, &[], &[]);
     assert_eq!(up.code, 0, "{}\n{}", up.stdout, up.stderr);
     assert!(up.stdout.contains("+ cuDNN 9.28.1 cuda13"), "{}", up.stdout);
+    assert!(
+        up.stdout.contains(
+            "+ cuDNN 9.28.1 cuda13 linux-sbsa (sm_75 sm_80 sm_86 sm_90 sm_100 sm_110 sm_120"
+        ),
+        "the aarch64 wheel's own GPU list: {}",
+        up.stdout
+    );
     assert!(up.stdout.contains("+ CUDA 13.4.1"), "{}", up.stdout);
     assert!(up.stdout.contains("+ torch 2.15.0 cu130"), "{}", up.stdout);
     assert!(up.stdout.contains("Fetched "), "{}", up.stdout);
@@ -601,4 +636,77 @@ fn a_refreshed_catalog_that_fails_check_is_never_used() {
             text
         );
     }
+}
+
+/// PyPI's aarch64 torch wheel (2.15.0's real aarch64 METADATA: cuda-toolkit 13.2.2, cuDNN
+/// 9.26.0.51) becomes a `platform = "linux-sbsa"` row under its release, read from the wheel's own
+/// fatbin; the x86_64 rows are untouched, and a GB10 plan uses the new row.
+#[test]
+fn pypis_aarch64_torch_wheel_becomes_a_linux_sbsa_row() {
+    let sources = Sources::new();
+    let base = old_catalog();
+    // The catalog before: 2.15.0 without its linux-sbsa row.
+    let path = base.path().join("pytorch.toml");
+    let text = fs_err::read_to_string(&path).unwrap();
+    let start = text
+        .find("[[release.variant]]\nname = \"cu132\"\nplatform = \"linux-sbsa\"")
+        .unwrap();
+    let end = start + text[start..].find("\n\n").unwrap() + 2;
+    let before = format!("{}{}", &text[..start], &text[end..]);
+    fs_err::write(&path, &before).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let up = update(home.path(), base.path(), &sources, &[], &[]);
+    assert_eq!(up.code, 0, "{}\n{}", up.stdout, up.stderr);
+    assert!(
+        up.stdout
+            .contains("+ torch 2.15.0 cu132 linux-sbsa (sm_80 sm_90 sm_100 sm_110 sm_120"),
+        "{}",
+        up.stdout
+    );
+    let after = fs_err::read_to_string(home.path().join("manifests/pytorch.toml")).unwrap();
+    let catalog_dir = home.path().join("manifests");
+    let c = cudaup::catalog::Catalog::load(&cudaup::catalog::Source::Dir(catalog_dir)).unwrap();
+    let r = c
+        .pytorch
+        .release
+        .iter()
+        .find(|r| r.version.to_string() == "2.15.0")
+        .unwrap();
+    let arm = r.variants_for("linux-sbsa");
+    assert_eq!(arm.len(), 1, "{after}");
+    assert_eq!(arm[0].name, "cu132");
+    assert_eq!(arm[0].pypi, Some(true));
+    assert_eq!(arm[0].cudnn.as_deref(), Some("9.26.0.51"));
+    assert_eq!(
+        arm[0]
+            .arch_list
+            .iter()
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>(),
+        ["8.0", "9.0", "10.0", "11.0", "12.0"]
+    );
+    // Every line that was there is still there: only the new row was added.
+    for l in before.lines() {
+        assert!(after.contains(l), "lost: {l}");
+    }
+    // A GB10 plan takes it.
+    let dir = tempfile::tempdir().unwrap();
+    let spark = dir.path().join("spark.json");
+    fs_err::write(&spark, r#"{"os": {"family": "linux", "distro": "ubuntu", "version": "24.04", "arch": "aarch64", "wsl": false},
+        "gpus": [{"index": 0, "vendor": "nvidia", "name": "NVIDIA GB10", "compute_capability": "12.1", "architecture": "Blackwell"}],
+        "driver": {"version": "580.95.05"}, "pythons": [{"path": "/usr/bin/python3", "version": "3.12.3"}]}"#).unwrap();
+    let plan = run(
+        home.path(),
+        &[
+            "plan",
+            "--system",
+            spark.to_str().unwrap(),
+            "--profile",
+            "pytorch",
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(plan.code, 0, "{}\n{}", plan.stdout, plan.stderr);
+    assert_eq!(component(&plan.json(), "torch")["variant"], "cu132");
 }

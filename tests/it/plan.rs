@@ -224,16 +224,18 @@ fn check_invariants(system: &System, r: &Request, catalog: &Catalog, plan: &Plan
             .iter()
             .find(|x| x.version.to_string() == *t.version.as_ref().unwrap())
             .unwrap();
+        // The variant of this machine's platform: another platform's row never decides it.
+        let platform = cudaup::resolve::platform(system, catalog).expect("a known platform");
         let variant = release
-            .variant
-            .iter()
+            .variants_for(platform)
+            .into_iter()
             .find(|x| Some(&x.name) == t.variant.as_ref())
             .unwrap();
         // The wheel carries SASS or PTX for every served GPU.
         for g in &served {
             let cc = v(g.compute_capability.as_deref().unwrap());
             assert_ne!(
-                variant.kernels_for(&cc),
+                variant.kernels_for(&cc, |b, g| catalog.cuda.sass_runs_on(b, g)),
                 Kernels::None,
                 "{} has no kernels in {}",
                 g.name,
@@ -297,7 +299,11 @@ fn check_invariants(system: &System, r: &Request, catalog: &Catalog, plan: &Plan
             assert_eq!(row.cuda_variant, cv.major().to_string());
             for g in &served {
                 assert!(
-                    row.supports_cc(&v(g.compute_capability.as_deref().unwrap())),
+                    row.supports_cc_on(
+                        cudaup::resolve::platform(system, catalog).unwrap(),
+                        &v(g.compute_capability.as_deref().unwrap()),
+                        |b, g| catalog.cuda.sass_runs_on(b, g)
+                    ),
                     "cuDNN {} vs {}",
                     row.version,
                     g.name
@@ -1826,4 +1832,277 @@ fn human_plan_lists_constraints_and_the_catalog() {
         home.path(),
     );
     assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+/// Linux aarch64 machines (GH200, GB200/GB300, DGX Spark, Jetson): every fact comes from the
+/// catalog's linux-sbsa rows; an x86_64 row never decides one of these plans.
+mod aarch64 {
+    use super::*;
+
+    const GH200: (&str, &str, &str) = ("NVIDIA GH200 480GB", "9.0", "Hopper");
+    const GB200: (&str, &str, &str) = ("NVIDIA GB200", "10.0", "Blackwell");
+    const GB300: (&str, &str, &str) = ("NVIDIA GB300", "10.3", "Blackwell");
+    const GB10: (&str, &str, &str) = ("NVIDIA GB10", "12.1", "Blackwell");
+
+    fn arm() -> M {
+        let mut m = M::ubuntu();
+        m.os["arch"] = json!("aarch64");
+        m
+    }
+
+    fn torch_variant<'c>(catalog: &'c Catalog, p: &Plan) -> &'c cudaup::catalog::TorchVariant {
+        let t = comp(p, "torch");
+        let release = catalog
+            .pytorch
+            .release
+            .iter()
+            .find(|r| Some(r.version.to_string()) == t.version)
+            .unwrap();
+        release
+            .variants_for("linux-sbsa")
+            .into_iter()
+            .find(|v| Some(&v.name) == t.variant.as_ref())
+            .expect("the planned variant is a linux-sbsa row")
+    }
+
+    #[test]
+    fn gh200_full_plans_sbsa_rows_and_the_open_module() {
+        let m = arm().with(GH200);
+        let p = plan(&m, &req(Profile::Full));
+        assert_eq!(p.status, Status::Ok, "{:#?}", p.reasons);
+        let catalog = Catalog::embedded();
+        let v = torch_variant(&catalog, &p);
+        assert!(
+            v.arch_list.contains(&super::v("11.0")),
+            "an aarch64 arch list"
+        );
+        assert!(
+            p.reasons.iter().any(|r| r.contains("sm_90 SASS")),
+            "{:#?}",
+            p.reasons
+        );
+        // The toolkit is a release NVIDIA publishes for linux-sbsa, with a cuDNN build for it.
+        let cuda = version_of(&p, "cuda");
+        let r = catalog
+            .cuda
+            .release
+            .iter()
+            .find(|r| r.version.to_string() == cuda)
+            .unwrap();
+        assert!(r.on_platform("linux-sbsa"), "CUDA {cuda}");
+        let cudnn = comp(&p, "cudnn");
+        assert!(catalog
+            .cudnn
+            .release
+            .iter()
+            .any(|x| Some(x.version.to_string()) == cudnn.version && x.on_platform("linux-sbsa")));
+        // Grace Hopper is supported only with NVIDIA's open kernel modules.
+        let d = comp(&p, "driver");
+        assert_eq!(
+            d.kernel_module,
+            Some(cudaup::system::KernelModule::Open),
+            "{d:?}"
+        );
+        assert!(
+            d.commands.iter().any(|c| c.ends_with("nvidia-open")),
+            "{:?}",
+            d.commands
+        );
+    }
+
+    #[test]
+    fn gb200_and_gb300_run_sm100_sass_of_the_aarch64_wheel() {
+        for g in [GB200, GB300] {
+            let p = plan(&arm().with(g).driver("580.95.05"), &req(Profile::Pytorch));
+            assert_eq!(p.status, Status::Ok, "{}: {:#?}", g.0, p.reasons);
+            assert!(
+                p.reasons.iter().any(|r| r.contains("sm_100 SASS")),
+                "{}: {:#?}",
+                g.0,
+                p.reasons
+            );
+        }
+    }
+
+    #[test]
+    fn gb10_runs_sm120_sass_not_ptx() {
+        let p = plan(
+            &arm().with(GB10).driver("580.95.05"),
+            &req(Profile::Pytorch),
+        );
+        assert_eq!(p.status, Status::Ok, "{:#?}", p.reasons);
+        assert!(
+            p.reasons.iter().any(|r| r.contains("sm_120 SASS")),
+            "{:#?}",
+            p.reasons
+        );
+        assert!(
+            !p.reasons.iter().any(|r| r.contains("PTX")),
+            "{:#?}",
+            p.reasons
+        );
+        // PyPI's aarch64 build of the release, an aarch64 row.
+        let catalog = Catalog::embedded();
+        let v = torch_variant(&catalog, &p);
+        assert_eq!(v.platform, "linux-sbsa");
+    }
+
+    #[test]
+    fn sm_110_sass_runs_only_on_thor_and_sm_120_on_gb10() {
+        let c = Catalog::embedded().cuda;
+        assert!(c.sass_runs_on(&v("12.0"), &v("12.1")), "GB10 runs sm_120");
+        assert!(!c.sass_runs_on(&v("12.1"), &v("12.0")));
+        assert!(c.sass_runs_on(&v("11.0"), &v("11.0")), "Thor runs sm_110");
+        assert!(
+            !c.sass_runs_on(&v("10.0"), &v("11.0")),
+            "no other major's SASS"
+        );
+        assert!(c.sass_runs_on(&v("8.0"), &v("8.7")), "Orin runs sm_80");
+        assert!(c.sass_runs_on(&v("10.0"), &v("10.3")), "GB300 runs sm_100");
+    }
+
+    #[test]
+    fn aarch64_without_a_driver_installs_the_open_driver_and_an_aarch64_wheel() {
+        let p = plan(&arm().with(GB200), &req(Profile::Pytorch));
+        assert_eq!(p.status, Status::Ok, "{:#?}", p.reasons);
+        let d = comp(&p, "driver");
+        assert_eq!(d.action, Action::Install);
+        assert_eq!(d.kernel_module, Some(cudaup::system::KernelModule::Open));
+        assert!(
+            !d.commands.iter().any(|c| c.contains("x86_64")),
+            "{:?}",
+            d.commands
+        );
+        let catalog = Catalog::embedded();
+        assert_eq!(torch_variant(&catalog, &p).platform, "linux-sbsa");
+    }
+
+    #[test]
+    fn cuda_pin_on_aarch64_takes_an_sbsa_release() {
+        let p = plan(
+            &arm().with(GH200).driver("580.95.05"),
+            &pinned(Profile::Full, |p| p.cuda = Some("13.0".into())),
+        );
+        assert_eq!(p.status, Status::Ok, "{:#?}", p.reasons);
+        // 13.0.3 exists for x86_64 in the catalog, but only 13.0.2's redist is known to list sbsa.
+        assert_eq!(version_of(&p, "cuda"), "13.0.2");
+        assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu130"));
+    }
+
+    #[test]
+    fn torch_pins_on_aarch64() {
+        let m = arm().with(GH200).driver("580.95.05");
+        // 2.10's aarch64 CUDA wheel is PyTorch's cu130 (PyPI's aarch64 2.10 is a CPU build).
+        let p = plan(
+            &m,
+            &pinned(Profile::Pytorch, |p| p.torch = Some("2.10.0".into())),
+        );
+        assert_eq!(p.status, Status::Ok, "{:#?}", p.reasons);
+        let t = comp(&p, "torch");
+        assert_eq!(t.variant.as_deref(), Some("cu130"));
+        assert_eq!(
+            t.index_url.as_deref(),
+            Some("https://download.pytorch.org/whl/cu130")
+        );
+        // 2.8 has no aarch64 CUDA wheel the catalog can vouch for: refused, with the reason.
+        let p = plan(
+            &m,
+            &pinned(Profile::Pytorch, |p| p.torch = Some("2.8.0".into())),
+        );
+        assert_eq!(p.status, Status::Unsupported);
+        let all = format!("{:?} {:?}", p.reasons, p.rejected);
+        assert!(all.contains("linux-sbsa"), "{all}");
+    }
+
+    #[test]
+    fn tensorflow_on_aarch64_says_the_wheels_are_cpu_builds() {
+        let p = plan(
+            &arm().with(GH200).driver("580.95.05"),
+            &req(Profile::Tensorflow),
+        );
+        assert_eq!(p.status, Status::Unsupported);
+        let all = format!("{:?} {:?}", p.reasons, p.rejected);
+        assert!(all.contains("CPU builds"), "{all}");
+    }
+
+    #[test]
+    fn an_unknown_architecture_is_refused_not_planned_with_x86_facts() {
+        let mut m = arm().with(GH200).driver("580.95.05");
+        m.os["arch"] = json!("riscv64");
+        let p = plan(&m, &req(Profile::Pytorch));
+        assert_eq!(p.status, Status::Unsupported);
+        assert!(
+            p.reasons.iter().any(|r| r.contains("riscv64")),
+            "{:#?}",
+            p.reasons
+        );
+    }
+
+    fn jetson(model: &str, l4t: &str) -> M {
+        let mut m = arm().no_python().python("3.10.12");
+        m.os["jetson"] = json!({"model": model, "l4t": l4t});
+        m
+    }
+
+    #[test]
+    fn jetson_orin_on_jetpack_6_2_is_told_which_pytorch_fits() {
+        let p = plan(
+            &jetson("NVIDIA Jetson AGX Orin Developer Kit", "36.4.3"),
+            &req(Profile::Pytorch),
+        );
+        assert_eq!(p.status, Status::Unsupported);
+        let j = p.jetson.as_ref().expect("Jetson advice");
+        assert_eq!(j.jetpack.as_deref(), Some("6.2"));
+        assert_eq!(j.cuda.as_deref(), Some("12.6"));
+        assert!(
+            j.pytorch
+                .iter()
+                .any(|l| l.contains("pypi.jetson-ai-lab.dev/jp6/cu126")),
+            "{:#?}",
+            j.pytorch
+        );
+        assert!(
+            p.reasons.iter().any(|r| r.contains("JetPack 6.2")),
+            "{:#?}",
+            p.reasons
+        );
+        // Orin has a newer JetPack (7.2, the SBSA stack): the plan says so.
+        assert!(
+            j.newest.as_deref().is_some_and(|n| n.contains("7.2")),
+            "{j:?}"
+        );
+    }
+
+    #[test]
+    fn jetson_thor_gets_pytorchs_own_aarch64_wheels_with_sm110() {
+        let p = plan(
+            &jetson("NVIDIA Jetson AGX Thor Developer Kit", "38.2.0"),
+            &req(Profile::Pytorch),
+        );
+        let j = p.jetson.as_ref().expect("Jetson advice");
+        assert_eq!(j.jetpack.as_deref(), Some("7.0"));
+        assert!(
+            j.pytorch.iter().any(|l| l.contains("cu130")),
+            "CUDA 13.0 wheels (JetPack 7.0 ships 13.0): {:#?}",
+            j.pytorch
+        );
+        assert!(
+            !j.pytorch.iter().any(|l| l.contains("cu132")),
+            "13.2 > JetPack's 13.0"
+        );
+    }
+
+    #[test]
+    fn jetson_of_an_unknown_release_points_to_the_archive() {
+        let p = plan(
+            &jetson("NVIDIA Jetson Orin Nano Developer Kit", "36.9.9"),
+            &req(Profile::Full),
+        );
+        assert_eq!(p.status, Status::Unsupported);
+        assert!(
+            p.reasons.iter().any(|r| r.contains("jetpack-archive")),
+            "{:#?}",
+            p.reasons
+        );
+    }
 }

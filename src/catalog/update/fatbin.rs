@@ -263,6 +263,9 @@ pub fn probe_all(
             continue;
         };
         c.targets = probe(net, budget, &c.wheel, p, notes)?;
+        if let Some(w) = &c.sbsa {
+            c.sbsa_targets = probe(net, budget, w, p, notes)?;
+        }
     }
     let newest = catalog
         .pytorch
@@ -274,6 +277,22 @@ pub fn probe_all(
     if let Some(p) = catalog.meta.probe("torch") {
         for t in &mut obs.pypi.torch {
             if newest.as_ref().is_none_or(|n| &t.version > n) {
+                t.targets = probe(net, budget, &t.wheel, p, notes)?;
+            }
+        }
+        // An aarch64 wheel whose release has no linux-sbsa row of its variant yet.
+        for t in &mut obs.pypi.torch_sbsa {
+            let name = t
+                .cuda
+                .as_ref()
+                .map(|c| format!("cu{}{}", c.major(), c.minor()));
+            let known = catalog.pytorch.release.iter().any(|r| {
+                r.version == t.version
+                    && r.variants_for("linux-sbsa")
+                        .iter()
+                        .any(|v| Some(&v.name) == name.as_ref())
+            });
+            if !known {
                 t.targets = probe(net, budget, &t.wheel, p, notes)?;
             }
         }

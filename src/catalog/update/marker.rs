@@ -25,6 +25,14 @@ impl Env<'_> {
             platform_machine: "x86_64",
         }
     }
+
+    /// Linux on `machine` (`x86_64`, `aarch64`), with `extra`.
+    pub fn linux<'a>(machine: &'a str, extra: Option<&'a str>) -> Env<'a> {
+        Env {
+            platform_machine: machine,
+            ..Env::linux_x86_64(extra)
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -54,6 +54,9 @@ pub fn apply(
     for v in obs.torch_index.iter() {
         torch_variant(&mut t, base, v, today, &mut changes, notes)?;
     }
+    for o in &obs.pypi.torch_sbsa {
+        torch_sbsa(&mut t, base, o, today, &mut changes, notes)?;
+    }
     for o in &obs.pypi.tensorflow {
         tensorflow(&mut t, base, o, today, &mut changes, notes)?;
     }
@@ -205,6 +208,19 @@ fn cudnn(
             ))));
             let mut block = vec![format!("# --- cuDNN {version} cuda{} (derived by `cudaup manifests update` on {today}) ---", w.major), String::new()];
             block.extend(Doc::block("release", &row));
+            // The linux-sbsa build, read the same way from the aarch64 wheel (its own GPU list).
+            if let (Some(aw), Some(at)) = (&w.sbsa, &w.sbsa_targets) {
+                block.extend(Doc::block("release.build", &[
+                    ("platform", lit("linux-sbsa")),
+                    ("compute_capabilities", lit_versions(&sm_list(at))),
+                    ("wheel", lit(&w.version.to_string())),
+                    ("derived", lit(&today.to_string())),
+                    ("source", lit(&format!("{} (libcudnn_cnn.so.9 .nv_fatbin: {}; the manylinux aarch64 wheel)", aw.url, at.describe()))),
+                ]));
+                changes.push(format!("cudnn.toml: + cuDNN {version} cuda{} linux-sbsa ({})", w.major, at.describe()));
+            } else if w.sbsa.is_some() {
+                notes.push(format!("cuDNN {} cuda{}: the GPU list of its aarch64 wheel was not read, so the row has no linux-sbsa build", w.version, w.major));
+            }
             match doc.position("release", "version", &version, false) {
                 Some(at) => doc.insert(at, block),
                 None => doc.append(block),
@@ -387,6 +403,84 @@ fn torch_release(
         o.version,
         targets.describe()
     ));
+    Ok(())
+}
+
+/// PyPI's Linux aarch64 torch wheel: a `platform = "linux-sbsa"`, `pypi = true` variant under
+/// its release (added above in this run, or already catalogued), never a change to the x86_64
+/// rows.
+fn torch_sbsa(
+    t: &mut Texts<'_>,
+    base: &Catalog,
+    o: &TorchObs,
+    today: Date,
+    changes: &mut Vec<String>,
+    notes: &mut Vec<String>,
+) -> Result<(), UpdateError> {
+    let Some(cuda) = &o.cuda else { return Ok(()) };
+    let name = variant_name(cuda);
+    let version = o.version.to_string();
+    let known = base
+        .pytorch
+        .release
+        .iter()
+        .filter(|r| r.version == o.version)
+        .flat_map(|r| r.variants_for("linux-sbsa"))
+        .find(|v| v.name == name);
+    if let Some(v) = known {
+        if let (Some(pin), Some(had)) = (&o.cudnn, &v.cudnn) {
+            if pin != had {
+                notes.push(format!(
+                    "torch {version} {name} (linux-sbsa): the aarch64 wheel pins cuDNN {pin} (catalog: {had}) ({})",
+                    o.metadata_url
+                ));
+            }
+        }
+        return Ok(());
+    }
+    let Some(targets) = &o.targets else {
+        notes.push(format!(
+            "torch {version}: the GPU list of PyPI's aarch64 wheel ({name}) could not be read, so no linux-sbsa row was added"
+        ));
+        return Ok(());
+    };
+    let mut row = variant_row(
+        &name,
+        cuda,
+        targets,
+        o.cudnn.as_deref(),
+        true,
+        today,
+        format!(
+            "{} (torch/lib/libtorch_cuda_linalg.so .nv_fatbin: {}; METADATA {} pins cuDNN {}; PyPI's manylinux aarch64 wheel)",
+            o.wheel.url,
+            targets.describe(),
+            o.metadata_url,
+            o.cudnn.as_deref().unwrap_or("(none)")
+        ),
+    );
+    row.insert(1, ("platform", lit("linux-sbsa")));
+    let at = row.len() - 2;
+    row.insert(at, ("pypi", "true".into()));
+    let block = Doc::block("release.variant", &row);
+    let added = t.edit("pytorch.toml", |doc| {
+        let release = doc.find("release", "version", &version)?;
+        let at = doc.end_with_children(release, "release.variant");
+        let mut block = block;
+        block.insert(0, String::new());
+        block.pop();
+        doc.insert(at, block);
+        Some(())
+    })?;
+    match added {
+        Some(()) => changes.push(format!(
+            "pytorch.toml: + torch {version} {name} linux-sbsa ({})",
+            targets.describe()
+        )),
+        None => notes.push(format!(
+            "torch {version}: PyPI's aarch64 wheel is {name}, but the release has no row to put it under"
+        )),
+    }
     Ok(())
 }
 

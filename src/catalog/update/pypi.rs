@@ -68,6 +68,11 @@ impl Project {
 
     /// The Linux x86_64 wheel of `version` to read (the newest CPython tag, else any).
     pub fn wheel(&self, version: &Version) -> Option<&WheelFile> {
+        self.wheel_for(version, "x86_64")
+    }
+
+    /// The Linux wheel of `version` for `machine` (`x86_64`, `aarch64`) to read.
+    pub fn wheel_for(&self, version: &Version, machine: &str) -> Option<&WheelFile> {
         let mut fit: Vec<&WheelFile> = self
             .files
             .iter()
@@ -75,7 +80,7 @@ impl Project {
                 parse_wheel_name(&f.filename).is_some_and(|w| {
                     &w.version == version
                         && f.filename.split('-').nth(1).is_some_and(is_final)
-                        && runs_on(&w.platforms, "x86_64")
+                        && runs_on(&w.platforms, machine)
                 })
             })
             .collect();
@@ -319,7 +324,12 @@ impl Metadata {
 
     /// The requirements that apply on Linux x86_64 with `extra`.
     pub fn requires(&self, extra: Option<&str>) -> Vec<Requirement> {
-        let env = Env::linux_x86_64(extra);
+        self.requires_on("x86_64", extra)
+    }
+
+    /// The requirements that apply on Linux `machine` with `extra`.
+    pub fn requires_on(&self, machine: &str, extra: Option<&str>) -> Vec<Requirement> {
+        let env = Env::linux(machine, extra);
         self.requires_dist
             .iter()
             .filter(|line| {
@@ -420,6 +430,10 @@ pub struct CudnnWheelObs {
     pub page: String,
     /// Filled by the fatbin probe.
     pub targets: Option<Targets>,
+    /// The same version's manylinux aarch64 wheel (the linux-sbsa build), if the index has one.
+    pub sbsa: Option<WheelFile>,
+    /// Its targets, filled by the fatbin probe.
+    pub sbsa_targets: Option<Targets>,
 }
 
 /// Everything read from PyPI.
@@ -433,6 +447,9 @@ pub struct PypiObs {
     pub cudnn: Vec<CudnnWheelObs>,
     /// `cuda-toolkit` versions on the index.
     pub cuda_toolkit: Vec<Version>,
+    /// The Linux aarch64 wheels of the torch releases read, where they are CUDA builds (the
+    /// catalog's `platform = "linux-sbsa"`, `pypi = true` rows).
+    pub torch_sbsa: Vec<TorchObs>,
     /// The project pages read, by name.
     pub pages: BTreeMap<String, String>,
 }
@@ -443,7 +460,13 @@ fn major_minor(v: &Version) -> Option<Version> {
 
 /// The CUDA a torch wheel was built for, from what it pins.
 fn torch_cuda(m: &Metadata) -> Option<Version> {
-    let reqs = m.requires(None);
+    torch_cuda_on(m, "x86_64")
+}
+
+/// The CUDA a torch wheel for Linux `machine` was built for; `None` for a CPU build (an aarch64
+/// wheel whose nvidia-* requirements hold only on x86_64).
+pub fn torch_cuda_on(m: &Metadata, machine: &str) -> Option<Version> {
+    let reqs = m.requires_on(machine, None);
     if let Some(r) = reqs.iter().find(|r| r.name == "cuda-toolkit") {
         return r.spec.floor().and_then(major_minor);
     }
@@ -504,6 +527,42 @@ pub fn read(
         .collect();
     let mut vision: Option<Project> = None;
     let mut audio: Option<Project> = None;
+    // The aarch64 side: PyPI's manylinux aarch64 wheel of the same releases. A CPU build (its
+    // nvidia-* requirements hold only on x86_64) gives no linux-sbsa row.
+    for v in &wanted {
+        let Some(w) = torch.wheel_for(v, "aarch64") else {
+            continue;
+        };
+        let m = metadata(net, w)?;
+        let Some(cuda) = torch_cuda_on(&m, "aarch64") else {
+            notes.push(format!(
+                "torch {v}: PyPI's aarch64 wheel is a CPU build ({}), so no linux-sbsa row comes from it",
+                m.url
+            ));
+            continue;
+        };
+        obs.torch_sbsa.push(TorchObs {
+            python_min: None,
+            python_max: None,
+            cuda: Some(cuda),
+            cudnn: m
+                .requires_on("aarch64", None)
+                .iter()
+                .find(|r| r.name.starts_with("nvidia-cudnn-cu"))
+                .and_then(|r| {
+                    r.spec
+                        .is_exact()
+                        .then(|| r.spec.floor().map(|f| f.to_string()))
+                })
+                .flatten(),
+            wheel: w.clone(),
+            metadata_url: m.url.clone(),
+            torchvision: None,
+            torchaudio: None,
+            targets: None,
+            version: v.clone(),
+        });
+    }
     for v in wanted {
         let Some(w) = torch.wheel(&v) else { continue };
         let m = metadata(net, w)?;
@@ -637,6 +696,8 @@ pub fn read(
                 wheel: w.clone(),
                 page: p.page.to_string(),
                 targets: None,
+                sbsa: p.wheel_for(v, "aarch64").cloned(),
+                sbsa_targets: None,
             });
         }
     }
@@ -666,6 +727,22 @@ mod tests {
             env!("CARGO_MANIFEST_DIR")
         ))
         .unwrap()
+    }
+
+    /// The aarch64 wheels' real METADATA: 2.15.0's pins CUDA 13.2 on every Linux machine; 2.10.0's
+    /// pins nvidia-* wheels only where `platform_machine == "x86_64"`, so its aarch64 wheel is
+    /// the CPU build and gives no CUDA.
+    #[test]
+    fn real_aarch64_torch_metadata_tells_cuda_from_cpu_builds() {
+        let m = Metadata::parse(&fixture("torch-2.15.0-aarch64.METADATA"), "x").unwrap();
+        assert_eq!(torch_cuda_on(&m, "aarch64").unwrap().to_string(), "13.2");
+        let m = Metadata::parse(&fixture("torch-2.10.0-aarch64.METADATA"), "x").unwrap();
+        assert_eq!(torch_cuda_on(&m, "aarch64"), None);
+        assert_eq!(
+            torch_cuda_on(&m, "x86_64").unwrap().to_string(),
+            "12.8",
+            "the same file read for x86_64"
+        );
     }
 
     #[test]

@@ -28,6 +28,7 @@ fn system(distro: &str, version: &str, kernel: &str) -> System {
             kernel: Some(kernel.into()),
             wsl: false,
             secure_boot: Some(false),
+            jetson: None,
         },
         gpus: Vec::new(),
         driver: None,
