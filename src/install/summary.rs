@@ -89,11 +89,13 @@ pub fn release_to_install(catalog: &Catalog, planned: &Version) -> Version {
 /// has it — also where the plan keeps this machine's toolkit of that series, whose version is
 /// its nvcc's (13.0.88) — else [`release_to_install`]'s.
 pub fn release_for(catalog: &Catalog, pin: Option<&str>, planned: &Version) -> Version {
-    if let Some(p) = pin
+    // Only a full release (`13.0.2`); `12.1` means the newest of its series.
+    let exact = pin
+        .filter(|p| p.split('.').count() >= 3)
         .and_then(Version::parse)
-        .filter(|p| catalog.cuda.release.iter().any(|r| &r.version == p))
-    {
-        return p;
+        .and_then(|p| catalog.cuda.release.iter().find(|r| r.version == p));
+    if let Some(r) = exact {
+        return r.version.clone();
     }
     release_of(catalog, planned)
 }
