@@ -82,7 +82,14 @@ pub fn summarize(
 /// catalog has it (a pin such as `--cuda 13.0.2` means that release), else the newest release
 /// of its series (a kept toolkit's nvcc says `13.0.88`).
 pub fn release_to_install(catalog: &Catalog, planned: &Version) -> Version {
-    release_of(catalog, planned)
+    if catalog.cuda.release.iter().any(|r| &r.version == planned) {
+        return planned.clone();
+    }
+    catalog
+        .cuda
+        .newest_of_series(planned)
+        .cloned()
+        .unwrap_or_else(|| planned.clone())
 }
 
 /// The release to install or mirror: an exact release pin (`--cuda 13.0.2`) when the catalog
@@ -97,18 +104,7 @@ pub fn release_for(catalog: &Catalog, pin: Option<&str>, planned: &Version) -> V
     if let Some(r) = exact {
         return r.version.clone();
     }
-    release_of(catalog, planned)
-}
-
-fn release_of(catalog: &Catalog, planned: &Version) -> Version {
-    if catalog.cuda.release.iter().any(|r| &r.version == planned) {
-        return planned.clone();
-    }
-    catalog
-        .cuda
-        .newest_of_series(planned)
-        .cloned()
-        .unwrap_or_else(|| planned.clone())
+    release_to_install(catalog, planned)
 }
 
 /// For a plan that installs a toolkit: what `--components spec` installs and downloads.
