@@ -310,40 +310,12 @@ fn mirror_create_for_aarch64_copies_the_sbsa_archives_only() {
 /// the libraries are Arm ELF files.
 #[test]
 fn aarch64_wheel_route_with_real_wheels_from_pypi_network() {
-    let wheels = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("nvidia-wheels-aarch64");
-    if !wheels.join("done").exists() {
-        for platform in [None, Some("manylinux2014_aarch64")] {
-            let mut cmd = std::process::Command::new("python3");
-            cmd.args(["-m", "pip", "download", "--no-deps", "--quiet", "-d"])
-                .arg(&wheels);
-            if let Some(p) = platform {
-                cmd.args(["--platform", p, "--only-binary=:all:"]);
-            }
-            let out = cmd
-                .args(["nvidia-cuda-runtime==13.0.96", "nvidia-cuda-crt==13.0.88"])
-                .output()
-                .expect("pip runs");
-            assert!(
-                out.status.success(),
-                "pip download: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        fs_err::write(wheels.join("done"), "").unwrap();
-    }
-    let index = tempfile::tempdir().unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/make-wheel-mirror.py");
-    let out = std::process::Command::new("python3")
-        .arg(script)
-        .arg(&wheels)
-        .arg(index.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let wheels = crate::common::pypi_wheels(
+        "nvidia-wheels-aarch64",
+        &["nvidia-cuda-runtime==13.0.96", "nvidia-cuda-crt==13.0.88"],
+        &[None, Some("manylinux2014_aarch64")],
     );
+    let index = crate::common::wheel_index(&wheels);
     let server = crate::common::server::Server::start(index.path().to_owned());
     let home = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();

@@ -715,34 +715,12 @@ fn mirror_create_then_install_offline() {
 /// loopback PEP 503 index.
 #[test]
 fn needs_network_real_nvidia_wheels_through_a_loopback_index() {
-    let wheels = Path::new(env!("CARGO_TARGET_TMPDIR")).join("nvidia-wheels");
-    if !wheels.join("done").exists() {
-        let out = Command::new("python3")
-            .args(["-m", "pip", "download", "--no-deps", "--quiet", "-d"])
-            .arg(&wheels)
-            .args(["nvidia-cuda-runtime==13.0.96", "nvidia-cuda-crt==13.0.88"])
-            .output()
-            .expect("pip runs");
-        assert!(
-            out.status.success(),
-            "pip download: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        fs_err::write(wheels.join("done"), "").unwrap();
-    }
-    let index = tempfile::tempdir().unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/make-wheel-mirror.py");
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(&wheels)
-        .arg(index.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let wheels = pypi_wheels(
+        "nvidia-wheels",
+        &["nvidia-cuda-runtime==13.0.96", "nvidia-cuda-crt==13.0.88"],
+        &[None],
     );
+    let index = wheel_index(&wheels);
     let server = Server::start(index.path().to_owned());
     let env = Env::new();
     let home = env.home.path().display().to_string();

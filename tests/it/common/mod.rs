@@ -220,3 +220,46 @@ pub fn kill_at_checkpoint(mut cmd: Command, checkpoint: &str) {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// Real wheels from PyPI (`pip download --no-deps` of `requirements`, once per `platforms` entry:
+/// `None` is this machine's), cached under the test target directory as `cache` so only the
+/// first run needs the network.
+pub fn pypi_wheels(cache: &str, requirements: &[&str], platforms: &[Option<&str>]) -> PathBuf {
+    let wheels = Path::new(env!("CARGO_TARGET_TMPDIR")).join(cache);
+    if !wheels.join("done").exists() {
+        for platform in platforms {
+            let mut cmd = Command::new("python3");
+            cmd.args(["-m", "pip", "download", "--no-deps", "--quiet", "-d"])
+                .arg(&wheels);
+            if let Some(p) = platform {
+                cmd.args(["--platform", p, "--only-binary=:all:"]);
+            }
+            let out = cmd.args(requirements).output().expect("pip runs");
+            assert!(
+                out.status.success(),
+                "pip download: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        fs_err::write(wheels.join("done"), "").unwrap();
+    }
+    wheels
+}
+
+/// A PEP 503 index of the wheels in `wheels` (scripts/make-wheel-mirror.py), under `simple/`.
+pub fn wheel_index(wheels: &Path) -> tempfile::TempDir {
+    let index = tempfile::tempdir().unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/make-wheel-mirror.py");
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(wheels)
+        .arg(index.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    index
+}
