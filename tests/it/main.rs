@@ -5,6 +5,7 @@ mod bench;
 mod common;
 mod config;
 mod detect;
+mod docs;
 mod doctor;
 mod fleet;
 mod framework;
