@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod catalog;
 pub mod cli;
+pub mod container;
 pub mod detect;
 pub mod doctor;
 pub mod error;

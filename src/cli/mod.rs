@@ -1,6 +1,7 @@
 //! The command line: clap definitions, and the glue from parsed arguments to library calls.
 
 mod bench;
+mod container;
 mod detect;
 mod doctor;
 mod env;
@@ -151,6 +152,10 @@ Exit code 4 when any check failed; checks that cannot apply here are skipped, no
     /// Fleets: `fleet report DIR` reads the reports scripts/ansible/ collects from every host
     #[command(subcommand)]
     Fleet(fleet::FleetCommand),
+    /// GPUs in Docker and Podman containers: which engines are here and how each reaches the
+    /// GPUs (CDI by default), the CDI spec of the loaded driver
+    #[command(subcommand)]
+    Container(container::ContainerCommand),
 }
 
 /// `cudaup detect` flags.
@@ -252,6 +257,7 @@ pub fn run(
             out,
         ),
         Some(Command::Fleet(cmd)) => fleet::run(&cmd, &style, out),
+        Some(Command::Container(cmd)) => container::run(&cmd, process, runner, &style, out),
         Some(Command::Bench(args)) => {
             bench::run(&args, &cli.global, process, runner, &catalog, &style, out)
         }

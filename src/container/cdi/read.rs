@@ -1,0 +1,171 @@
+//! Reads the CDI specs an engine would load — cudaup's JSON and the toolkit's YAML alike — far
+//! enough to tell which driver each was made for and whether its device nodes still exist.
+//!
+//! A YAML spec is read line by line rather than parsed: the facts doctor needs (`kind:`, the
+//! `path:`/`hostPath:` of device nodes, the versioned `libcuda.so.<version>` it mounts) are
+//! single-line scalars in every spec `nvidia-ctk cdi generate` writes.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::detect::Root;
+
+/// One spec file found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Found {
+    /// Machine path of the file.
+    pub path: PathBuf,
+    /// Its `kind` (`nvidia.com/gpu`), when readable.
+    pub kind: Option<String>,
+    /// The driver the spec mounts the libraries of (`libcuda.so.<version>`).
+    pub driver_version: Option<String>,
+    /// Host device nodes it names.
+    pub device_nodes: Vec<PathBuf>,
+    /// The file's permission bits (`0o644`); a spec others cannot read fails for rootless
+    /// engines (toolkit #146).
+    pub mode: Option<u32>,
+    /// Why the file could not be read as a spec.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
+}
+
+impl Found {
+    /// Whether other users can read it.
+    pub fn world_readable(&self) -> bool {
+        self.mode.is_none_or(|m| m & 0o004 != 0)
+    }
+}
+
+/// The spec files (`*.json`, `*.yaml`, `*.yml`) in `dirs`, machine paths read over `root`.
+pub fn scan(root: &Root, dirs: &[PathBuf]) -> Vec<Found> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        for path in root.list(dir) {
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if !matches!(ext, "json" | "yaml" | "yml") {
+                continue;
+            }
+            out.push(read_one(root, &path));
+        }
+    }
+    out
+}
+
+/// Reads one spec file.
+pub fn read_one(root: &Root, path: &Path) -> Found {
+    let host = root.host_path(path);
+    let mode = std::fs::metadata(&host).ok().map(|m| {
+        use std::os::unix::fs::PermissionsExt;
+        m.permissions().mode() & 0o7777
+    });
+    let mut found = Found {
+        path: path.to_path_buf(),
+        kind: None,
+        driver_version: None,
+        device_nodes: Vec::new(),
+        mode,
+        unreadable: None,
+    };
+    let text = match fs_err::read_to_string(&host) {
+        Ok(t) => t,
+        Err(e) => {
+            found.unreadable = Some(e.to_string());
+            return found;
+        }
+    };
+    if path.extension().is_some_and(|e| e == "json") {
+        match serde_json::from_str::<super::Spec>(&text) {
+            Ok(spec) => {
+                found.kind = Some(spec.kind.clone());
+                found.device_nodes = spec.host_device_nodes();
+                found.driver_version = spec.host_mounts().iter().find_map(|m| libcuda_version(m));
+            }
+            Err(e) => found.unreadable = Some(format!("not a CDI spec: {e}")),
+        }
+        return found;
+    }
+    let mut node_path: Option<PathBuf> = None;
+    for line in text.lines() {
+        let l = line.trim().trim_start_matches("- ").trim();
+        let value = |key: &str| {
+            l.strip_prefix(key)
+                .map(|v| v.trim().trim_matches(|c| c == '"' || c == '\'').to_owned())
+        };
+        if let Some(k) = value("kind:") {
+            found.kind.get_or_insert(k);
+        } else if let Some(p) = value("path:") {
+            if p.starts_with("/dev/") {
+                if let Some(prev) = node_path.take() {
+                    found.device_nodes.push(prev);
+                }
+                node_path = Some(PathBuf::from(p));
+            }
+        } else if let Some(h) = value("hostPath:") {
+            if h.starts_with("/dev/") || node_path.is_some() && !h.contains(".so") {
+                node_path = Some(PathBuf::from(h));
+            } else if found.driver_version.is_none() {
+                found.driver_version = libcuda_version(Path::new(&h));
+            }
+        }
+    }
+    found.device_nodes.extend(node_path);
+    if found.kind.is_none() {
+        found.unreadable = Some("no `kind:` line: not a CDI spec".to_owned());
+    }
+    found
+}
+
+/// `580.95.05` from `…/libcuda.so.580.95.05`.
+pub fn libcuda_version(path: &Path) -> Option<String> {
+    let v = path.file_name()?.to_str()?.strip_prefix("libcuda.so.")?;
+    (v.contains('.') && v.chars().all(|c| c.is_ascii_digit() || c == '.')).then(|| v.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shape of `nvidia-ctk cdi generate` 1.17's YAML (trimmed).
+    const TOOLKIT_YAML: &str = "---\ncdiVersion: 0.5.0\ncontainerEdits:\n  deviceNodes:\n  - path: /dev/nvidia-modeset\n  - path: /dev/nvidia-uvm\n  - path: /dev/nvidiactl\n  hooks:\n  - args:\n    - nvidia-cdi-hook\n    - create-symlinks\n    hookName: createContainer\n    path: /usr/bin/nvidia-cdi-hook\n  mounts:\n  - containerPath: /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15\n    hostPath: /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15\n    options:\n    - ro\ndevices:\n- containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n  name: \"0\"\nkind: nvidia.com/gpu\n";
+
+    #[test]
+    fn a_toolkit_yaml_spec_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::create_dir_all(dir.path().join("var/run/cdi")).unwrap();
+        fs_err::write(dir.path().join("var/run/cdi/nvidia.yaml"), TOOLKIT_YAML).unwrap();
+        fs_err::write(dir.path().join("var/run/cdi/notes.txt"), "x").unwrap();
+        let found = scan(&Root::at(dir.path()), &["/var/run/cdi".into()]);
+        assert_eq!(found.len(), 1);
+        let f = &found[0];
+        assert_eq!(f.kind.as_deref(), Some("nvidia.com/gpu"));
+        assert_eq!(f.driver_version.as_deref(), Some("550.54.15"));
+        assert_eq!(
+            f.device_nodes,
+            [
+                "/dev/nvidia-modeset",
+                "/dev/nvidia-uvm",
+                "/dev/nvidiactl",
+                "/dev/nvidia0"
+            ]
+            .map(PathBuf::from)
+        );
+    }
+
+    #[test]
+    fn cudaups_json_spec_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        super::super::generate::tests::fake_driver(dir.path(), "580.95.05");
+        let g = super::super::generate::generate(&Root::at(dir.path())).unwrap();
+        let path = dir.path().join("etc/cdi/cudaup-nvidia.json");
+        fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+        fs_err::write(&path, g.spec.to_json()).unwrap();
+        let f = read_one(
+            &Root::at(dir.path()),
+            Path::new("/etc/cdi/cudaup-nvidia.json"),
+        );
+        assert_eq!(f.driver_version.as_deref(), Some("580.95.05"));
+        assert!(f.unreadable.is_none());
+        assert!(f.device_nodes.iter().all(|n| n.starts_with(dir.path())));
+    }
+}
