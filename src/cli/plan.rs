@@ -124,16 +124,86 @@ impl StackArgs {
     }
 }
 
-/// Reads a System document given with `--system`.
+/// Reads a System document given with `--system`, completing its GPUs from the embedded
+/// catalog's `gpus.toml` (see [`load_system_with`]).
 pub fn load_system(path: &std::path::Path) -> Result<System> {
-    let text = fs_err::read_to_string(path).map_err(|e| Error::SystemFile {
+    let table: crate::catalog::GpuTable = toml::from_str(
+        crate::catalog::embedded_text("gpus.toml").expect("gpus.toml is embedded"),
+    )
+    .expect("the embedded gpus.toml is valid (tested)");
+    load_system_with(path, &table)
+}
+
+/// Reads a System document, completing each GPU from `table` the way `detect` does for a PCI
+/// scan: a GPU given by its `pci_id` alone (`{"index": 0, "vendor": "nvidia", "pci_id":
+/// "10de:2335"}`, or even without `index` and `vendor`) gets the name, compute capability and
+/// architecture the table knows; what the file states wins. A GPU the table does not know and
+/// the file gives no name for is refused, naming its PCI id.
+pub fn load_system_with(path: &std::path::Path, table: &crate::catalog::GpuTable) -> Result<System> {
+    let bad = |message: String| Error::SystemFile {
         path: path.to_owned(),
-        message: format!("cannot read it: {}", e.kind()),
-    })?;
-    serde_json::from_str(&text).map_err(|e| Error::SystemFile {
-        path: path.to_owned(),
-        message: format!("line {}, column {}: {e}", e.line(), e.column()),
-    })
+        message,
+    };
+    let text = fs_err::read_to_string(path)
+        .map_err(|e| bad(format!("cannot read it: {}", e.kind())))?;
+    let at = |e: &serde_json::Error| format!("line {}, column {}: {e}", e.line(), e.column());
+    let mut system: System = match serde_json::from_str(&text) {
+        Ok(s) => s,
+        Err(first) => {
+            let Ok(mut value) = serde_json::from_str::<serde_json::Value>(&text) else {
+                return Err(bad(at(&first)));
+            };
+            name_gpus_by_pci_id(&mut value, table).map_err(bad)?;
+            // Still wrong after the table's help: the parser's own words, with its position.
+            serde_json::from_value(value).map_err(|_| bad(at(&first)))?
+        }
+    };
+    for gpu in system
+        .gpus
+        .iter_mut()
+        .filter(|g| g.vendor == crate::model::system::Vendor::Nvidia)
+    {
+        crate::detect::gpu::complete_from_table(gpu, table);
+    }
+    Ok(system)
+}
+
+/// Fills the `index`, `vendor` and `name` a GPU entry with a `pci_id` may leave out.
+fn name_gpus_by_pci_id(
+    value: &mut serde_json::Value,
+    table: &crate::catalog::GpuTable,
+) -> std::result::Result<(), String> {
+    let Some(gpus) = value.get_mut("gpus").and_then(|g| g.as_array_mut()) else {
+        return Ok(());
+    };
+    for (i, gpu) in gpus.iter_mut().enumerate() {
+        let Some(gpu) = gpu.as_object_mut() else {
+            continue;
+        };
+        let Some(pci_id) = gpu.get("pci_id").and_then(|p| p.as_str()).map(str::to_owned) else {
+            continue;
+        };
+        let known = table.lookup(&pci_id);
+        gpu.entry("index").or_insert_with(|| i.into());
+        if !gpu.contains_key("vendor") {
+            let vendor = match pci_id.to_ascii_lowercase().split(':').next() {
+                Some("10de") => "nvidia",
+                Some("1002") => "amd",
+                Some("8086") => "intel",
+                _ => return Err(format!("gpus[{i}]: PCI id {pci_id}: give its `vendor`")),
+            };
+            gpu.insert("vendor".into(), vendor.into());
+        }
+        if !gpu.contains_key("name") {
+            let Some(k) = &known else {
+                return Err(format!(
+                    "gpus[{i}]: PCI id {pci_id} is not in the catalog's gpus.toml: give its `name` and `compute_capability`"
+                ));
+            };
+            gpu.insert("name".into(), format!("NVIDIA {}", k.name).into());
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn run(

@@ -8,6 +8,7 @@ mod detect;
 mod docs;
 mod doctor;
 mod fleet;
+mod first_run;
 mod framework;
 mod hostile;
 mod hostile_crash;
