@@ -127,10 +127,9 @@ impl StackArgs {
 /// Reads a System document given with `--system`, completing its GPUs from the embedded
 /// catalog's `gpus.toml` (see [`load_system_with`]).
 pub fn load_system(path: &std::path::Path) -> Result<System> {
-    let table: crate::catalog::GpuTable = toml::from_str(
-        crate::catalog::embedded_text("gpus.toml").expect("gpus.toml is embedded"),
-    )
-    .expect("the embedded gpus.toml is valid (tested)");
+    let table: crate::catalog::GpuTable =
+        toml::from_str(crate::catalog::embedded_text("gpus.toml").expect("gpus.toml is embedded"))
+            .expect("the embedded gpus.toml is valid (tested)");
     load_system_with(path, &table)
 }
 
@@ -139,13 +138,16 @@ pub fn load_system(path: &std::path::Path) -> Result<System> {
 /// "10de:2335"}`, or even without `index` and `vendor`) gets the name, compute capability and
 /// architecture the table knows; what the file states wins. A GPU the table does not know and
 /// the file gives no name for is refused, naming its PCI id.
-pub fn load_system_with(path: &std::path::Path, table: &crate::catalog::GpuTable) -> Result<System> {
+pub fn load_system_with(
+    path: &std::path::Path,
+    table: &crate::catalog::GpuTable,
+) -> Result<System> {
     let bad = |message: String| Error::SystemFile {
         path: path.to_owned(),
         message,
     };
-    let text = fs_err::read_to_string(path)
-        .map_err(|e| bad(format!("cannot read it: {}", e.kind())))?;
+    let text =
+        fs_err::read_to_string(path).map_err(|e| bad(format!("cannot read it: {}", e.kind())))?;
     let at = |e: &serde_json::Error| format!("line {}, column {}: {e}", e.line(), e.column());
     let mut system: System = match serde_json::from_str(&text) {
         Ok(s) => s,
@@ -180,7 +182,11 @@ fn name_gpus_by_pci_id(
         let Some(gpu) = gpu.as_object_mut() else {
             continue;
         };
-        let Some(pci_id) = gpu.get("pci_id").and_then(|p| p.as_str()).map(str::to_owned) else {
+        let Some(pci_id) = gpu
+            .get("pci_id")
+            .and_then(|p| p.as_str())
+            .map(str::to_owned)
+        else {
             continue;
         };
         let known = table.lookup(&pci_id);

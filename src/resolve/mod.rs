@@ -191,6 +191,7 @@ fn plan(system: &System, req: &Request, catalog: &Catalog, today: Date) -> Plan 
                     }
                 )];
                 reasons.extend(summarise(&tried));
+                reasons.extend(unmatched_pins(req, catalog));
                 unsupported(profile, reasons, warnings, tried)
             }
         };
@@ -265,7 +266,65 @@ fn plan(system: &System, req: &Request, catalog: &Catalog, today: Date) -> Plan 
     }
     let mut reasons = vec![format!("no {profile} stack fits; what stood in the way:")];
     reasons.extend(summarise(&rejected));
+    reasons.extend(unmatched_pins(req, catalog));
     unsupported(profile, reasons, warnings, rejected)
+}
+
+/// The pins no release in the catalog matches (`--cuda 99.9`), each said in full: such a pin
+/// leaves no candidate to reject, so without this the reasons would end at "what stood in the
+/// way:".
+fn unmatched_pins(req: &Request, catalog: &Catalog) -> Vec<String> {
+    let check = |what: &str, flag: &str, pin: Option<&String>, known: Vec<&Version>| {
+        let pin = pin?;
+        if known
+            .iter()
+            .any(|v| crate::request::pin_matches(Some(pin), v))
+        {
+            return None;
+        }
+        let range = match (known.iter().min(), known.iter().max()) {
+            (Some(lo), Some(hi)) => format!(" (it has {lo} to {hi})"),
+            _ => String::new(),
+        };
+        Some(format!(
+            "{flag} {pin}: no {what} release in the catalog matches it{range}; `cudaup manifests update` reads newer releases from the publishers"
+        ))
+    };
+    let pins = &req.pins;
+    [
+        check(
+            "CUDA",
+            "--cuda",
+            pins.cuda.as_ref(),
+            catalog.cuda.release.iter().map(|r| &r.version).collect(),
+        ),
+        check(
+            "cuDNN",
+            "--cudnn",
+            pins.cudnn.as_ref(),
+            catalog.cudnn.release.iter().map(|r| &r.version).collect(),
+        ),
+        check(
+            "PyTorch",
+            "--torch",
+            pins.torch.as_ref(),
+            catalog.pytorch.release.iter().map(|r| &r.version).collect(),
+        ),
+        check(
+            "TensorFlow",
+            "--tensorflow",
+            pins.tensorflow.as_ref(),
+            catalog
+                .tensorflow
+                .release
+                .iter()
+                .map(|r| &r.version)
+                .collect(),
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// The platform whose rows apply to this machine: on Linux the catalog's row of its
