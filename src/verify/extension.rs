@@ -187,6 +187,24 @@ pub fn judge(id: &str, r: &ExtensionReport, tk: &Toolkit, gpus: &[Gpu], archs: &
             .data(data);
         }
     }
+    if let Some(e) = r
+        .build_error
+        .as_deref()
+        .filter(|e| e.contains("Ninja is required"))
+    {
+        // torch.utils.cpp_extension builds only with Ninja, a build tool and not part of the
+        // stack: cudaup puts it into the venvs it makes for a toolkit profile, and a venv
+        // without it is skipped with the way to add it, not failed.
+        let first = e.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or(e);
+        return Check::skip(
+            id,
+            vec![format!(
+                "torch {torch} found no working Ninja to build the extension with ({}); `pip install ninja` in the venv adds it",
+                first.trim()
+            )],
+        )
+        .data(data);
+    }
     if let Some(e) = &r.build_error {
         let mut ev = vec![format!(
             "torch {torch} (CUDA {cuda}): the extension does not build against {}:",
@@ -331,6 +349,17 @@ mod tests {
         assert_eq!(
             judge("e", &cpu, &tk(), &[gpu()], "9.0").status,
             Status::Skip
+        );
+        // torch's own words when it finds no Ninja: skipped with the fix, not failed.
+        let no_ninja = report(
+            r#"{"torch": "2.11.0+cu130", "cuda": "13.0", "cuda_home": "/no/such/cuda", "build_error": "Traceback (most recent call last):\n  ...\nRuntimeError: Ninja is required to load C++ extensions"}"#,
+        );
+        let c = judge("extension:0", &no_ninja, &tk(), &[gpu()], "9.0");
+        assert_eq!(c.status, Status::Skip, "{c:?}");
+        assert!(
+            c.evidence[0].contains("Ninja is required to load C++ extensions")
+                && c.evidence[0].contains("pip install ninja"),
+            "{c:?}"
         );
         let none = report(r#"{"error": "ModuleNotFoundError: No module named 'torch'"}"#);
         assert_eq!(

@@ -130,3 +130,101 @@ fn a_pin_no_release_matches_is_named_and_no_reason_ends_at_a_colon() {
         );
     }
 }
+
+/// Finding 3: a venv cudaup makes for a framework beside a CUDA toolkit gets Ninja (PyPI
+/// `ninja`), which `torch.utils.cpp_extension` needs to build the extensions the toolkit is
+/// there for — from the same indexes as the framework (here a loopback PyTorch index for torch
+/// and a loopback PyPI-like index for the rest, nothing else reachable).
+#[test]
+fn a_framework_venv_beside_a_toolkit_gets_ninja() {
+    use crate::common::server::Server;
+    use crate::common::wheels;
+    let root = tempfile::tempdir().unwrap();
+    let build = root.path().join("build");
+    fs_err::create_dir_all(&build).unwrap();
+    let tag = "2.14.1+cu130";
+    let torch = vec![
+        wheels::fake_torch_with(&build, tag, Some("13.0"), crate::framework::ARCH, &[]),
+        wheels::fake_companion(&build, "torchvision", "0.29.1+cu130", tag),
+        wheels::fake_companion(&build, "torchaudio", "2.11.0+cu130", tag),
+    ];
+    wheels::write_index(&root.path().join("whl/cu130"), &torch);
+    let ninja = wheels::build_wheel(
+        &build,
+        "ninja",
+        "1.13.0",
+        &[],
+        &[wheels::WheelFile::new(
+            "ninja/__init__.py",
+            "__version__ = '1.13.0'\n",
+        )],
+    );
+    wheels::write_index(&root.path().join("simple"), &[ninja]);
+    let server = Server::start(root.path().to_owned());
+
+    let home = tempfile::tempdir().unwrap();
+    let venv = home.path().join("venv");
+    let (home_arg, venv_arg) = (
+        home.path().display().to_string(),
+        venv.display().to_string(),
+    );
+    let torch_index = format!("{}/whl", server.url());
+    let pypi_index = format!("{}/simple", server.url());
+    let h200 = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/h200-detect.json"
+    );
+    // The `full` plan has a toolkit (from a mirror in NVIDIA's layout).
+    let mirror = crate::common::synthetic_mirror(&[]);
+    let mirror_arg = mirror.path().display().to_string();
+    let args = [
+        "--home",
+        &home_arg,
+        "install",
+        "--system",
+        h200,
+        "--profile",
+        "full",
+        "--torch",
+        "2.14",
+        "--cuda",
+        "13.0.2",
+        "--cudnn",
+        "9.17",
+        "--mirror",
+        &mirror_arg,
+        "--driver",
+        "keep",
+        "--torch-index",
+        &torch_index,
+        "--pypi-index",
+        &pypi_index,
+        "--venv",
+        &venv_arg,
+        "--allow-http",
+        "--no-modify-path",
+        "--yes",
+    ];
+    let run = crate::common::cudaup_env(
+        &args,
+        home.path(),
+        &[("CUDAUP_NO_UV", "1"), ("CUDAUP_TEST_NO_RETRY_DELAY", "1")],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("then pip install ninja (CUDA extensions build with it)"),
+        "{}",
+        run.stdout
+    );
+    let out = std::process::Command::new(venv.join("bin/python"))
+        .args(["-c", "import ninja; print(ninja.__version__)"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "1.13.0",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

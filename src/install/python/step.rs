@@ -52,6 +52,24 @@ pub struct FrameworkStep {
     pub route: Option<Route>,
     /// The plan's constraints: passed to pip/uv as `-c`, and checked after the install.
     pub constraints: Vec<String>,
+    /// Build tools installed into the venv after the framework, from the same indexes (`ninja`
+    /// when the plan has a CUDA toolkit: `torch.utils.cpp_extension` builds only with it). Not
+    /// part of the framework: one that cannot be installed is a note, not a failed install.
+    pub build_tools: Vec<String>,
+}
+
+/// The build tools a venv gets for `plan`: Ninja (PyPI `ninja`) when the plan has a CUDA
+/// toolkit, so the extensions the toolkit is there for build (and `verify` can prove it).
+/// Unpinned: a build tool, not part of the stack the catalog keeps compatible.
+pub fn build_tools(plan: &Plan) -> Vec<String> {
+    let toolkit = plan
+        .component("cuda")
+        .is_some_and(|c| c.action != Action::Skip);
+    if toolkit {
+        vec!["ninja".to_owned()]
+    } else {
+        Vec::new()
+    }
 }
 
 /// Index settings for the framework step (kept under its old name).
@@ -156,6 +174,7 @@ pub fn step(
             .iter()
             .map(|c| c.requirement.clone())
             .collect(),
+        build_tools: build_tools(plan),
     }))
 }
 
@@ -292,6 +311,13 @@ pub fn describe(step: &FrameworkStep, out: &mut dyn Write) -> Result<()> {
             for e in &p.extra_index_urls {
                 writeln!(out, "  and  {e} (dependencies)")?;
             }
+            if !step.build_tools.is_empty() {
+                writeln!(
+                    out,
+                    "  then pip install {} (CUDA extensions build with it)",
+                    step.build_tools.join(" ")
+                )?;
+            }
         }
         None => writeln!(out, "  already installed as planned: only checked")?,
     }
@@ -321,6 +347,20 @@ pub fn execute(
         }
     }
     let python = step.venv.python().display().to_string();
+    let mut tool_notes = Vec::new();
+    if let (Some(p), false) = (&step.packages, step.build_tools.is_empty()) {
+        let tools = Packages {
+            requirements: step.build_tools.clone(),
+            ..p.clone()
+        };
+        if let Err(e) = session.install(&step.venv, &tools) {
+            tool_notes.push(format!(
+                "{} could not be installed into the venv ({e}): verify skips the CUDA-extension check; `{python} -m pip install {}` adds it",
+                step.build_tools.join(", "),
+                step.build_tools.join(" ")
+            ));
+        }
+    }
     let mut notes = match &step.expect {
         Expect::Torch(want) => {
             let report: TorchReport =
@@ -341,6 +381,7 @@ pub fn execute(
             check::judge_constraints(&installed, &step.constraints).map_err(PyEnvError::Check)?,
         );
     }
+    notes.extend(tool_notes);
     let receipt = VenvReceipt {
         schema_version: 1,
         venv: std::path::absolute(&step.venv.dir)?,
