@@ -27,6 +27,57 @@ pub enum ContainerCommand {
         after_help = "Examples:\n  cudaup container spec\n  cudaup container spec --driver-root /captured/tree"
     )]
     Spec(SpecArgs),
+    /// Set the engines up: the CDI spec of the loaded driver where each engine reads it (no
+    /// root needed for rootless Podman), the engines' configuration, and with --toolkit the
+    /// NVIDIA Container Toolkit from NVIDIA's repository (four packages pinned to one version,
+    /// never below the CVE floor). Every file is undone by `cudaup container uninstall` (and
+    /// `cudaup uninstall`)
+    #[command(
+        after_help = "Examples:\n  cudaup container setup --dry-run\n  cudaup container setup\n  sudo cudaup container setup --toolkit --yes\n\n\
+Commands (package installs, daemon restarts) run only with --yes; without it they are printed."
+    )]
+    Setup(SetupArgs),
+    /// Put back every file `container setup` changed, byte for byte
+    Uninstall(UninstallArgs),
+}
+
+/// `cudaup container setup` flags.
+#[derive(Debug, Args)]
+pub struct SetupArgs {
+    #[command(flatten)]
+    pub root: RootArgs,
+    /// Write system files (/etc/cdi, /etc/docker/daemon.json, …) under DIR instead of /
+    #[arg(long, value_name = "DIR")]
+    pub root_prefix: Option<PathBuf>,
+    /// Read the driver's files under DIR instead of / for the spec
+    #[arg(long, value_name = "DIR")]
+    pub driver_root: Option<PathBuf>,
+    /// Only this engine (docker or podman)
+    #[arg(long, value_parser = ["docker", "podman"])]
+    pub engine: Option<String>,
+    /// Install (or upgrade) the NVIDIA Container Toolkit from NVIDIA's repository
+    #[arg(long)]
+    pub toolkit: bool,
+    /// Run the commands (package installs, restarts) too
+    #[arg(short, long)]
+    pub yes: bool,
+    /// Show what would be written and run, and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the plan (and what was done) as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cudaup container uninstall` flags.
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    /// Show what would be put back, and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print what was done as JSON
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Where the host's files are read from.
@@ -96,7 +147,161 @@ pub(super) fn run(
             out.write_all(&generated.spec.to_json())?;
             Ok(ExitCode::Ok)
         }
+        ContainerCommand::Setup(args) => setup(args, process, runner, style, out),
+        ContainerCommand::Uninstall(args) => {
+            let home = home(process)?;
+            let undone = container::edit::undo(&home, args.dry_run)
+                .map_err(|e| Error::Usage(e.to_string()))?;
+            if args.json {
+                let text = serde_json::to_string_pretty(&undone).expect("serialises");
+                writeln!(out, "{text}")?;
+            } else {
+                render_undone(&undone, style, out)?;
+            }
+            Ok(if undone.iter().any(|u| u.action == "kept") {
+                ExitCode::Failure
+            } else {
+                ExitCode::Ok
+            })
+        }
     }
+}
+
+/// Lines for what [`container::edit::undo`] did (also `cudaup uninstall`'s).
+pub(super) fn render_undone(
+    undone: &[container::edit::Undone],
+    style: &Style,
+    out: &mut dyn Write,
+) -> Result<()> {
+    if undone.is_empty() {
+        writeln!(out, "container setup changed no file: nothing to put back")?;
+    }
+    for u in undone {
+        match &u.why {
+            Some(why) => writeln!(out, "  {} {} ({why})", style.warn("kept"), u.path.display())?,
+            None => writeln!(out, "  {} {}", u.action, u.path.display())?,
+        }
+    }
+    Ok(())
+}
+
+fn setup(
+    args: &SetupArgs,
+    process: &Process,
+    runner: &dyn Runner,
+    style: &Style,
+    out: &mut dyn Write,
+) -> Result<ExitCode> {
+    let survey = survey(&args.root, process, runner)?;
+    let home = home(process)?;
+    let driver_root = RootArgs {
+        system_root: args.driver_root.clone(),
+    }
+    .root()?;
+    if let Some(p) = &args.root_prefix {
+        if !p.is_dir() {
+            return Err(Error::Usage(format!(
+                "--root-prefix {}: not a directory",
+                p.display()
+            )));
+        }
+    }
+    let facts = container::toolkit::facts();
+    let host_root = args.root.root()?;
+    let opts = container::setup::Options {
+        prefix: args.root_prefix.as_deref(),
+        driver_root: &driver_root,
+        config_home: process
+            .path_var("XDG_CONFIG_HOME")
+            .or_else(|| process.home().map(|h| h.join(".config")))
+            .ok_or_else(|| {
+                Error::Usage("cannot tell the config directory: set HOME or XDG_CONFIG_HOME".into())
+            })?,
+        install_toolkit: args.toolkit,
+        only: args.engine.as_deref().map(|e| match e {
+            "docker" => container::engine::Kind::Docker,
+            _ => container::engine::Kind::Podman,
+        }),
+        toolkit: container::toolkit::probe(runner, &facts, &process.path_entries()),
+        family: container::toolkit::family(&host_root),
+    };
+    let plan = container::setup::plan(&survey, &opts).map_err(|e| Error::Usage(e.to_string()))?;
+    let root_needed: Vec<&container::setup::Edit> =
+        plan.edits.iter().filter(|e| e.needs_root).collect();
+    if !args.json {
+        render_setup(&survey, &plan, style, out)?;
+    }
+    if args.dry_run {
+        if args.json {
+            let text =
+                serde_json::to_string_pretty(&serde_json::json!({"survey": survey, "plan": plan}))
+                    .expect("serialises");
+            writeln!(out, "{text}")?;
+        }
+        return Ok(ExitCode::Ok);
+    }
+    if !root_needed.is_empty() {
+        return Err(Error::Usage(format!(
+            "writing {} needs root: run `sudo cudaup container setup{}`, or `cudaup container setup --engine podman` for rootless Podman alone",
+            root_needed.iter().map(|e| e.path.display().to_string()).collect::<Vec<_>>().join(", "),
+            if args.toolkit { " --toolkit" } else { "" }
+        )));
+    }
+    let mut lines = Vec::new();
+    let applied = container::setup::apply(&plan, &home, args.yes, runner, &mut |l| {
+        lines.push(l.to_owned())
+    })?;
+    if args.json {
+        let text = serde_json::to_string_pretty(
+            &serde_json::json!({"survey": survey, "plan": plan, "applied": applied}),
+        )
+        .expect("serialises");
+        writeln!(out, "{text}")?;
+        return Ok(ExitCode::Ok);
+    }
+    for l in &lines {
+        writeln!(out, "{l}")?;
+    }
+    for p in &applied.written {
+        writeln!(out, "  {} {}", style.good("wrote"), p.display())?;
+    }
+    if !args.yes && !plan.commands.is_empty() {
+        writeln!(out, "Run these (or run setup again with --yes):")?;
+        for c in &plan.commands {
+            writeln!(out, "  {}", crate::install::driver::shell_line(c))?;
+        }
+    }
+    writeln!(out, "`cudaup container uninstall` puts every file back.")?;
+    Ok(ExitCode::Ok)
+}
+
+fn render_setup(
+    survey: &Survey,
+    plan: &container::setup::Plan,
+    style: &Style,
+    out: &mut dyn Write,
+) -> Result<()> {
+    render_plan(survey, style, out)?;
+    writeln!(out)?;
+    writeln!(out, "{}", style.heading("Setup"))?;
+    for n in &plan.notices {
+        writeln!(out, "  {} {n}", style.warn("note"))?;
+    }
+    if plan.edits.is_empty() && plan.commands.is_empty() {
+        writeln!(out, "  nothing to change: every engine is set up")?;
+    }
+    for e in &plan.edits {
+        let verb = if e.bytes.is_some() { "write" } else { "remove" };
+        let root = if e.needs_root { " (needs root)" } else { "" };
+        writeln!(out, "  {verb} {} — {}{root}", e.path.display(), e.what)?;
+    }
+    for c in &plan.commands {
+        writeln!(out, "  $ {}", crate::install::driver::shell_line(c))?;
+    }
+    for l in &plan.run_lines {
+        writeln!(out, "  then: {l}")?;
+    }
+    Ok(())
 }
 
 fn home(process: &Process) -> Result<PathBuf> {

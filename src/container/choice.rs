@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::engine::{Engine, Kind};
 use super::host::Host;
+use crate::model::version::Version;
 
 /// How an engine gets the GPUs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -53,6 +54,12 @@ pub struct Choice {
 /// Where specs go for engines that read the standard directories. `/etc/cdi` survives a reboot;
 /// `/var/run/cdi` is cleared at boot (cdi-support.md), so cudaup writes the first.
 pub const SYSTEM_SPEC_DIR: &str = "/etc/cdi";
+
+/// The first Podman that reads extra spec directories (`containers.conf` `[engine]
+/// cdi_spec_dirs`, `--cdi-spec-dir`): containers/podman #25717 (2025), which fixed #25691
+/// ("cdi_spec_dirs from containers.conf is not respected"). Podman 4.3.1 (Debian 12) ignores the
+/// key (tested: its binary does not contain it, and the device stays unresolvable).
+pub const PODMAN_USER_SPEC_DIRS: &str = "5.5.0";
 
 /// Chooses for every engine that answered. `user_spec_dir` is the per-user directory
 /// (`$CUDAUP_HOME/cdi`) for rootless engines that cannot write `/etc/cdi`.
@@ -109,12 +116,20 @@ fn choose_one(e: &Engine, host: &Host, user_spec_dir: &std::path::Path) -> Choic
             e.kind.program(),
             e.kind.first_cdi_release()
         ));
-        let (spec_dir, dir_configured) = if e.rootless && !host.root {
+        let reads_user_dirs = e.kind == Kind::Docker
+            || e.parsed_version()
+                .is_some_and(|v| v >= Version::parse(PODMAN_USER_SPEC_DIRS).expect("a version"));
+        let (spec_dir, dir_configured) = if e.rootless && !host.root && reads_user_dirs {
             reasons.push(format!(
                 "rootless and not root: the spec goes in {} (no root needed) and the engine is told to read it",
                 user_spec_dir.display()
             ));
             (user_spec_dir.to_path_buf(), true)
+        } else if e.rootless && !host.root {
+            reasons.push(format!(
+                "Podman before {PODMAN_USER_SPEC_DIRS} reads CDI specs from {SYSTEM_SPEC_DIR} and /var/run/cdi only (containers.conf `cdi_spec_dirs` was ignored until podman #25717, which fixed #25691): writing the spec there needs root once, then every rootless container uses it"
+            ));
+            (PathBuf::from(SYSTEM_SPEC_DIR), false)
         } else {
             reasons.push(format!(
                 "the spec goes in {SYSTEM_SPEC_DIR}, which outlives a reboot (/var/run/cdi is cleared at boot)"
@@ -185,7 +200,7 @@ mod tests {
     #[test]
     fn rootless_podman_gets_a_user_spec_dir() {
         let c = &choose(
-            &[podman("4.9.3", true)],
+            &[podman("5.6.1", true)],
             &host(false),
             std::path::Path::new("/home/u/.local/share/cudaup/cdi"),
         )[0];
@@ -198,6 +213,19 @@ mod tests {
             }
         );
         assert!(c.reasons.iter().any(|r| r.contains("daemon-reload")));
+    }
+
+    #[test]
+    fn rootless_podman_before_5_5_needs_etc_cdi() {
+        let c = &choose(
+            &[podman("4.9.3", true)],
+            &host(false),
+            std::path::Path::new("/u/cdi"),
+        )[0];
+        assert!(
+            matches!(&c.path, Path::Cdi { spec_dir, dir_configured: false, .. } if spec_dir == std::path::Path::new("/etc/cdi"))
+        );
+        assert!(c.reasons.iter().any(|r| r.contains("#25691")));
     }
 
     #[test]

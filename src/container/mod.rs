@@ -7,8 +7,12 @@
 
 pub mod cdi;
 pub mod choice;
+pub mod config;
+pub mod edit;
 pub mod engine;
 pub mod host;
+pub mod setup;
+pub mod toolkit;
 
 use std::path::{Path, PathBuf};
 

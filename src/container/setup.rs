@@ -1,0 +1,436 @@
+//! `cudaup container setup`: from the [`Survey`], the files to write (each undoable through
+//! [`super::edit`]) and the commands to run (with consent), then doing them.
+//!
+//! System paths (`/etc/cdi`, `/etc/docker/daemon.json`, the toolkit's config, apt lists) are
+//! written under `prefix` when one is given (tests, images being built); per-user paths
+//! (`$XDG_CONFIG_HOME`, `$CUDAUP_HOME`) come from the environment as they are.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::cdi::{self, generate::Generated};
+use super::choice::{self, Path as Way};
+use super::config::{containers_conf, daemon_json, toolkit_toml, ConfigError};
+use super::engine::Kind;
+use super::toolkit;
+use super::Survey;
+use crate::detect::Root;
+
+/// What setup needs besides the survey.
+#[derive(Debug, Clone)]
+pub struct Options<'a> {
+    /// Where system paths are written (`None`: `/`).
+    pub prefix: Option<&'a Path>,
+    /// Where the driver's files are read for the spec.
+    pub driver_root: &'a Root,
+    /// `$XDG_CONFIG_HOME`, else `~/.config`.
+    pub config_home: PathBuf,
+    /// Install (or upgrade) the NVIDIA Container Toolkit from NVIDIA's repository.
+    pub install_toolkit: bool,
+    /// Only this engine.
+    pub only: Option<Kind>,
+    /// The toolkit as installed now.
+    pub toolkit: toolkit::Installed,
+    /// The package family, for toolkit commands.
+    pub family: Option<toolkit::Family>,
+}
+
+/// One file to write.
+#[derive(Debug, Clone, Serialize)]
+pub struct Edit {
+    /// Where it is written.
+    pub path: PathBuf,
+    /// What for.
+    pub what: String,
+    /// The new bytes (`None`: the file is removed).
+    #[serde(skip)]
+    pub bytes: Option<Vec<u8>>,
+    /// Whether writing it needs root (a system path, no prefix, not root).
+    pub needs_root: bool,
+}
+
+/// What setup will do.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Plan {
+    /// Files, in order.
+    pub edits: Vec<Edit>,
+    /// Commands, in order (run only with consent).
+    pub commands: Vec<Vec<String>>,
+    /// Lines to read first.
+    pub notices: Vec<String>,
+    /// The driver the spec is made for.
+    pub driver_version: Option<String>,
+    /// How to run a GPU container afterwards, per engine.
+    pub run_lines: Vec<String>,
+}
+
+/// Why setup cannot plan.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The spec could not be generated.
+    #[error(transparent)]
+    Spec(#[from] cdi::generate::GenerateError),
+    /// A config file cannot be edited.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// No engine to set up.
+    #[error("no container engine answered here{0}: install Podman (`apt-get install podman`, no daemon and no root needed) or start Docker, then run setup again")]
+    NoEngine(String),
+    /// The legacy path needs the toolkit, which is not installed and was not asked for.
+    #[error("{engine} predates CDI and needs the NVIDIA Container Toolkit's `nvidia` runtime, which is not installed: upgrade the engine (Docker 25+, Podman 4.1+), or run `cudaup container setup --toolkit` to install the toolkit {version} from NVIDIA's repository")]
+    ToolkitNeeded {
+        /// The engine.
+        engine: String,
+        /// The release that would be installed.
+        version: String,
+    },
+}
+
+/// A pure edit of a config file's text: the new text, or `None` when nothing changes.
+type EditFn<'a> = dyn Fn(Option<&str>) -> Result<Option<String>, ConfigError> + 'a;
+
+fn read_text(path: &Path) -> Option<String> {
+    fs_err::read_to_string(path).ok()
+}
+
+/// Works out the plan.
+pub fn plan(survey: &Survey, opts: &Options<'_>) -> Result<Plan, SetupError> {
+    let mut plan = Plan::default();
+    let sys = |p: &str| -> PathBuf {
+        match opts.prefix {
+            Some(prefix) => prefix.join(p.trim_start_matches('/')),
+            None => PathBuf::from(p),
+        }
+    };
+    let needs_root = |system: bool| system && opts.prefix.is_none() && !survey.host.root;
+    let sudo = |mut argv: Vec<String>| -> Vec<String> {
+        if survey.host.root && argv.first().is_some_and(|a| a == "sudo") {
+            argv.remove(0);
+        }
+        argv
+    };
+    let facts = toolkit::facts();
+    let selected: Vec<(usize, &choice::Choice)> = survey
+        .choices
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| opts.only.is_none_or(|k| c.kind == k))
+        .filter(|(_, c)| c.path != Way::None)
+        .collect();
+    if selected.is_empty() {
+        let why: Vec<String> = survey
+            .choices
+            .iter()
+            .flat_map(|c| c.reasons.iter().map(move |r| format!("{}: {r}", c.engine)))
+            .collect();
+        return Err(SetupError::NoEngine(if why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", why.join("; "))
+        }));
+    }
+    // Several edits may touch one file (rootful Docker's daemon.json for two reasons): later
+    // ones build on the planned bytes.
+    let mut planned: Vec<Edit> = Vec::new();
+    let edit_text = |planned: &mut Vec<Edit>,
+                     path: PathBuf,
+                     what: &str,
+                     system: bool,
+                     f: &EditFn<'_>|
+     -> Result<(), SetupError> {
+        let current = planned
+            .iter()
+            .find(|e| e.path == path)
+            .and_then(|e| {
+                e.bytes
+                    .as_ref()
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+            })
+            .or_else(|| read_text(&path));
+        if let Some(new) = f(current.as_deref())? {
+            planned.retain(|e| e.path != path);
+            planned.push(Edit {
+                path,
+                what: what.to_owned(),
+                bytes: Some(new.into_bytes()),
+                needs_root: needs_root(system),
+            });
+        }
+        Ok(())
+    };
+    let mut spec: Option<Generated> = None;
+    let mut restarts: Vec<Vec<String>> = Vec::new();
+    let mut want_toolkit = false;
+
+    for (i, c) in selected {
+        let engine = &survey.engines[i];
+        match &c.path {
+            Way::Cdi {
+                spec_dir,
+                dir_configured,
+                enable_feature,
+            } => {
+                let generated = match &spec {
+                    Some(g) => g.clone(),
+                    None => {
+                        let g = cdi::generate::generate(opts.driver_root)?;
+                        spec = Some(g.clone());
+                        g
+                    }
+                };
+                let system = !dir_configured;
+                let dir = if system {
+                    sys(&spec_dir.display().to_string())
+                } else {
+                    spec_dir.clone()
+                };
+                let file = dir.join(cdi::FILE_NAME);
+                let bytes = generated.spec.to_json();
+                if read_text(&file).as_deref().map(str::as_bytes) != Some(&bytes[..])
+                    && !planned.iter().any(|e| e.path == file)
+                {
+                    planned.push(Edit {
+                        path: file,
+                        what: format!(
+                            "CDI spec of driver {}",
+                            generated.driver_version.as_deref().unwrap_or("(WSL)")
+                        ),
+                        bytes: Some(bytes),
+                        needs_root: needs_root(system),
+                    });
+                }
+                if *dir_configured {
+                    let d = spec_dir.display().to_string();
+                    match c.kind {
+                        Kind::Podman => {
+                            let conf = opts.config_home.join("containers/containers.conf");
+                            let name = conf.display().to_string();
+                            edit_text(
+                                &mut planned,
+                                conf,
+                                "Podman reads cudaup's CDI spec directory",
+                                false,
+                                &|cur| containers_conf::edit(cur, &d, &name),
+                            )?;
+                        }
+                        Kind::Docker => {
+                            let conf = opts.config_home.join("docker/daemon.json");
+                            let name = conf.display().to_string();
+                            let change = daemon_json::Change {
+                                cdi_feature: *enable_feature,
+                                cdi_spec_dirs: vec![d.clone()],
+                                ..Default::default()
+                            };
+                            edit_text(
+                                &mut planned,
+                                conf,
+                                "rootless Docker reads cudaup's CDI spec directory",
+                                false,
+                                &|cur| daemon_json::edit(cur, &change, &name),
+                            )?;
+                            restarts.push(vec![
+                                "systemctl".into(),
+                                "--user".into(),
+                                "restart".into(),
+                                "docker".into(),
+                            ]);
+                        }
+                    }
+                } else if *enable_feature {
+                    let conf = sys("/etc/docker/daemon.json");
+                    let name = conf.display().to_string();
+                    let change = daemon_json::Change {
+                        cdi_feature: true,
+                        ..Default::default()
+                    };
+                    edit_text(&mut planned, conf, "Docker's CDI feature", true, &|cur| {
+                        daemon_json::edit(cur, &change, &name)
+                    })?;
+                    restarts.push(sudo(
+                        ["sudo", "systemctl", "restart", "docker"]
+                            .map(str::to_owned)
+                            .to_vec(),
+                    ));
+                }
+                if survey.host.legacy_hook {
+                    plan.notices.push(format!(
+                        "{} is present: the legacy hook and CDI \"can conflict\" (cdi-support.md); the spec sets NVIDIA_VISIBLE_DEVICES=void so the hook stays idle, and removing the file is the clean fix",
+                        super::host::LEGACY_HOOK
+                    ));
+                }
+            }
+            Way::Legacy { no_cgroups } => {
+                if !opts.toolkit.any() && !opts.install_toolkit {
+                    return Err(SetupError::ToolkitNeeded {
+                        engine: engine.label(),
+                        version: facts.install.clone(),
+                    });
+                }
+                want_toolkit = true;
+                if c.kind == Kind::Docker {
+                    let (conf, system) = if engine.rootless {
+                        (opts.config_home.join("docker/daemon.json"), false)
+                    } else {
+                        (sys("/etc/docker/daemon.json"), true)
+                    };
+                    let name = conf.display().to_string();
+                    let change = daemon_json::Change {
+                        nvidia_runtime: true,
+                        ..Default::default()
+                    };
+                    edit_text(
+                        &mut planned,
+                        conf,
+                        "Docker's `nvidia` runtime",
+                        system,
+                        &|cur| daemon_json::edit(cur, &change, &name),
+                    )?;
+                    restarts.push(if engine.rootless {
+                        ["systemctl", "--user", "restart", "docker"]
+                            .map(str::to_owned)
+                            .to_vec()
+                    } else {
+                        sudo(
+                            ["sudo", "systemctl", "restart", "docker"]
+                                .map(str::to_owned)
+                                .to_vec(),
+                        )
+                    });
+                } else {
+                    plan.notices.push(format!("{}: Podman before 4.1 reaches the GPUs through the toolkit's OCI hook ({}), which the toolkit package installs; upgrading Podman to get CDI is the better fix", engine.label(), super::host::LEGACY_HOOK));
+                }
+                if *no_cgroups {
+                    let user = opts
+                        .config_home
+                        .join("nvidia-container-runtime/config.toml");
+                    let base = read_text(&user)
+                        .or_else(|| read_text(&sys("/etc/nvidia-container-runtime/config.toml")));
+                    let name = user.display().to_string();
+                    edit_text(
+                        &mut planned,
+                        user,
+                        "rootless no-cgroups for this user",
+                        false,
+                        &|cur| {
+                            toolkit_toml::set_no_cgroups(cur.or(base.as_deref()), true, &name).map(
+                                |r| {
+                                    r.or_else(|| {
+                                        cur.is_none().then(|| base.clone().unwrap_or_default())
+                                    })
+                                },
+                            )
+                        },
+                    )?;
+                }
+                if engine.cgroup_driver.as_deref() == Some("systemd") && !survey.host.dev_char_links
+                {
+                    restarts.push(sudo(
+                        [
+                            "sudo",
+                            "nvidia-ctk",
+                            "system",
+                            "create-dev-char-symlinks",
+                            "--create-all",
+                        ]
+                        .map(str::to_owned)
+                        .to_vec(),
+                    ));
+                }
+            }
+            Way::None => {}
+        }
+        plan.run_lines.push(format!(
+            "{} run --rm {} IMAGE nvidia-smi -L",
+            c.kind.program(),
+            c.run_flags.join(" ")
+        ));
+    }
+
+    // The toolkit: installed when the legacy path needs it or when asked, and upgraded when
+    // below the CVE floor.
+    let installed = opts.toolkit.version();
+    if let Some(v) = &installed {
+        for f in facts.open_cves(v) {
+            plan.notices.push(format!(
+                "the installed toolkit {v} is below {}: {} ({}){}",
+                f.below,
+                f.cves,
+                f.source,
+                if opts.install_toolkit {
+                    "; it is upgraded"
+                } else {
+                    "; `cudaup container setup --toolkit` upgrades it"
+                }
+            ));
+        }
+    }
+    let below_floor = installed
+        .as_deref()
+        .is_some_and(|v| !facts.open_cves(v).is_empty());
+    if opts.install_toolkit && (installed.is_none() || below_floor || opts.toolkit.skewed())
+        || want_toolkit && installed.is_none()
+    {
+        match opts.family {
+            Some(family) => {
+                if family == toolkit::Family::Apt {
+                    for list in &survey.host.stale_apt_lists {
+                        planned.push(Edit {
+                            path: sys(&list.display().to_string()),
+                            what: "old NVIDIA apt list (\"Conflicting values set for option Signed-By\")".to_owned(),
+                            bytes: None,
+                            needs_root: needs_root(true),
+                        });
+                    }
+                }
+                plan.commands.extend(
+                    toolkit::install_commands(family, &facts, &facts.install)
+                        .into_iter()
+                        .map(sudo),
+                );
+            }
+            None => plan.notices.push("NVIDIA publishes the toolkit for apt, dnf and zypper distributions only; this one is none of them".to_owned()),
+        }
+    }
+    plan.commands.extend(restarts);
+    plan.edits = planned;
+    plan.driver_version = spec.and_then(|g| g.driver_version);
+    Ok(plan)
+}
+
+/// What [`apply`] did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Applied {
+    /// Files written (or removed).
+    pub written: Vec<PathBuf>,
+    /// Commands run.
+    pub commands_run: Vec<Vec<String>>,
+}
+
+/// Writes the plan's files with receipts under `home`, then (with `run_commands`) runs its
+/// commands, echoing each.
+pub fn apply(
+    plan: &Plan,
+    home: &Path,
+    run_commands: bool,
+    runner: &dyn crate::world::runner::Runner,
+    echo: &mut dyn FnMut(&str),
+) -> Result<Applied, crate::error::Error> {
+    let mut done = Applied::default();
+    for e in &plan.edits {
+        super::edit::apply(home, &e.path, e.bytes.as_deref(), &e.what)
+            .map_err(|err| crate::error::Error::Usage(err.to_string()))?;
+        done.written.push(e.path.clone());
+    }
+    if run_commands && !plan.commands.is_empty() {
+        let step = crate::install::driver::DriverStep {
+            commands: plan.commands.clone(),
+            runnable: true,
+            ..Default::default()
+        };
+        let ran = crate::install::driver::execute(&step, runner, echo)
+            .map_err(|err| crate::error::Error::Usage(err.to_string()))?;
+        done.commands_run = ran.commands_run;
+    }
+    Ok(done)
+}
