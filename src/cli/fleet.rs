@@ -76,7 +76,10 @@ fn read_dir(dir: &Path) -> Result<Vec<HostFiles>> {
             ("verify.json", &mut files.verify),
             ("system.json", &mut files.system),
         ] {
-            match std::fs::read_to_string(entry.path().join(name)) {
+            match crate::detect::root::read_regular_text(
+                &entry.path().join(name),
+                crate::detect::root::MAX_REPORT,
+            ) {
                 Ok(text) => *slot = Some(text),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => files.errors.push(format!("{name}: {e}")),

@@ -259,6 +259,7 @@ fn run_update(
         let doc = serde_json::json!({
             "status": if code == ExitCode::Ok { "ok" } else { "partial" },
             "written": written.dir,
+            "set_aside": written.set_aside,
             "parts": refreshed.parts,
             "bytes": refreshed.bytes,
             "changes": refreshed.changes,
@@ -318,6 +319,9 @@ fn run_update(
             format!(" ({} file(s) changed)", written.changed.len())
         }
     )?;
+    for a in &written.set_aside {
+        writeln!(out, "{} {a}", style.warn("!"))?;
+    }
     if code != ExitCode::Ok {
         writeln!(
             out,

@@ -10,6 +10,26 @@ pub const DEFAULT_MAX_DOWNLOAD: u64 = 4 << 30;
 /// page cudaup reads a few MiB).
 pub const MAX_DOCUMENT: u64 = 64 << 20;
 
+/// The most an NVIDIA wheel may have when its index states no size (a PEP 503 page) and the
+/// server sends no Content-Length: the largest NVIDIA wheel the catalog records is 560 MB
+/// (nvidia-cublas for aarch64), cuDNN's about 700 MB.
+pub const MAX_WHEEL: u64 = 2 << 30;
+
+/// A per-kind cap on a download whose size nobody states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cap {
+    /// The byte count.
+    pub bytes: u64,
+    /// What kind of file (`NVIDIA wheel`), for the error.
+    pub what: &'static str,
+}
+
+/// The cap on an NVIDIA wheel ([`MAX_WHEEL`]).
+pub const WHEEL_CAP: Cap = Cap {
+    bytes: MAX_WHEEL,
+    what: "NVIDIA wheel",
+};
+
 /// The bound on one download.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
@@ -22,6 +42,8 @@ pub enum Limit {
     Ceiling(u64),
     /// A redistrib JSON or an index page ([`MAX_DOCUMENT`]).
     Document(u64),
+    /// No size anywhere: the most a file of its kind may have ([`MAX_WHEEL`]).
+    Kind(u64, &'static str),
 }
 
 impl Limit {
@@ -31,7 +53,8 @@ impl Limit {
             Limit::Declared(n)
             | Limit::ContentLength(n)
             | Limit::Ceiling(n)
-            | Limit::Document(n) => n,
+            | Limit::Document(n)
+            | Limit::Kind(n, _) => n,
         }
     }
 
@@ -47,6 +70,23 @@ impl Limit {
     pub fn room(self, count: u64) -> u64 {
         let extra = u64::from(!self.stops_reading());
         (self.bytes() + extra).saturating_sub(count)
+    }
+}
+
+impl Limit {
+    /// The bound on a download whose source states no size: the server's Content-Length when it
+    /// fits under the cap, else the cap itself — the artifact's own (`max`, a per-kind cap) or
+    /// the ceiling, whichever is lower. A Content-Length past the cap is an error before a byte
+    /// is read (the returned limit is then smaller than what the server announced).
+    pub fn unstated(content_length: Option<u64>, max: Option<Cap>, ceiling: u64) -> Limit {
+        let cap = match max {
+            Some(c) if c.bytes < ceiling => Limit::Kind(c.bytes, c.what),
+            _ => Limit::Ceiling(ceiling),
+        };
+        match content_length {
+            Some(len) if len <= cap.bytes() => Limit::ContentLength(len),
+            _ => cap,
+        }
     }
 }
 
@@ -69,6 +109,11 @@ impl std::fmt::Display for Limit {
                 "the {} a redistrib JSON or index page may have",
                 human(n)
             ),
+            Limit::Kind(n, what) => write!(
+                f,
+                "the {} any {what} may have: its source states no size and the server sent no Content-Length that fits",
+                human(n)
+            ),
         }
     }
 }
@@ -86,5 +131,27 @@ mod tests {
         assert!(Limit::Ceiling(1 << 30)
             .to_string()
             .contains("CUDAUP_MAX_DOWNLOAD_BYTES"));
+    }
+
+    #[test]
+    fn an_unstated_size_is_bounded_by_the_lowest_cap_and_a_content_length_must_fit_it() {
+        let ceiling = 4 << 30;
+        assert_eq!(
+            Limit::unstated(None, Some(WHEEL_CAP), ceiling),
+            Limit::Kind(MAX_WHEEL, "NVIDIA wheel")
+        );
+        assert_eq!(
+            Limit::unstated(None, Some(WHEEL_CAP), 1000),
+            Limit::Ceiling(1000)
+        );
+        assert_eq!(
+            Limit::unstated(Some(10), None, 1000),
+            Limit::ContentLength(10)
+        );
+        // A Content-Length past the cap is not taken: the cap stays, and the body passes it.
+        assert_eq!(
+            Limit::unstated(Some(5000), None, 1000),
+            Limit::Ceiling(1000)
+        );
     }
 }

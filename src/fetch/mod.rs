@@ -24,7 +24,7 @@ pub fn sha256_file(path: &std::path::Path) -> std::io::Result<String> {
 }
 pub use cause::Cause;
 pub use error::FetchError;
-pub use limit::{Limit, DEFAULT_MAX_DOWNLOAD, MAX_DOCUMENT};
+pub use limit::{Cap, Limit, DEFAULT_MAX_DOWNLOAD, MAX_DOCUMENT, MAX_WHEEL, WHEEL_CAP};
 pub use location::Location;
 
 use crate::progress::Reporter;
@@ -43,6 +43,9 @@ pub struct Artifact {
     pub sha256: String,
     /// Expected size, when the source states it.
     pub size: Option<u64>,
+    /// When no size is stated: the most a file of its kind may have (else the download
+    /// ceiling bounds it).
+    pub max: Option<Cap>,
 }
 
 /// Network settings.
@@ -198,8 +201,19 @@ impl Fetcher {
     /// Fetches a small document (a redistrib JSON, an index page) into memory, at most
     /// [`MAX_DOCUMENT`] bytes. `accept` sets the Accept header (PEP 691 negotiation).
     pub fn get_bytes(&self, loc: &Location, accept: Option<&str>) -> Result<Vec<u8>, FetchError> {
+        self.get_bytes_at_most(loc, accept, MAX_DOCUMENT)
+    }
+
+    /// [`Fetcher::get_bytes`] of a document that may have at most `max` bytes: a body past it is
+    /// an error as soon as the byte past it arrives. A local file must be a regular file.
+    pub fn get_bytes_at_most(
+        &self,
+        loc: &Location,
+        accept: Option<&str>,
+        max: u64,
+    ) -> Result<Vec<u8>, FetchError> {
         self.check_trust(loc)?;
-        let limit = Limit::Document(MAX_DOCUMENT);
+        let limit = Limit::Document(max);
         let bounded =
             |url: &str, body: &mut dyn Read, read_err: &dyn Fn(std::io::Error) -> FetchError| {
                 let mut out = Vec::new();
@@ -216,7 +230,7 @@ impl Fetcher {
             };
         match loc {
             Location::File(p) => {
-                let mut f = fs_err::File::open(p)?;
+                let mut f = crate::detect::root::open_regular(p)?;
                 bounded(&p.display().to_string(), &mut f, &|e| FetchError::Local(e))
             }
             Location::Http(url) => self.with_retries(&loc.to_string(), |_| {
@@ -258,7 +272,7 @@ impl Fetcher {
         self.check_trust(loc)?;
         match loc {
             Location::File(p) => {
-                let mut f = fs_err::File::open(p)?;
+                let mut f = crate::detect::root::open_regular(p)?;
                 let total = f.metadata()?.len();
                 let from = start.unwrap_or(total.saturating_sub(len)).min(total);
                 f.seek(SeekFrom::Start(from))?;
@@ -268,7 +282,15 @@ impl Fetcher {
             }
             Location::Http(url) => self.with_retries(&loc.to_string(), |_| {
                 let range = match start {
-                    Some(a) => format!("bytes={a}-{}", a + len.max(1) - 1),
+                    Some(a) => {
+                        let last = a.checked_add(len.max(1) - 1).ok_or_else(|| {
+                            FetchError::BadLocation {
+                                location: url.to_string(),
+                                message: format!("no byte range of {len} bytes starts at {a}"),
+                            }
+                        })?;
+                        format!("bytes={a}-{last}")
+                    }
                     None => format!("bytes=-{}", len.max(1)),
                 };
                 let resp = self

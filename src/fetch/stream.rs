@@ -172,7 +172,7 @@ pub(super) fn local<T>(
     }
     let limit = match artifact.size {
         Some(size) => Limit::Declared(size),
-        None => Limit::Ceiling(fetcher.settings.max_download),
+        None => Limit::unstated(None, artifact.max, fetcher.settings.max_download),
     };
     match artifact.size {
         Some(expected) if meta.len() < expected => {
@@ -288,11 +288,32 @@ pub(super) fn remote<T>(
                 reason: "the server compressed the resumed part".into(),
             });
         }
-        let limit = match (artifact.size, resp.content_length) {
-            (Some(size), _) => Limit::Declared(size),
-            (None, Some(len)) if !resp.encoded => Limit::ContentLength(offset + len),
-            (None, _) => Limit::Ceiling(fetcher.settings.max_download),
+        let limit = match artifact.size {
+            Some(size) => Limit::Declared(size),
+            None => Limit::unstated(
+                resp.content_length
+                    .filter(|_| !resp.encoded)
+                    .and_then(|len| len.checked_add(offset)),
+                artifact.max,
+                fetcher.settings.max_download,
+            ),
         };
+        if let Some(len) = resp
+            .content_length
+            .filter(|_| !resp.encoded && artifact.size.is_none())
+        {
+            if offset.saturating_add(len) > limit.bytes() {
+                // Announced past the bound: not a byte of it is read, nothing is kept.
+                drop(resp);
+                return Err(discard_if_too_long(
+                    FetchError::TooLong {
+                        url: url.clone(),
+                        limit,
+                    },
+                    &partial,
+                ));
+            }
+        }
         let mut state = Pumped {
             hasher: Sha256::new(),
             count: 0,
@@ -399,8 +420,9 @@ pub(super) fn remote<T>(
 /// A download cut off at a limit is not resumed: its partial file goes.
 fn discard_if_too_long(e: FetchError, partial: &Path) -> FetchError {
     if matches!(e, FetchError::TooLong { .. }) {
-        if let Err(io) = fs_err::remove_file(partial) {
-            return io.into();
+        match fs_err::remove_file(partial) {
+            Err(io) if io.kind() != std::io::ErrorKind::NotFound => return io.into(),
+            _ => {}
         }
     }
     e

@@ -529,6 +529,7 @@ pub fn items_from_receipt(receipt: &Receipt) -> Result<Vec<Item>, InstallError> 
                     location,
                     sha256: c.sha256.clone(),
                     size: c.size,
+                    max: None,
                 },
                 shape,
             })

@@ -101,6 +101,11 @@ pub fn parse_section(section: &[u8]) -> Result<Targets, String> {
         }
         containers += 1;
         let header = usize::from(u16_at(section, p + 6).ok_or("short fatbin header")?);
+        // The header holds at least the 16 bytes just read; a smaller one would put the next
+        // container where this one starts (a header and payload of 0 looped for ever).
+        if header < 16 {
+            return Err(format!("fatbin header of {header} bytes"));
+        }
         let payload = u64_at(section, p + 8).ok_or("short fatbin header")? as usize;
         let start = p.checked_add(header).ok_or("fatbin header overflows")?;
         let end = start
@@ -223,7 +228,7 @@ pub fn probe(
         return Ok(None);
     }
     budget.left -= entry.compressed;
-    let elf = zip::read(net, &file.url, entry)?;
+    let elf = zip::read(net, &file.url, entry, zip::MAX_LIBRARY)?;
     let targets = targets_of(&elf).map_err(|m| UpdateError::BadData {
         url: format!("{}#{}", file.url, probe.member),
         message: m,
@@ -376,5 +381,20 @@ pub(crate) mod tests {
         let mut lying = section[..64].to_vec();
         lying[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(parse_section(&lying).is_err());
+    }
+
+    /// Issue 25, finding 2: a container whose header size and payload size are 0 never moved
+    /// the reader on (100% CPU for ever in `manifests update`).
+    #[test]
+    fn a_container_of_header_size_and_payload_0_is_an_error_not_an_endless_loop() {
+        let mut empty = vec![0u8; 16];
+        empty[..4].copy_from_slice(&FATBIN_MAGIC.to_le_bytes());
+        empty[4..6].copy_from_slice(&1u16.to_le_bytes());
+        let err = parse_section(&empty).unwrap_err();
+        assert!(err.contains("header of 0 bytes"), "{err}");
+        assert!(targets_of(&elf_with_fatbin(&empty)).is_err());
+        // A header that claims just the 16 bytes and no payload is an empty container.
+        empty[6..8].copy_from_slice(&16u16.to_le_bytes());
+        assert_eq!(parse_section(&empty).unwrap(), Targets::default());
     }
 }

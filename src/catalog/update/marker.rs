@@ -98,10 +98,15 @@ fn lex(s: &str) -> Option<Vec<Tok>> {
     Some(out)
 }
 
+/// The deepest nesting of parentheses a marker may have. Real markers nest two or three deep;
+/// the parser recurses once per level, so a hostile one 500,000 deep overflowed the stack.
+const MAX_DEPTH: usize = 32;
+
 struct Parser<'t, 'e> {
     toks: &'t [Tok],
     at: usize,
     env: &'t Env<'e>,
+    depth: usize,
 }
 
 impl Parser<'_, '_> {
@@ -147,7 +152,12 @@ impl Parser<'_, '_> {
     fn atom(&mut self) -> Option<bool> {
         if self.peek() == Some(&Tok::Open) {
             self.at += 1;
+            if self.depth == MAX_DEPTH {
+                return None;
+            }
+            self.depth += 1;
             let v = self.or()?;
+            self.depth -= 1;
             if self.next()? != Tok::Close {
                 return None;
             }
@@ -190,6 +200,7 @@ pub fn holds(marker: &str, env: &Env<'_>) -> Option<bool> {
         toks: &toks,
         at: 0,
         env,
+        depth: 0,
     };
     let v = p.or()?;
     (p.at == toks.len()).then_some(v)
@@ -226,5 +237,26 @@ mod tests {
         assert_eq!(holds("'linux' in sys_platform", &linux), Some(true));
         assert_eq!(holds("platform_system ==", &linux), None);
         assert_eq!(holds("(extra == 'x'", &linux), None);
+    }
+
+    /// Issue 25, finding 3: a `Requires-Dist` marker nested 500,000 parentheses deep overflowed
+    /// the stack (SIGABRT) in `manifests update`; past the depth limit it does not parse.
+    #[test]
+    fn a_marker_nested_500000_deep_does_not_parse_and_does_not_overflow() {
+        let linux = Env::linux_x86_64(None);
+        let deep = format!(
+            "{}os_name == 'posix'{}",
+            "(".repeat(500_000),
+            ")".repeat(500_000)
+        );
+        assert_eq!(holds(&deep, &linux), None);
+        let open_only = "(".repeat(500_000);
+        assert_eq!(holds(&open_only, &linux), None);
+        let fine = format!(
+            "{}os_name == 'posix'{}",
+            "(".repeat(MAX_DEPTH),
+            ")".repeat(MAX_DEPTH)
+        );
+        assert_eq!(holds(&fine, &linux), Some(true));
     }
 }

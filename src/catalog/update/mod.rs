@@ -26,7 +26,7 @@ use super::{Catalog, Date, Part};
 use crate::fetch::{FetchError, Fetcher, Location};
 
 pub use fatbin::Targets;
-pub use write::{write_dir, write_refreshed, Written};
+pub use write::{write_dir, write_refreshed, SetAside, Written};
 
 /// The publisher sources, in the order they are read.
 pub const PARTS: &[&str] = &["nvidia-redist", "pypi", "pytorch-index", "fatbin"];
@@ -112,9 +112,19 @@ impl<'f> Net<'f> {
 
     /// A whole small document.
     pub fn get(&mut self, loc: &Location, accept: Option<&str>) -> Result<Vec<u8>, UpdateError> {
+        self.get_at_most(loc, accept, crate::fetch::MAX_DOCUMENT)
+    }
+
+    /// A whole document of at most `max` bytes (a body past it is an error at once).
+    pub fn get_at_most(
+        &mut self,
+        loc: &Location,
+        accept: Option<&str>,
+        max: u64,
+    ) -> Result<Vec<u8>, UpdateError> {
         let body = self
             .fetcher
-            .get_bytes(loc, accept)
+            .get_bytes_at_most(loc, accept, max)
             .map_err(|e| UpdateError::from_fetch(loc, e))?;
         self.bytes += body.len() as u64;
         Ok(body)

@@ -4,16 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
 use super::marker::{self, Env};
 use super::{zip, Net, Targets, UpdateError};
 use crate::catalog::{Catalog, Date, Requirement};
 use crate::fetch::Location;
-use crate::sources::pypi::{normalize, parse_wheel_name, runs_on};
+use crate::sources::page::{self, IndexFile};
+use crate::sources::pypi::{normalize, parse_wheel_name, runs_on, ACCEPT};
 use crate::version::Version;
-
-const ACCEPT: &str = "application/vnd.pypi.simple.v1+json, text/html;q=0.1";
 
 /// A file an index page lists.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,127 +98,25 @@ impl Project {
     }
 }
 
-fn parse_json(page: &Location, bytes: &[u8]) -> Result<Vec<WheelFile>, String> {
-    let doc: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-    let files = doc
-        .get("files")
-        .and_then(Value::as_array)
-        .ok_or("no `files` array")?;
-    let mut out = Vec::new();
-    for f in files {
-        let filename = f
-            .get("filename")
-            .and_then(Value::as_str)
-            .ok_or("a file without `filename`")?;
-        let url = f
-            .get("url")
-            .and_then(Value::as_str)
-            .ok_or("a file without `url`")?;
-        let yanked = f
-            .get("yanked")
-            .is_some_and(|y| y.as_bool() != Some(false) && !y.is_null());
-        if yanked {
-            continue;
-        }
-        let Some(url) = join(page, url) else { continue };
-        let has = |k: &str| {
-            f.get(k)
-                .is_some_and(|v| !v.is_null() && v.as_bool() != Some(false))
-        };
-        out.push(WheelFile {
-            filename: filename.to_owned(),
-            url,
-            sha256: f
-                .get("hashes")
-                .and_then(|h| h.get("sha256"))
-                .and_then(Value::as_str)
-                .map(str::to_ascii_lowercase),
-            requires_python: f
-                .get("requires-python")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            core_metadata: has("core-metadata") || has("data-dist-info-metadata"),
-            uploaded: f
-                .get("upload-time")
-                .and_then(Value::as_str)
-                .and_then(Date::parse),
-        });
-    }
-    Ok(out)
+/// The files of a page that are not yanked, as the catalog reads them.
+fn wheel_files(files: Vec<IndexFile>) -> Vec<WheelFile> {
+    files
+        .into_iter()
+        .filter(|f| !f.yanked)
+        .map(|f| WheelFile {
+            uploaded: f.upload_time.as_deref().and_then(Date::parse),
+            filename: f.filename,
+            url: f.location,
+            sha256: f.sha256,
+            requires_python: f.requires_python,
+            core_metadata: f.core_metadata,
+        })
+        .collect()
 }
 
-fn attr(attrs: &str, name: &str) -> Option<String> {
-    let at = attrs.find(&format!("{name}="))? + name.len() + 1;
-    let rest = &attrs[at..];
-    let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
-    let rest = &rest[1..];
-    rest.find(quote).map(|e| {
-        rest[..e]
-            .replace("&amp;", "&")
-            .replace("&gt;", ">")
-            .replace("&lt;", "<")
-    })
-}
-
-/// PEP 503 HTML: `<a href="URL#sha256=…" data-requires-python="…" data-core-metadata="…">`.
-pub fn parse_html(page: &Location, text: &str) -> Vec<WheelFile> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find("<a ") {
-        rest = &rest[start + 3..];
-        let Some(close) = rest.find('>') else { break };
-        let attrs = &rest[..close];
-        let Some(end) = rest.find("</a>") else { break };
-        let filename = rest[close + 1..end].trim().to_owned();
-        rest = &rest[end..];
-        if attrs.contains("data-yanked") {
-            continue;
-        }
-        let Some(href) = attr(attrs, "href") else {
-            continue;
-        };
-        let (url, fragment) = href.split_once('#').unwrap_or((&href, ""));
-        let Some(url) = join(page, url) else { continue };
-        out.push(WheelFile {
-            filename,
-            url,
-            sha256: fragment
-                .strip_prefix("sha256=")
-                .map(str::to_ascii_lowercase),
-            requires_python: attr(attrs, "data-requires-python"),
-            core_metadata: attrs.contains("data-core-metadata")
-                || attrs.contains("data-dist-info-metadata"),
-            uploaded: None,
-        });
-    }
-    out
-}
-
-fn join(page: &Location, link: &str) -> Option<Location> {
-    match page {
-        Location::Http(u) => u.join(link).ok().map(Location::Http),
-        Location::File(p) => {
-            if link.contains("://") {
-                return Location::parse(link).ok();
-            }
-            let dir = if p.extension().is_some() {
-                p.parent()?.to_owned()
-            } else {
-                p.clone()
-            };
-            let mut out = std::path::PathBuf::new();
-            for c in dir.join(link).components() {
-                match c {
-                    std::path::Component::ParentDir => {
-                        out.pop();
-                    }
-                    std::path::Component::CurDir => {}
-                    c => out.push(c),
-                }
-            }
-            Some(Location::File(out))
-        }
-    }
+/// A project page (PEP 691 or PEP 503) through the one index reader the install routes use.
+fn parse_page(page: &Location, bytes: &[u8]) -> Result<Vec<WheelFile>, String> {
+    page::parse_page(page, bytes).map(wheel_files)
 }
 
 /// A project's page on `index`; `None` when the index does not have the project.
@@ -249,20 +144,10 @@ pub fn project(
             Location::Http(_) => return Ok(None),
         },
     };
-    let text = String::from_utf8_lossy(&bytes);
-    let files = if text.trim_start().starts_with('{') {
-        parse_json(&page, &bytes).map_err(|message| UpdateError::BadData {
-            url: page.to_string(),
-            message: format!("not a PEP 691 project page: {message}"),
-        })?
-    } else if text.contains("<a ") || text.contains("<html") || text.contains("<!DOCTYPE") {
-        parse_html(&page, &text)
-    } else {
-        return Err(UpdateError::BadData {
-            url: page.to_string(),
-            message: "neither a PEP 691 JSON page nor a PEP 503 HTML page".into(),
-        });
-    };
+    let files = parse_page(&page, &bytes).map_err(|message| UpdateError::BadData {
+        url: page.to_string(),
+        message,
+    })?;
     Ok(Some(Project { page, files }))
 }
 
@@ -357,7 +242,7 @@ pub fn metadata(net: &mut Net<'_>, file: &WheelFile) -> Result<Metadata, UpdateE
     if file.core_metadata {
         let url = Location::parse(&format!("{}.metadata", file.url))
             .map_err(|e| UpdateError::Usage(e.to_string()))?;
-        let bytes = net.get(&url, None)?;
+        let bytes = net.get_at_most(&url, None, zip::MAX_METADATA)?;
         return Metadata::parse(&String::from_utf8_lossy(&bytes), &url.to_string())
             .map_err(|m| bad(&url.to_string(), m));
     }
@@ -370,7 +255,7 @@ pub fn metadata(net: &mut Net<'_>, file: &WheelFile) -> Result<Metadata, UpdateE
             "the wheel has no .dist-info/METADATA".into(),
         )
     })?;
-    let bytes = zip::read(net, &file.url, &member)?;
+    let bytes = zip::read(net, &file.url, &member, zip::MAX_METADATA)?;
     let url = format!("{}#{}", file.url, member.name);
     Metadata::parse(&String::from_utf8_lossy(&bytes), &url).map_err(|m| bad(&url, m))
 }
@@ -787,7 +672,7 @@ mod tests {
     #[test]
     fn real_pep691_page() {
         let page = Location::parse("https://pypi.org/simple/torch/").unwrap();
-        let files = parse_json(&page, fixture("torch.json").as_bytes()).unwrap();
+        let files = parse_page(&page, fixture("torch.json").as_bytes()).unwrap();
         let p = Project { page, files };
         let releases: Vec<String> = p.releases().iter().map(|v| v.to_string()).collect();
         assert!(releases.contains(&"2.15.0".to_owned()), "{releases:?}");
@@ -808,7 +693,7 @@ mod tests {
     fn pep503_html_with_metadata_attributes() {
         let page = Location::parse("https://download.pytorch.org/whl/cu132/torch/").unwrap();
         let html = r#"<html><body><a href="/whl/cu132/torch-2.15.0%2Bcu132-cp312-cp312-manylinux_2_28_x86_64.whl#sha256=00ab" data-requires-python="&gt;=3.11" data-dist-info-metadata="sha256=11">torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl</a><br/></body></html>"#;
-        let f = parse_html(&page, html);
+        let f = parse_page(&page, html.as_bytes()).unwrap();
         assert_eq!(f.len(), 1);
         assert!(f[0].core_metadata);
         assert_eq!(f[0].requires_python.as_deref(), Some(">=3.11"));

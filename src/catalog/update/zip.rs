@@ -11,8 +11,12 @@ use crate::fetch::Location;
 const TAIL: u64 = 64 * 1024;
 /// The largest central directory cudaup reads (torch's is 1.2 MB).
 const MAX_DIRECTORY: u64 = 16 << 20;
-/// The largest member inflated (a bomb guard; cuDNN's and torch's probes are below 20 MB).
-const MAX_INFLATED: u64 = 256 << 20;
+/// The largest library a fatbin probe inflates (a bomb guard; the probed libraries of cuDNN's and
+/// torch's wheels are below 20 MB compressed).
+pub const MAX_LIBRARY: u64 = 256 << 20;
+/// The largest METADATA read (torch's is 36 KB; one that embeds a long README about 1 MB): a
+/// member claiming more is refused before a byte of it is fetched.
+pub const MAX_METADATA: u64 = 8 << 20;
 
 /// A member as the central directory lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -225,12 +229,25 @@ fn record(dir: &[u8], p: usize) -> Option<(Entry, usize)> {
     }
 }
 
-/// The inflated bytes of `entry`.
-pub fn read(net: &mut Net<'_>, url: &Location, entry: &Entry) -> Result<Vec<u8>, UpdateError> {
-    if entry.size > MAX_INFLATED {
+/// The inflated bytes of `entry`, which may inflate to at most `max` bytes. Neither the
+/// directory's sizes nor the data can make it fetch or hold more: a member whose stated sizes pass
+/// `max` is refused before it is fetched, and inflating stops at the first byte past the size
+/// the directory states.
+pub fn read(
+    net: &mut Net<'_>,
+    url: &Location,
+    entry: &Entry,
+    max: u64,
+) -> Result<Vec<u8>, UpdateError> {
+    // Deflate's stored blocks add 5 bytes per 64 KiB: data never grows by more than that.
+    let max_compressed = max + max / 8192 + 64;
+    if entry.size > max || entry.compressed > max_compressed {
         return Err(bad(
             url,
-            format!("{} would inflate to {} bytes", entry.name, entry.size),
+            format!(
+                "{}: the directory says {} bytes ({} compressed), more than the {max} bytes such a member may have",
+                entry.name, entry.size, entry.compressed
+            ),
         ));
     }
     // The local header repeats name and extra with lengths of its own; 30 bytes say how long.
@@ -243,36 +260,54 @@ pub fn read(net: &mut Net<'_>, url: &Location, entry: &Entry) -> Result<Vec<u8>,
     }
     let skip =
         30 + u64::from(u16_at(&head, 26).unwrap_or(0)) + u64::from(u16_at(&head, 28).unwrap_or(0));
-    let (data, _) = net.range(url, Some(entry.offset + skip), entry.compressed.max(1))?;
+    let start = entry
+        .offset
+        .checked_add(skip)
+        .ok_or_else(|| bad(url, format!("{}: offset out of range", entry.name)))?;
+    let (data, _) = net.range(url, Some(start), entry.compressed.max(1))?;
     if (data.len() as u64) < entry.compressed {
         return Err(bad(url, format!("{}: member ends early", entry.name)));
     }
-    match entry.method {
-        0 => Ok(data),
+    let data = &data[..entry.compressed as usize];
+    let out = match entry.method {
+        0 => data.to_vec(),
         8 => {
             let mut out = Vec::with_capacity(entry.size as usize);
-            flate2::read::DeflateDecoder::new(&data[..])
-                .take(MAX_INFLATED + 1)
+            flate2::read::DeflateDecoder::new(data)
+                .take(entry.size + 1)
                 .read_to_end(&mut out)
                 .map_err(|e| bad(url, format!("{}: {e}", entry.name)))?;
-            if out.len() as u64 != entry.size {
-                return Err(bad(
-                    url,
-                    format!(
-                        "{}: inflated to {} bytes, the directory says {}",
-                        entry.name,
-                        out.len(),
-                        entry.size
-                    ),
-                ));
-            }
-            Ok(out)
+            out
         }
-        m => Err(bad(
+        m => {
+            return Err(bad(
+                url,
+                format!("{}: compression method {m} is not supported", entry.name),
+            ))
+        }
+    };
+    if out.len() as u64 != entry.size {
+        return Err(bad(
             url,
-            format!("{}: compression method {m} is not supported", entry.name),
-        )),
+            format!(
+                "{}: {} to {}{} bytes, the directory says {}",
+                entry.name,
+                if entry.method == 0 {
+                    "stored as"
+                } else {
+                    "inflated"
+                },
+                out.len(),
+                if out.len() as u64 > entry.size {
+                    "+"
+                } else {
+                    ""
+                },
+                entry.size
+            ),
+        ));
     }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -303,7 +338,7 @@ mod tests {
             .find(|e| e.name.ends_with("METADATA"))
             .unwrap();
         assert_eq!(
-            read(&mut net, &loc, meta).unwrap(),
+            read(&mut net, &loc, meta, MAX_METADATA).unwrap(),
             b"Name: x\nVersion: 1.0\n"
         );
         assert!(net.bytes < 70_000, "read {} bytes", net.bytes);
@@ -334,13 +369,86 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(
-            read(&mut net, &loc, &e).unwrap(),
+            read(&mut net, &loc, &e, MAX_METADATA).unwrap(),
             b"Name: many\nVersion: 1.0\n"
         );
         assert!(
             net.bytes < 140_000,
             "read {} bytes of a bigger directory",
             net.bytes
+        );
+    }
+
+    /// A wheel holding `x-1.0.dist-info/METADATA` of `len` bytes, deflated, whose central
+    /// directory record then gets `compressed` and `size` written over its own.
+    fn lying_wheel(dir: &std::path::Path, len: usize, compressed: u32, size: u32) -> Location {
+        let path = dir.join("x-1.0-py3-none-any.whl");
+        {
+            let f = fs_err::File::create(&path).unwrap();
+            let mut z = zip::ZipWriter::new(f);
+            let opts = zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Deflated);
+            z.start_file("x-1.0.dist-info/METADATA", opts).unwrap();
+            let mut text = b"Name: x\nVersion: 1.0\n".to_vec();
+            text.resize(len.max(text.len()), b'a');
+            std::io::Write::write_all(&mut z, &text).unwrap();
+            z.finish().unwrap();
+        }
+        let mut bytes = fs_err::read(&path).unwrap();
+        let at = bytes.windows(4).position(|w| w == b"PK\x01\x02").unwrap();
+        bytes[at + 20..at + 24].copy_from_slice(&compressed.to_le_bytes());
+        bytes[at + 24..at + 28].copy_from_slice(&size.to_le_bytes());
+        fs_err::write(&path, bytes).unwrap();
+        Location::File(path)
+    }
+
+    /// Issue 25, finding 4: a METADATA whose directory record claims 400 MB made `manifests
+    /// update` fetch and hold 414 MiB; it is refused before any of it is fetched.
+    #[test]
+    fn a_member_claiming_400_mb_is_refused_before_it_is_fetched() {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = lying_wheel(dir.path(), 100, 400_000_000, 400_000_000);
+        let fetcher = super::super::tests::fetcher(dir.path());
+        let mut net = Net::new(&fetcher);
+        let e = find(&mut net, &loc, &|e| e.name.ends_with("METADATA"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(e.compressed, 400_000_000);
+        let before = net.bytes;
+        let err = read(&mut net, &loc, &e, MAX_METADATA).unwrap_err();
+        assert!(err.to_string().contains("400000000 bytes"), "{err}");
+        assert_eq!(net.bytes, before, "nothing of the member was fetched");
+        // Only the size lies: still refused, still nothing fetched.
+        let loc = lying_wheel(dir.path(), 100, 60, u32::MAX - 1);
+        let e = find(&mut net, &loc, &|e| e.name.ends_with("METADATA"))
+            .unwrap()
+            .unwrap();
+        let before = net.bytes;
+        assert!(read(&mut net, &loc, &e, MAX_METADATA).is_err());
+        assert_eq!(net.bytes, before);
+    }
+
+    /// Issue 25, finding 4: a member declared as 100 bytes was inflated up to 256 MiB before the
+    /// mismatch was seen; inflating stops at the 101st byte.
+    #[test]
+    fn inflating_stops_at_the_first_byte_past_the_declared_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = 4 << 20;
+        let probe = lying_wheel(dir.path(), real, 0, 0);
+        // The real compressed size, from the local header (left as written).
+        let bytes = fs_err::read(probe.as_path().unwrap()).unwrap();
+        let compressed = u32::from_le_bytes(bytes[18..22].try_into().unwrap());
+        let loc = lying_wheel(dir.path(), real, compressed, 100);
+        let fetcher = super::super::tests::fetcher(dir.path());
+        let mut net = Net::new(&fetcher);
+        let e = find(&mut net, &loc, &|e| e.name.ends_with("METADATA"))
+            .unwrap()
+            .unwrap();
+        let err = read(&mut net, &loc, &e, MAX_METADATA).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("inflated to 101+ bytes, the directory says 100"),
+            "{err}"
         );
     }
 

@@ -19,6 +19,7 @@ fn item(component: &str) -> Item {
             location: Location::parse("/m/x.tar.xz").unwrap(),
             sha256: "0".repeat(64),
             size: None,
+            max: None,
         },
         shape: Shape::RedistArchive,
     }

@@ -32,9 +32,7 @@ pub fn list_dir(dir: &Path, project: Option<&str>, hash: bool) -> Vec<IndexFile>
                     .then(|| crate::fetch::sha256_file(&path).ok())
                     .flatten(),
                 size: e.metadata().ok().map(|m| m.len()),
-                location: Location::File(path),
-                yanked: false,
-                filename,
+                ..IndexFile::plain(filename, Location::File(path))
             })
         })
         .collect();

@@ -2,5 +2,6 @@
 //! on a Python package index.
 
 pub mod flat;
+pub mod page;
 pub mod pypi;
 pub mod redist;

@@ -2,15 +2,18 @@
 //! PyPI, any mirror of it, or a directory laid out the same way. Every file comes with the
 //! sha256 the index states.
 
-use serde_json::Value;
-
 use crate::fetch::{Artifact, FetchError, Fetcher, Location};
 use crate::version::Version;
 
 /// PyPI's simple index, the default.
 pub const PYPI_SIMPLE: &str = "https://pypi.org/simple";
 
-const ACCEPT: &str = "application/vnd.pypi.simple.v1+json, text/html;q=0.1";
+#[cfg(test)]
+use super::page::parse_json;
+pub use super::page::{parse_html, parse_page, IndexFile};
+
+/// What a client asks an index for: PEP 691 JSON, else PEP 503 HTML.
+pub const ACCEPT: &str = "application/vnd.pypi.simple.v1+json, text/html;q=0.1";
 
 /// Why no wheel could be chosen.
 #[derive(Debug, thiserror::Error)]
@@ -42,21 +45,6 @@ pub enum IndexError {
         /// What versions it has.
         available: String,
     },
-}
-
-/// A file listed on an index page.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexFile {
-    /// File name.
-    pub filename: String,
-    /// Where to get it.
-    pub location: Location,
-    /// Its sha256, when stated.
-    pub sha256: Option<String>,
-    /// Its size, when stated (PEP 700).
-    pub size: Option<u64>,
-    /// Whether it was yanked.
-    pub yanked: bool,
 }
 
 /// PEP 503 name normalisation.
@@ -112,112 +100,6 @@ pub fn runs_on(platforms: &[String], arch: &str) -> bool {
     })
 }
 
-/// Parses a PEP 691 JSON page.
-fn parse_json(page: &Location, bytes: &[u8]) -> Result<Vec<IndexFile>, String> {
-    let doc: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-    let files = doc
-        .get("files")
-        .and_then(Value::as_array)
-        .ok_or("no `files`")?;
-    Ok(files
-        .iter()
-        .filter_map(|f| {
-            let filename = f.get("filename")?.as_str()?.to_owned();
-            let url = f.get("url")?.as_str()?;
-            Some(IndexFile {
-                location: resolve(page, url)?,
-                sha256: f
-                    .get("hashes")
-                    .and_then(|h| h.get("sha256"))
-                    .and_then(Value::as_str)
-                    .map(str::to_ascii_lowercase),
-                size: f.get("size").and_then(Value::as_u64),
-                yanked: f
-                    .get("yanked")
-                    .is_some_and(|y| y.as_bool() != Some(false) && !y.is_null()),
-                filename,
-            })
-        })
-        .collect())
-}
-
-/// Parses a PEP 503 HTML page: `<a href="URL#sha256=HEX" …>filename</a>` (any page of links
-/// to files, a `--find-links` listing too).
-pub(crate) fn parse_html(page: &Location, text: &str) -> Vec<IndexFile> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find("<a ") {
-        rest = &rest[start + 3..];
-        let Some(close) = rest.find('>') else { break };
-        let attrs = &rest[..close];
-        let Some(end) = rest.find("</a>") else { break };
-        let filename = rest[close + 1..end].trim().to_owned();
-        rest = &rest[end..];
-        let Some(href) = attr(attrs, "href") else {
-            continue;
-        };
-        let href = href.replace("&amp;", "&");
-        let (url, fragment) = href.split_once('#').unwrap_or((&href, ""));
-        let Some(location) = resolve(page, url) else {
-            continue;
-        };
-        out.push(IndexFile {
-            filename,
-            location,
-            sha256: fragment
-                .strip_prefix("sha256=")
-                .map(str::to_ascii_lowercase),
-            size: None,
-            yanked: attrs.contains("data-yanked"),
-        });
-    }
-    out
-}
-
-fn attr(attrs: &str, name: &str) -> Option<String> {
-    let at = attrs.find(&format!("{name}="))? + name.len() + 1;
-    let rest = &attrs[at..];
-    let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
-    let rest = &rest[1..];
-    rest.find(quote).map(|e| rest[..e].to_owned())
-}
-
-/// Resolves a link on `page` (absolute, root-relative or relative).
-fn resolve(page: &Location, link: &str) -> Option<Location> {
-    match page {
-        Location::Http(u) => u.join(link).ok().map(Location::Http),
-        Location::File(p) => {
-            if link.starts_with("http://")
-                || link.starts_with("https://")
-                || link.starts_with("file://")
-            {
-                return Location::parse(link).ok();
-            }
-            // A static index's page is `<dir>/index.html`; links are relative to `<dir>/`.
-            let dir = if p.extension().is_some() {
-                p.parent()?.to_owned()
-            } else {
-                p.clone()
-            };
-            Some(Location::File(normalize_path(&dir.join(link))))
-        }
-    }
-}
-
-fn normalize_path(p: &std::path::Path) -> std::path::PathBuf {
-    let mut out = std::path::PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 /// The files an index lists for `package`.
 pub fn list(
     fetcher: &Fetcher,
@@ -239,15 +121,10 @@ pub fn list(
         Location::File(_) => index.join(&format!("{name}/index.html")),
     };
     let bytes = fetcher.get_bytes(&page, Some(ACCEPT))?;
-    let text = String::from_utf8_lossy(&bytes);
-    let files = if text.trim_start().starts_with('{') {
-        parse_json(&page, &bytes).map_err(|message| IndexError::Malformed {
-            url: page.to_string(),
-            message,
-        })?
-    } else {
-        parse_html(&page, &text)
-    };
+    let files = parse_page(&page, &bytes).map_err(|message| IndexError::Malformed {
+        url: page.to_string(),
+        message,
+    })?;
     Ok((page, files))
 }
 
@@ -303,6 +180,8 @@ pub fn pick(
             location: file.location,
             sha256: file.sha256.expect("filtered"),
             size,
+            // A PEP 503 page states no size: the wheel is still bounded.
+            max: Some(crate::fetch::WHEEL_CAP),
         },
     ))
 }
@@ -310,6 +189,116 @@ pub fn pick(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+
+    /// A loopback server: `/simple/x/` is a PEP 503 page (no sizes) linking one wheel, which it
+    /// sends without a Content-Length and without end. Returns the index URL and the count of
+    /// wheel bytes it managed to send.
+    fn endless_wheel_server() -> (Location, Arc<AtomicU64>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let sent = Arc::new(AtomicU64::new(0));
+        let counter = sent.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { return };
+                let counter = counter.clone();
+                std::thread::spawn(move || {
+                    let mut line = String::new();
+                    let mut reader = BufReader::new(conn.try_clone().unwrap());
+                    reader.read_line(&mut line).unwrap();
+                    loop {
+                        let mut h = String::new();
+                        if reader.read_line(&mut h).unwrap_or(0) <= 2 {
+                            break;
+                        }
+                    }
+                    if line.contains("/simple/") {
+                        let page = format!(
+                            "<html><body><a href=\"/x-1.0-py3-none-any.whl#sha256={}\">x-1.0-py3-none-any.whl</a></body></html>",
+                            "0".repeat(64)
+                        );
+                        let _ = write!(
+                            conn,
+                            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                            page.len()
+                        );
+                        return;
+                    }
+                    let _ = write!(conn, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n");
+                    let chunk = vec![b'w'; 64 << 10];
+                    while conn.write_all(&chunk).is_ok() {
+                        counter.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        (
+            Location::parse(&format!("http://{addr}/simple/")).unwrap(),
+            sent,
+        )
+    }
+
+    fn fetcher(cache: &std::path::Path, max_download: u64) -> Fetcher {
+        let mut s = crate::fetch::Settings::new(cache.to_owned());
+        s.allow_http = true;
+        s.attempts = 1;
+        s.backoff = std::time::Duration::ZERO;
+        s.max_download = max_download;
+        Fetcher::new(
+            s,
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(crate::progress::Silent),
+        )
+    }
+
+    /// Issue 25, finding 8: a wheel whose index gives no size was downloaded without bound from
+    /// a server that never stops sending (300 MiB for a 1,681-byte wheel). It is bounded by the
+    /// wheel cap (or the lower download ceiling), cut off at the first byte past it, and nothing
+    /// of it is kept.
+    #[test]
+    fn a_sizeless_wheel_from_a_server_that_never_stops_is_cut_off_and_not_kept() {
+        let (index, sent) = endless_wheel_server();
+        let cache = tempfile::tempdir().unwrap();
+        let f = fetcher(cache.path(), crate::fetch::DEFAULT_MAX_DOWNLOAD);
+        let (_, mut artifact) = pick(&f, &index, "x", "1.0", "x86_64").unwrap();
+        assert_eq!(artifact.size, None);
+        assert_eq!(artifact.max, Some(crate::fetch::WHEEL_CAP));
+        const { assert!(crate::fetch::WHEEL_CAP.bytes < crate::fetch::DEFAULT_MAX_DOWNLOAD) };
+        // The same rule with a cap this test can reach quickly.
+        artifact.max = Some(crate::fetch::Cap {
+            bytes: 1 << 20,
+            what: "NVIDIA wheel",
+        });
+        let err = f.fetch::<()>(0, &artifact, None).unwrap_err();
+        assert!(
+            matches!(err, FetchError::TooLong { limit: crate::fetch::Limit::Kind(n, _), .. } if n == 1 << 20),
+            "{err}"
+        );
+        // The ceiling, when it is lower than the cap.
+        let f = fetcher(cache.path(), 512 << 10);
+        let (_, artifact) = pick(&f, &index, "x", "1.0", "x86_64").unwrap();
+        let err = f.fetch::<()>(0, &artifact, None).unwrap_err();
+        assert!(
+            matches!(err, FetchError::TooLong { limit: crate::fetch::Limit::Ceiling(n), .. } if n == 512 << 10),
+            "{err}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(
+            sent.load(Ordering::Relaxed) < 64 << 20,
+            "the server got {} bytes out",
+            sent.load(Ordering::Relaxed)
+        );
+        let kept: Vec<_> = fs_err::read_dir(cache.path().join("downloads"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| !n.to_string_lossy().ends_with(".lock"))
+            .collect();
+        assert!(kept.is_empty(), "{kept:?}");
+    }
 
     #[test]
     fn names_and_tags() {

@@ -185,6 +185,7 @@ impl Redist {
                 location,
                 sha256,
                 size,
+                max: None,
             },
             version,
         })
