@@ -57,6 +57,14 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 
+    /// Flags, variables or the config file cannot be used (exit code 2).
+    #[error(transparent)]
+    Settings(#[from] crate::settings::SettingsError),
+
+    /// `$CUDAUP_HOME` is locked by another cudaup (`--no-wait`), or cannot be locked.
+    #[error(transparent)]
+    Home(#[from] crate::install::home::HomeError),
+
     /// The request cannot be served on this machine (exit code 5).
     #[error("{0}")]
     Unsupported(String),
@@ -95,7 +103,11 @@ impl Error {
     /// The exit code this error maps to.
     pub fn exit_code(&self) -> ExitCode {
         match self {
-            Error::Manifest { .. } | Error::SystemFile { .. } | Error::Usage(_) => ExitCode::Usage,
+            Error::Manifest { .. }
+            | Error::SystemFile { .. }
+            | Error::Usage(_)
+            | Error::Settings(_) => ExitCode::Usage,
+            Error::Home(_) => ExitCode::Failure,
             Error::Io(_) | Error::Command { .. } | Error::SelfCopy(_) => ExitCode::Failure,
             Error::Fetch(e) => fetch_code(e),
             Error::Unsupported(_) => ExitCode::Unsupported,

@@ -6,16 +6,19 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use crate::catalog::Catalog;
 use crate::error::{Error, ExitCode, Result};
-use crate::fetch::{Fetcher, Location, Settings};
+use crate::fetch::{Fetcher, Location};
 use crate::install::python::route::{IndexSettings, TorchSource};
 use crate::install::sources::{pypi, redist};
 use crate::install::{self, InstallError, Item, Source, ToolkitSpec};
 use crate::model::plan::{Action, Plan, Status};
 use crate::model::version::Version;
+use crate::settings::file::Config;
+use crate::settings::resolve::check_location;
+use crate::settings::{InstallOptions, InstallSettings, SettingsError};
 use crate::world::process::Process;
 use crate::world::progress::Reporter;
 use crate::world::runner::Runner;
@@ -23,14 +26,7 @@ use crate::world::runner::Runner;
 use super::plan::StackArgs;
 use super::{GlobalArgs, Style};
 
-/// Which kind of source `--mirror`/`--index-url` point at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SourceKind {
-    /// NVIDIA's redistributable archives (`.tar.xz`), from NVIDIA or a mirror of its layout.
-    Redist,
-    /// NVIDIA's wheels from a Python package index (CUDA 13 and newer).
-    Wheels,
-}
+pub use crate::model::request::{SourceKind, WithComponent};
 
 /// Where bytes come from (shared by install and mirror create).
 #[derive(Debug, Clone, Args)]
@@ -41,11 +37,11 @@ pub struct SourceArgs {
     pub source: Option<SourceKind>,
     /// A copy of NVIDIA's download layout (https://…, http://…, file://… or a directory), e.g.
     /// one made by `cudaup mirror create` [default: https://developer.download.nvidia.com]
-    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_MIRROR")]
+    #[arg(long, value_name = "URL|DIR")]
     pub mirror: Option<String>,
     /// The package index for `--source wheels` (PEP 691/503: PyPI or any mirror of it, or a
     /// directory laid out the same way) [default: https://pypi.org/simple]
-    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_INDEX_URL")]
+    #[arg(long, value_name = "URL|DIR")]
     pub index_url: Option<String>,
     /// Accept a plain-http mirror. Its bytes are still checked against the sha256s in its
     /// manifests, but nothing proves those manifests are the mirror's own
@@ -60,76 +56,70 @@ pub fn torch_source_parser() -> impl clap::builder::TypedValueParser<Value = Tor
         .map(|s| s.parse::<TorchSource>().expect("a listed value"))
 }
 
-impl SourceArgs {
-    /// A local offline bundle at `--index-url` or `--mirror` (its manifest is there).
-    fn local_bundle(&self) -> Option<(PathBuf, crate::install::python::bundle::BundleManifest)> {
-        [&self.index_url, &self.mirror]
-            .into_iter()
-            .flatten()
-            .filter_map(|l| crate::install::python::probe::local_dir(l))
-            .find_map(|dir| crate::install::python::bundle::read_dir(&dir).map(|m| (dir, m)))
-    }
+/// A local offline bundle at the settings' `index_url` or `mirror` (its manifest is there).
+fn local_bundle(
+    s: &InstallSettings,
+) -> Option<(PathBuf, crate::install::python::bundle::BundleManifest)> {
+    [&s.index_url, &s.mirror]
+        .into_iter()
+        .flatten()
+        .filter_map(|l| crate::install::python::probe::local_dir(l))
+        .find_map(|dir| crate::install::python::bundle::read_dir(&dir).map(|m| (dir, m)))
+}
 
-    fn source(&self) -> Result<Source> {
-        self.source_for(self.local_bundle().map(|(_, m)| m).as_ref())
-    }
-
-    /// The toolkit's source; an offline bundle found at `--index-url` or `--mirror` says how
-    /// its toolkit is stored when `--source` does not.
-    fn source_for(
-        &self,
-        bundle: Option<&crate::install::python::bundle::BundleManifest>,
-    ) -> Result<Source> {
-        let bundled = bundle.and_then(|m| m.toolkit.as_ref()).map(|t| {
-            if t.source == "wheels" {
-                SourceKind::Wheels
-            } else {
-                SourceKind::Redist
-            }
-        });
-        Ok(
-            match self.source.or(bundled).unwrap_or(SourceKind::Redist) {
-                SourceKind::Redist => Source::Redist(
-                    Location::parse(self.mirror.as_deref().unwrap_or(redist::NVIDIA_BASE))
-                        .map_err(fetch_usage)?,
-                ),
-                SourceKind::Wheels => Source::Wheels(
-                    Location::parse(
-                        self.index_url
-                            .as_deref()
-                            .or(self.mirror.as_deref())
-                            .unwrap_or(pypi::PYPI_SIMPLE),
-                    )
-                    .map_err(fetch_usage)?,
-                ),
-            },
-        )
-    }
-
-    /// An offline bundle at `--index-url` or `--mirror`: a directory, or an http(s) mirror
-    /// serving one (asked for its manifest with the probe's short timeout).
-    fn find_bundle(
-        &self,
-        process: &Process,
-        cancel: Arc<AtomicBool>,
-    ) -> Result<Option<(String, crate::install::python::bundle::BundleManifest)>> {
-        if let Some((dir, m)) = self.local_bundle() {
-            return Ok(Some((dir.display().to_string(), m)));
+/// The toolkit's source; an offline bundle found at `index_url` or `mirror` says how its toolkit
+/// is stored when `--source` does not.
+fn source_for(
+    s: &InstallSettings,
+    bundle: Option<&crate::install::python::bundle::BundleManifest>,
+) -> Result<Source> {
+    let bundled = bundle.and_then(|m| m.toolkit.as_ref()).map(|t| {
+        if t.source == "wheels" {
+            SourceKind::Wheels
+        } else {
+            SourceKind::Redist
         }
-        let remote: Vec<&String> = [&self.index_url, &self.mirror]
-            .into_iter()
-            .flatten()
-            .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
-            .collect();
-        if remote.is_empty() {
-            return Ok(None);
-        }
-        let probe = probe_fetcher(process, self.allow_http, cancel)?;
-        Ok(remote.into_iter().find_map(|u| {
-            let loc = Location::parse(u).ok()?;
-            crate::install::python::bundle::read(&probe, &loc).map(|m| (u.clone(), m))
-        }))
+    });
+    Ok(match s.source.or(bundled).unwrap_or(SourceKind::Redist) {
+        SourceKind::Redist => Source::Redist(
+            Location::parse(s.mirror.as_deref().unwrap_or(redist::NVIDIA_BASE))
+                .map_err(fetch_usage)?,
+        ),
+        SourceKind::Wheels => Source::Wheels(
+            Location::parse(
+                s.index_url
+                    .as_deref()
+                    .or(s.mirror.as_deref())
+                    .unwrap_or(pypi::PYPI_SIMPLE),
+            )
+            .map_err(fetch_usage)?,
+        ),
+    })
+}
+
+/// An offline bundle at `index_url` or `mirror`: a directory, or an http(s) mirror serving one
+/// (asked for its manifest with the probe's short timeout).
+fn find_bundle(
+    s: &InstallSettings,
+    process: &Process,
+    cancel: Arc<AtomicBool>,
+) -> Result<Option<(String, crate::install::python::bundle::BundleManifest)>> {
+    if let Some((dir, m)) = local_bundle(s) {
+        return Ok(Some((dir.display().to_string(), m)));
     }
+    let remote: Vec<&String> = [&s.index_url, &s.mirror]
+        .into_iter()
+        .flatten()
+        .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+        .collect();
+    if remote.is_empty() {
+        return Ok(None);
+    }
+    let probe = probe_fetcher(process, s.allow_http, cancel)?;
+    Ok(remote.into_iter().find_map(|u| {
+        let loc = Location::parse(u).ok()?;
+        crate::install::python::bundle::read(&probe, &loc).map(|m| (u.clone(), m))
+    }))
 }
 
 fn fetch_usage(e: crate::fetch::FetchError) -> Error {
@@ -143,7 +133,7 @@ pub struct InstallArgs {
     pub stack: StackArgs,
     /// Take every answer from an unattended config file (see the README); flags override it,
     /// CUDAUP_* variables sit between
-    #[arg(long, value_name = "FILE", env = "CUDAUP_CONFIG")]
+    #[arg(long, value_name = "FILE", env = crate::world::vars::CUDAUP_CONFIG)]
     pub config: Option<PathBuf>,
     /// Run `cudaup verify` after installing
     #[arg(long)]
@@ -164,17 +154,17 @@ pub struct InstallArgs {
     /// PyPI or a mirror of it (a URL, a PEP 503 directory or a flat folder of wheels), for
     /// TensorFlow, the frameworks' dependencies, and PyTorch when the planned build is PyPI's
     /// [default: https://pypi.org/simple]
-    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_PYPI_INDEX")]
+    #[arg(long, value_name = "URL|DIR")]
     pub pypi_index: Option<String>,
     /// PyTorch's wheel index or a copy of its layout (`<base>/<variant>/<project>/`, a flat
     /// `<base>/<variant>/` listing, or one variant's index), a URL or a directory
     /// [default: https://download.pytorch.org/whl]
-    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_TORCH_INDEX")]
+    #[arg(long, value_name = "URL|DIR")]
     pub torch_index: Option<String>,
     /// Which index may serve PyTorch: auto (ask PyTorch's index and PyPI with a short timeout,
     /// take the first that has the planned build), pytorch, or pypi (only when the planned build
     /// is the one PyPI serves) [default: auto]
-    #[arg(long, value_name = "SOURCE", env = "CUDAUP_TORCH_SOURCE", value_parser = torch_source_parser())]
+    #[arg(long, value_name = "SOURCE", value_parser = torch_source_parser())]
     pub torch_source: Option<TorchSource>,
     /// Leave cuDNN out
     #[arg(long)]
@@ -201,11 +191,42 @@ pub struct InstallArgs {
     pub with: Vec<WithComponent>,
 }
 
-/// Optional framework components (`--with`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum WithComponent {
-    /// TensorRT (`tensorrt-cu12` / `tensorrt-cu13` from PyPI; the libs from NVIDIA's index).
-    Tensorrt,
+impl InstallArgs {
+    /// The flags as one layer of settings, each value checked (a bad one names its flag).
+    pub fn options(&self, process: &Process) -> Result<InstallOptions> {
+        let cwd = process.cwd();
+        let location = |flag: &str, v: &Option<String>| {
+            v.as_deref()
+                .map(|v| check_location(flag, v, cwd))
+                .transpose()
+        };
+        let mut shells = Vec::new();
+        for name in &self.shells {
+            let shell = crate::shell::Shell::parse(name).ok_or_else(|| {
+                SettingsError::invalid("--shell", name, "use sh, bash, zsh, fish or powershell")
+            })?;
+            if !shells.contains(&shell) {
+                shells.push(shell);
+            }
+        }
+        Ok(InstallOptions {
+            source: self.source.source,
+            mirror: location("--mirror", &self.source.mirror)?,
+            index_url: location("--index-url", &self.source.index_url)?,
+            pypi_index: location("--pypi-index", &self.pypi_index)?,
+            torch_index: location("--torch-index", &self.torch_index)?,
+            torch_source: self.torch_source,
+            allow_http: self.source.allow_http.then_some(true),
+            prefix: self.prefix.clone(),
+            venv: self.venv.clone(),
+            no_cudnn: self.no_cudnn.then_some(true),
+            verify: self.verify.then_some(true),
+            modify_path: self.no_modify_path.then_some(false),
+            shells: (!shells.is_empty()).then_some(shells),
+            with: (!self.with.is_empty()).then(|| self.with.clone()),
+            ..self.stack.options()?
+        })
+    }
 }
 
 /// `cudaup mirror` subcommands.
@@ -240,13 +261,13 @@ pub struct MirrorArgs {
     pub arches: Vec<String>,
     /// PyPI or a mirror of it, to download the framework and its dependencies from
     /// [default: https://pypi.org/simple]
-    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_PYPI_INDEX")]
+    #[arg(long, value_name = "URL|DIR")]
     pub pypi_index: Option<String>,
     /// PyTorch's wheel index or a copy of its layout [default: https://download.pytorch.org/whl]
-    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_TORCH_INDEX")]
+    #[arg(long, value_name = "URL|DIR")]
     pub torch_index: Option<String>,
     /// Which index may serve PyTorch (auto, pytorch, pypi) [default: auto]
-    #[arg(long, value_name = "SOURCE", env = "CUDAUP_TORCH_SOURCE", value_parser = torch_source_parser())]
+    #[arg(long, value_name = "SOURCE", value_parser = torch_source_parser())]
     pub torch_source: Option<TorchSource>,
     /// The target machine's glibc (2.N), which decides the manylinux wheels it can run
     /// [default: this machine's; 2.28 with --system]
@@ -254,93 +275,33 @@ pub struct MirrorArgs {
     pub glibc: Option<String>,
 }
 
-/// The fetcher every command uses, from the environment.
-pub fn fetcher(
-    process: &Process,
-    allow_http: bool,
-    cancel: Arc<AtomicBool>,
-    reporter: Arc<dyn Reporter>,
-) -> Result<Fetcher> {
-    fetcher_with(process, allow_http, cancel, reporter, |_| {})
+pub use crate::settings::net::{fetcher, probe_fetcher};
+
+impl MirrorArgs {
+    /// The flags as one layer of settings, each value checked.
+    fn options(&self, process: &Process) -> Result<InstallOptions> {
+        let cwd = process.cwd();
+        let location = |flag: &str, v: &Option<String>| {
+            v.as_deref()
+                .map(|v| check_location(flag, v, cwd))
+                .transpose()
+        };
+        Ok(InstallOptions {
+            source: self.source.source,
+            mirror: location("--mirror", &self.source.mirror)?,
+            index_url: location("--index-url", &self.source.index_url)?,
+            pypi_index: location("--pypi-index", &self.pypi_index)?,
+            torch_index: location("--torch-index", &self.torch_index)?,
+            torch_source: self.torch_source,
+            allow_http: self.source.allow_http.then_some(true),
+            no_cudnn: self.no_cudnn.then_some(true),
+            ..self.stack.options()?
+        })
+    }
 }
 
-/// The fetcher that asks the framework's routes: one attempt each, and a short wait
-/// (`CUDAUP_PROBE_TIMEOUT` seconds, default 8) before the next route is taken.
-pub fn probe_fetcher(
-    process: &Process,
-    allow_http: bool,
-    cancel: Arc<AtomicBool>,
-) -> Result<Fetcher> {
-    let seconds = match process.var(crate::world::vars::CUDAUP_PROBE_TIMEOUT) {
-        Some(v) => v.parse::<u64>().ok().filter(|s| *s > 0).ok_or_else(|| {
-            Error::Usage(format!(
-                "{}={v}: not a number of seconds",
-                crate::world::vars::CUDAUP_PROBE_TIMEOUT
-            ))
-        })?,
-        None => 8,
-    };
-    fetcher_with(
-        process,
-        allow_http,
-        cancel,
-        Arc::new(crate::world::progress::Silent),
-        |s| {
-            s.attempts = 1;
-            s.connect_timeout = Duration::from_secs(seconds);
-            s.read_timeout = Duration::from_secs(seconds);
-        },
-    )
-}
-
-fn fetcher_with(
-    process: &Process,
-    allow_http: bool,
-    cancel: Arc<AtomicBool>,
-    reporter: Arc<dyn Reporter>,
-    tweak: impl FnOnce(&mut Settings),
-) -> Result<Fetcher> {
-    let home = process.cudaup_home().ok_or_else(|| {
-        Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
-    })?;
-    let mut settings = Settings::new(home.join("cache"));
-    settings.allow_http = allow_http;
-    let num = |name: &str| -> Result<Option<u64>> {
-        process
-            .var(name)
-            .map(|v| {
-                v.parse::<u64>()
-                    .map_err(|_| Error::Usage(format!("{name}={v}: not a number")))
-            })
-            .transpose()
-    };
-    if let Some(n) = num(crate::world::vars::CUDAUP_HTTP_RETRIES)? {
-        settings.attempts = n as u32 + 1;
-    }
-    if let Some(s) = num(crate::world::vars::CUDAUP_HTTP_TIMEOUT)? {
-        settings.read_timeout = Duration::from_secs(s);
-    }
-    if let Some(n) = num(crate::world::vars::CUDAUP_MAX_DOWNLOAD_BYTES)? {
-        settings.max_download = n;
-    }
-    if process.var(crate::world::vars::CUDAUP_TEST_NO_RETRY_DELAY) == Some("1") {
-        settings.backoff = Duration::ZERO;
-    }
-    tweak(&mut settings);
-    Ok(Fetcher::new(settings, cancel, reporter))
-}
-
-/// `CUDAUP_MAX_UNPACKED_BYTES`, else 64 GiB: the most one archive may unpack to.
 fn max_unpacked(process: &Process) -> Result<u64> {
-    match process.var(crate::world::vars::CUDAUP_MAX_UNPACKED_BYTES) {
-        Some(v) => v.parse().map_err(|_| {
-            Error::Usage(format!(
-                "{}={v}: not a number of bytes",
-                crate::world::vars::CUDAUP_MAX_UNPACKED_BYTES
-            ))
-        }),
-        None => Ok(crate::unpack::Limits::default().max_total_bytes),
-    }
+    Ok(crate::settings::net::max_unpacked(process)?)
 }
 
 /// The toolkit part of a plan: (release, cuDNN release, kept toolkit path).
@@ -382,6 +343,27 @@ fn render_unsupported(plan: &Plan, out: &mut dyn Write) -> Result<ExitCode> {
     Ok(ExitCode::Unsupported)
 }
 
+/// What an install run does besides its settings: which machine it plans for, and how it talks.
+#[derive(Debug, Clone, Default)]
+pub struct RunFlags {
+    /// Plan for the machine in this System document (`--system`).
+    pub system: Option<PathBuf>,
+    /// Do not ask.
+    pub yes: bool,
+    /// Show, change nothing.
+    pub dry_run: bool,
+    /// JSON lines and a JSON report.
+    pub json: bool,
+}
+
+/// Reads `--config` (exit code 2 with FILE:LINE:COLUMN when it is broken).
+pub fn load_config(path: Option<&Path>) -> Result<Option<Config>> {
+    Ok(path
+        .map(Config::load)
+        .transpose()
+        .map_err(SettingsError::from)?)
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn run_install(
     args: &InstallArgs,
@@ -393,15 +375,33 @@ pub(super) fn run_install(
     cancel: Arc<AtomicBool>,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
-    let merged;
-    let args = match &args.config {
-        Some(path) => {
-            merged = super::settings::merge_install(args, &super::settings::load(path)?)?;
-            &merged
-        }
-        None => args,
+    let file = load_config(args.config.as_deref())?;
+    let settings = InstallSettings::resolve(args.options(process)?, process, file.as_ref())?;
+    let flags = RunFlags {
+        system: args.system.clone(),
+        yes: args.yes,
+        dry_run: args.dry_run,
+        json: args.json,
     };
-    let request = args.stack.request()?;
+    install_with(
+        &settings, &flags, global, process, runner, catalog, style, cancel, out,
+    )
+}
+
+/// `cudaup install` with resolved settings (the wizard comes here with its answers).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn install_with(
+    s: &InstallSettings,
+    flags: &RunFlags,
+    global: &GlobalArgs,
+    process: &Process,
+    runner: &dyn Runner,
+    catalog: &Catalog,
+    style: &Style,
+    cancel: Arc<AtomicBool>,
+    out: &mut dyn Write,
+) -> Result<ExitCode> {
+    let request = &s.request;
     let home = process.cudaup_home().ok_or_else(|| {
         Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
     })?;
@@ -410,14 +410,14 @@ pub(super) fn run_install(
     if crate::install::driver::clear_if_rebooted(&home, &live_root)
         .map_err(|e| Error::Usage(e.to_string()))?
     {
-        if !args.json && !global.quiet {
+        if !flags.json && !global.quiet {
             writeln!(
                 out,
                 "The reboot after the driver install happened: continuing."
             )?;
         }
     } else if let Some(m) = crate::install::driver::reboot_pending(&home, &live_root) {
-        if args.system.is_none() {
+        if flags.system.is_none() {
             return Err(Error::Usage(format!(
                 "driver {} was installed and needs a reboot first ({}): reboot, then run cudaup again",
                 m.driver, m.reason
@@ -425,7 +425,7 @@ pub(super) fn run_install(
         }
     }
     let live = super::detect::detect_live(process, runner, catalog, false).system;
-    let mut system = match &args.system {
+    let mut system = match &flags.system {
         // Another machine's GPUs and driver, but the framework goes into a Python here.
         Some(p) => {
             let mut other = super::plan::load_system(p)?;
@@ -436,7 +436,7 @@ pub(super) fn run_install(
         }
         None => live.clone(),
     };
-    let venv_dir = args
+    let venv_dir = s
         .venv
         .clone()
         .unwrap_or_else(|| home.join("venvs").join(request.profile.name()));
@@ -445,26 +445,26 @@ pub(super) fn run_install(
         system.pythons.retain(|p| p.path != found.path);
         system.pythons.insert(0, found);
     }
-    let plan = crate::resolve::resolve(&system, &request, catalog);
+    let plan = crate::resolve::resolve(&system, request, catalog);
     if plan.status == Status::Unsupported {
         return render_unsupported(&plan, out);
     }
     // cudaup's own copy: a file of the user's in its place stops the install before anything
     // changes.
     let self_copy = crate::install::self_copy::plan(process, &home)?;
-    let talk = !args.json && !global.quiet;
+    let talk = !flags.json && !global.quiet;
     // The driver step: only for this machine, never under WSL2 (prepare refuses), shown in full
     // before anything runs.
     let driver_change = plan.component("driver").filter(|d| {
         matches!(d.action, Action::Install | Action::Upgrade | Action::Manual)
-            && args.system.is_none()
+            && flags.system.is_none()
     });
     let mut driver_step: Option<crate::install::driver::DriverStep> = None;
     let mut driver_blocked: Option<String> = None;
     if let Some(d) = driver_change {
         match crate::install::driver::prepare(&system, d, catalog, &live_root) {
             Ok(step) => {
-                if talk || args.dry_run {
+                if talk || flags.dry_run {
                     writeln!(
                         out,
                         "{}",
@@ -491,7 +491,7 @@ pub(super) fn run_install(
                 driver_step = Some(step);
             }
             Err(e) => {
-                if talk || args.dry_run {
+                if talk || flags.dry_run {
                     writeln!(
                         out,
                         "{}",
@@ -510,28 +510,28 @@ pub(super) fn run_install(
     }
     let driver_pending = driver_change;
     // An offline bundle at --index-url or --mirror serves the toolkit and the framework.
-    let bundle = args.source.find_bundle(process, cancel.clone())?;
+    let bundle = find_bundle(s, process, cancel.clone())?;
     // The toolkit, for the profiles that have one.
     let mut toolkit: Option<(ToolkitSpec, install::Resolved)> = None;
     if request.profile.has_toolkit() {
-        let (cuda, cudnn, kept) = toolkit_of(&plan, args.no_cudnn)?;
-        match (&kept, &args.prefix) {
+        let (cuda, cudnn, kept) = toolkit_of(&plan, s.no_cudnn)?;
+        match (&kept, &s.prefix) {
             (Some(path), None) => {
                 // A toolkit cudaup installed (its receipt is inside) is registered again, in case
                 // the run that installed it was killed before it could be.
                 if let Some(receipt) = install::Receipt::read(Path::new(path)).ok().flatten() {
-                    if !args.dry_run {
+                    if !flags.dry_run {
                         install::receipt::register(&home, &receipt)?;
                     }
                 }
-                if talk || args.dry_run {
+                if talk || flags.dry_run {
                     writeln!(out, "CUDA {cuda} is already installed at {path}: kept (--prefix DIR installs a private copy).")?;
                 }
             }
             _ => {
                 let cuda =
-                    install::summary::release_for(catalog, request.pins.cuda.as_deref(), &cuda);
-                let prefix = args
+                    install::summary::release_for(catalog, request.pins.cuda.as_ref(), &cuda);
+                let prefix = s
                     .prefix
                     .clone()
                     .unwrap_or_else(|| home.join("toolkits").join(format!("cuda-{cuda}")));
@@ -539,7 +539,7 @@ pub(super) fn run_install(
                     cuda,
                     cudnn,
                     prefix,
-                    source: args.source.source_for(bundle.as_ref().map(|(_, m)| m))?,
+                    source: source_for(s, bundle.as_ref().map(|(_, m)| m))?,
                     // The machine planned for: a `--system` picture of an aarch64 machine gets
                     // its linux-sbsa archives (checked by layout and hashes, not run, here).
                     arch: match system.os.arch.as_str() {
@@ -551,13 +551,13 @@ pub(super) fn run_install(
                 };
                 let meta = fetcher(
                     process,
-                    args.source.allow_http,
+                    s.allow_http,
                     cancel.clone(),
                     Arc::new(crate::world::progress::Silent),
                 )?;
-                let selection = selection(catalog, &args.stack)?;
+                let selection = selection(catalog, s.components.as_deref())?;
                 let resolved = install::resolve_items(&meta, catalog, &spec, &selection)?;
-                if talk || args.dry_run {
+                if talk || flags.dry_run {
                     write_items(out, &spec, &selection, &resolved, style)?;
                 }
                 toolkit = Some((spec, resolved));
@@ -567,31 +567,31 @@ pub(super) fn run_install(
 
     // The framework, for the profiles that have one: its route is asked before anything
     // changes, so a machine that cannot reach it is told so (exit 3) with nothing made.
-    let indexes = index_settings(args, bundle.as_ref());
+    let indexes = index_settings(s, bundle.as_ref());
     for url in [&indexes.pypi, &indexes.torch].into_iter().flatten() {
-        if url.starts_with("http://") && !args.source.allow_http {
+        if url.starts_with("http://") && !s.allow_http {
             return Err(Error::Usage(format!("{url}: refusing a plain-http package index; use https, or pass --allow-http for a mirror you trust")));
         }
     }
     let gpus_here =
-        args.system.is_none() && driver_pending.is_none() && live.nvidia_gpus().next().is_some();
+        flags.system.is_none() && driver_pending.is_none() && live.nvidia_gpus().next().is_some();
     let mut framework =
         crate::install::python::step::step(&plan, &system, catalog, venv_dir, &indexes, gpus_here)?;
-    if args.with.contains(&WithComponent::Tensorrt) {
+    if s.with.contains(&WithComponent::Tensorrt) {
         // A usage error is said before any route is asked.
         tensorrt_fits(framework.as_ref())?;
     }
     if let Some(f) = framework.as_mut() {
-        let probe = probe_fetcher(process, args.source.allow_http, cancel.clone())?;
+        let probe = probe_fetcher(process, s.allow_http, cancel.clone())?;
         f.choose_route(&probe)?;
     }
-    if args.with.contains(&WithComponent::Tensorrt) {
+    if s.with.contains(&WithComponent::Tensorrt) {
         add_tensorrt(framework.as_mut(), catalog, &indexes.pypi_base())?;
     }
-    if let (Some(f), true) = (&framework, talk || args.dry_run) {
+    if let (Some(f), true) = (&framework, talk || flags.dry_run) {
         crate::install::python::step::describe(f, out)?;
     }
-    if talk || args.dry_run {
+    if talk || flags.dry_run {
         writeln!(out, "{}", super::self_copy::planned(&self_copy))?;
     }
     if toolkit.is_none() && framework.is_none() && !self_copy.pending(&home) {
@@ -606,17 +606,17 @@ pub(super) fn run_install(
             .and_then(|c| c.path.as_ref().map(PathBuf::from));
         let mut env = serde_json::Value::Null;
         let mut changed = false;
-        if !args.dry_run {
+        if !flags.dry_run {
             // Not pending: the copy is in place and current, so this only reads its stamp.
             let cudaup = crate::install::self_copy::ensure(process, &home)?;
             if let Some((rc_changed, e)) =
-                env_step(args, process, &home, kept.as_deref(), &cudaup, talk, out)?
+                env_step(s, process, &home, kept.as_deref(), &cudaup, talk, out)?
             {
                 changed = rc_changed;
                 env = e;
             }
         }
-        if args.json {
+        if flags.json {
             let report = serde_json::json!({
                 "status": "nothing to do", "profile": plan.profile.name(), "plan": plan,
                 "changed": changed, "reboot_required": false, "env": env,
@@ -633,8 +633,8 @@ pub(super) fn run_install(
         Some(f) => crate::install::python::route::describe_in_plan(&plan, &f.route_view()),
         None => serde_json::to_value(&plan).expect("json"),
     };
-    if args.dry_run {
-        if args.json {
+    if flags.dry_run {
+        if flags.json {
             writeln!(
                 out,
                 "{}",
@@ -643,7 +643,7 @@ pub(super) fn run_install(
         }
         return Ok(ExitCode::Ok);
     }
-    if !args.yes {
+    if !flags.yes {
         if !(process.stdin_is_tty && process.stdout_is_tty) {
             return Err(Error::Usage(
                 "cannot ask for confirmation without a terminal: re-run with --yes (or --dry-run to look first)".into(),
@@ -694,16 +694,16 @@ pub(super) fn run_install(
     if let Some((spec, resolved)) = &toolkit {
         let items = &resolved.items;
         let total: u64 = items.iter().filter_map(|i| i.artifact.size).sum();
-        let reporter = reporter_for(args.json, process.stdout_is_tty && !global.quiet, total);
-        let fetcher = fetcher(process, args.source.allow_http, cancel.clone(), reporter)?;
+        let reporter = reporter_for(flags.json, process.stdout_is_tty && !global.quiet, total);
+        let fetcher = fetcher(process, s.allow_http, cancel.clone(), reporter)?;
         // What the env step will do, for `repair` to finish should this run be killed first.
         install::env::Intent {
             toolkit: Some(std::path::absolute(&spec.prefix)?),
-            shells: chosen_shells(args, process)?
+            shells: chosen_shells(s, process)
                 .iter()
                 .map(|s| s.name().to_owned())
                 .collect(),
-            modify_path: !args.no_modify_path,
+            modify_path: s.modify_path,
         }
         .record(&home)?;
         let receipt = install::install(&fetcher, spec, items).inspect_err(|_| {
@@ -766,9 +766,9 @@ pub(super) fn run_install(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         let log = home.join("logs").join(format!("install-{stamp}.log"));
-        let progress: Arc<dyn Reporter> = if global.quiet && !args.json {
+        let progress: Arc<dyn Reporter> = if global.quiet && !flags.json {
             Arc::new(crate::world::progress::Silent)
-        } else if args.json {
+        } else if flags.json {
             Arc::new(super::reporter::JsonLines::new(Box::new(std::io::stderr())))
         } else if process.stdout_is_tty {
             Arc::new(super::reporter::Bars::growing())
@@ -829,7 +829,7 @@ pub(super) fn run_install(
             .and_then(|c| c.path.as_ref().map(PathBuf::from)),
     };
     if let Some((rc_changed, env)) = env_step(
-        args,
+        s,
         process,
         &home,
         active_toolkit.as_deref(),
@@ -860,21 +860,21 @@ pub(super) fn run_install(
     // Prove it works, when asked (`--verify`, or `verify = true` in the config) — not before
     // the reboot a new driver needs.
     let mut code = ExitCode::Ok;
-    if args.verify && !reboot_required {
+    if s.verify && !reboot_required {
         let vargs = super::verify::VerifyArgs {
-            json: args.json,
+            json: flags.json,
             bench: false,
             venvs: framework.iter().map(|f| f.venv.dir.clone()).collect(),
             toolkit: active_toolkit.clone(),
         };
         let mut buf: Vec<u8> = Vec::new();
-        let sink: &mut dyn Write = if args.json { &mut buf } else { &mut *out };
+        let sink: &mut dyn Write = if flags.json { &mut buf } else { &mut *out };
         code = super::verify::run(&vargs, global, process, runner, catalog, style, sink)?;
-        if args.json {
+        if flags.json {
             report["verify"] = serde_json::from_slice(&buf).unwrap_or(serde_json::Value::Null);
         }
     }
-    if args.json {
+    if flags.json {
         report["changed"] = changed.into();
         report["status"] = if code == ExitCode::Ok {
             "installed".into()
@@ -893,43 +893,32 @@ pub(super) fn run_install(
 /// The framework's index settings: the flags (and their variables), and the offline bundle
 /// found at `--index-url` or `--mirror` when it holds a framework.
 fn index_settings(
-    args: &InstallArgs,
+    s: &InstallSettings,
     bundle: Option<&(String, crate::install::python::bundle::BundleManifest)>,
 ) -> IndexSettings {
     IndexSettings {
-        pypi: args.pypi_index.clone(),
-        torch: args.torch_index.clone(),
-        source: args.torch_source.unwrap_or_default(),
+        pypi: s.pypi_index.clone(),
+        torch: s.torch_index.clone(),
+        source: s.torch_source,
         bundle: bundle
             .filter(|(_, m)| m.framework.is_some())
             .map(|(at, _)| at.clone()),
     }
 }
 
-/// The shells `--shell` names, or those found here.
-fn chosen_shells(args: &InstallArgs, process: &Process) -> Result<Vec<crate::shell::Shell>> {
-    if args.shells.is_empty() {
-        return Ok(super::env::shells_here(process));
+/// The shells the settings name, or those found here.
+fn chosen_shells(s: &InstallSettings, process: &Process) -> Vec<crate::shell::Shell> {
+    match &s.shells {
+        Some(shells) => shells.clone(),
+        None => super::env::shells_here(process),
     }
-    let mut chosen = Vec::new();
-    for name in &args.shells {
-        let shell = crate::shell::Shell::parse(name).ok_or_else(|| {
-            Error::Usage(format!(
-                "--shell {name}: use sh, bash, zsh, fish or powershell"
-            ))
-        })?;
-        if !chosen.contains(&shell) {
-            chosen.push(shell);
-        }
-    }
-    Ok(chosen)
 }
 
 /// The environment step: the env scripts for `active_toolkit` and, unless `--no-modify-path`,
 /// cudaup's line in the rc files. Returns whether an rc file changed and the JSON report, or
 /// `None` without an active toolkit.
 fn env_step(
-    args: &InstallArgs,
+    s: &InstallSettings,
     process: &Process,
     home: &Path,
     active_toolkit: Option<&Path>,
@@ -952,12 +941,12 @@ fn env_step(
     super::env::write_scripts(home, env_toolkit.as_deref())?;
     crate::world::checkpoint::reach("env-written");
     let source = crate::shell::source_line(crate::shell::Shell::Posix, home);
-    let rc_changed = if args.no_modify_path {
+    let rc_changed = if !s.modify_path {
         Vec::new()
     } else {
         // A refused rc file (read-only) is the user's to fix, as the error says: the env step
         // is over either way, so repair does not try it again and again.
-        let hooked = super::env::hook(process, home, &chosen_shells(args, process)?);
+        let hooked = super::env::hook(process, home, &chosen_shells(s, process));
         install::env::Intent::done(home)?;
         hooked?
     };
@@ -973,7 +962,7 @@ fn env_step(
             writeln!(out, "  added to {}: {line}", f.display())?;
         }
         if cudaup.in_home() {
-            let hooked = !args.no_modify_path
+            let hooked = s.modify_path
                 && !crate::install::receipts::ShellReceipt::read(home)
                     .hooks
                     .is_empty();
@@ -1048,15 +1037,10 @@ fn framework_summary(step: &crate::install::python::step::FrameworkStep) -> Stri
 }
 
 /// `--components` (or the config's `install.components`), against the catalog.
-fn selection(catalog: &Catalog, stack: &StackArgs) -> Result<crate::catalog::ComponentSelection> {
+fn selection(catalog: &Catalog, spec: Option<&str>) -> Result<crate::catalog::ComponentSelection> {
     catalog
         .components
-        .select(
-            stack
-                .components
-                .as_deref()
-                .unwrap_or(crate::catalog::DEFAULT_SET),
-        )
+        .select(spec.unwrap_or(crate::catalog::DEFAULT_SET))
         .map_err(Error::Usage)
 }
 
@@ -1142,12 +1126,13 @@ pub(super) fn run_mirror(
 ) -> Result<ExitCode> {
     use crate::install::python::bundle;
     let MirrorCommand::Create(args) = cmd;
-    let request = args.stack.request()?;
+    let s = InstallSettings::resolve(args.options(process)?, process, None)?;
+    let request = &s.request;
     let system = match &args.system {
         Some(p) => super::plan::load_system(p)?,
         None => super::detect::detect_live(process, runner, catalog, false).system,
     };
-    let plan = crate::resolve::resolve(&system, &request, catalog);
+    let plan = crate::resolve::resolve(&system, request, catalog);
     if plan.status == Status::Unsupported {
         return render_unsupported(&plan, out);
     }
@@ -1159,7 +1144,7 @@ pub(super) fn run_mirror(
     let dir = &args.dir;
     fs_err::create_dir_all(dir)?;
     let reporter = reporter_for(false, process.stdout_is_tty && !global.quiet, 0);
-    let fetcher = fetcher(process, args.source.allow_http, cancel.clone(), reporter)?;
+    let fetcher = fetcher(process, s.allow_http, cancel.clone(), reporter)?;
     let talk = !global.quiet;
     let previous = bundle::read_dir(dir);
     let mut files: Vec<bundle::BundleFile> = previous
@@ -1172,10 +1157,10 @@ pub(super) fn run_mirror(
 
     // The toolkit: NVIDIA's layout (redist) or its wheels in the PEP 503 tree.
     if request.profile.has_toolkit() {
-        let (cuda, cudnn, _) = toolkit_of(&plan, args.no_cudnn)?;
-        let cuda = install::summary::release_for(catalog, request.pins.cuda.as_deref(), &cuda);
-        let selection = selection(catalog, &args.stack)?;
-        let source = args.source.source()?;
+        let (cuda, cudnn, _) = toolkit_of(&plan, s.no_cudnn)?;
+        let cuda = install::summary::release_for(catalog, request.pins.cuda.as_ref(), &cuda);
+        let selection = selection(catalog, s.components.as_deref())?;
+        let source = source_for(&s, local_bundle(&s).map(|(_, m)| m).as_ref())?;
         match &source {
             Source::Redist(base) => {
                 let (count, bytes, manifests) = mirror_redist(
@@ -1250,18 +1235,18 @@ pub(super) fn run_mirror(
         };
         platforms = bundle::platform_tags(&system, glibc);
         let settings = IndexSettings {
-            pypi: args.pypi_index.clone(),
-            torch: args.torch_index.clone(),
-            source: args.torch_source.unwrap_or_default(),
+            pypi: s.pypi_index.clone(),
+            torch: s.torch_index.clone(),
+            source: s.torch_source,
             bundle: None,
         };
         for url in [&settings.pypi, &settings.torch].into_iter().flatten() {
-            if url.starts_with("http://") && !args.source.allow_http {
+            if url.starts_with("http://") && !s.allow_http {
                 return Err(Error::Usage(format!("{url}: refusing a plain-http package index; use https, or pass --allow-http for a mirror you trust")));
             }
         }
         let candidates = crate::install::python::route::candidates(want, &settings);
-        let probe = probe_fetcher(process, args.source.allow_http, cancel.clone())?;
+        let probe = probe_fetcher(process, s.allow_http, cancel.clone())?;
         let home = process.cudaup_home().ok_or_else(|| {
             Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
         })?;
@@ -1376,7 +1361,7 @@ pub(super) fn run_mirror(
         let mut pins = format!("--profile {}", plan.profile.name());
         if let Some(c) = &manifest.toolkit {
             pins.push_str(&format!(" --cuda {}", c.cuda));
-            if let Some(set) = &args.stack.components {
+            if let Some(set) = &s.components {
                 pins.push_str(&format!(" --components {set}"));
             }
         }

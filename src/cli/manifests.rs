@@ -169,11 +169,7 @@ fn run_update(
     style: &Style,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
-    let config = args
-        .config
-        .as_deref()
-        .map(super::settings::load)
-        .transpose()?;
+    let config = super::install::load_config(args.config.as_deref())?;
     let sources = config
         .as_ref()
         .map(|c| c.sources.clone())

@@ -13,7 +13,6 @@ mod plan;
 mod repair;
 mod reporter;
 mod self_copy;
-mod settings;
 mod style;
 mod uninstall;
 mod verify;

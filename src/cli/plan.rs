@@ -8,8 +8,11 @@ use clap::Args;
 use crate::catalog::Catalog;
 use crate::error::{Error, ExitCode, Result};
 use crate::model::plan::{Action, Plan, Status};
-use crate::model::request::{DriverPolicy, Pins, Profile, Request};
+use crate::model::request::{DriverPolicy, Profile};
 use crate::model::system::System;
+use crate::model::version::VersionPin;
+use crate::settings::resolve::check_pin;
+use crate::settings::{InstallOptions, InstallSettings, SettingsError};
 use crate::world::process::Process;
 use crate::world::runner::Runner;
 
@@ -26,7 +29,7 @@ pub struct PlanArgs {
     pub stack: StackArgs,
     /// Read the answers (profile, pins, driver policy) from an unattended config file; flags
     /// override it, CUDAUP_* variables sit between
-    #[arg(long, value_name = "FILE", env = "CUDAUP_CONFIG")]
+    #[arg(long, value_name = "FILE", env = crate::world::vars::CUDAUP_CONFIG)]
     pub config: Option<PathBuf>,
     /// Print the Plan document as JSON
     #[arg(long)]
@@ -36,13 +39,13 @@ pub struct PlanArgs {
     #[arg(long)]
     pub probe: bool,
     /// PyPI or a mirror of it, as for install
-    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_PYPI_INDEX")]
+    #[arg(long, value_name = "URL|DIR")]
     pub pypi_index: Option<String>,
     /// PyTorch's index or a copy of its layout, as for install
-    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_TORCH_INDEX")]
+    #[arg(long, value_name = "URL|DIR")]
     pub torch_index: Option<String>,
     /// Which index may serve PyTorch (auto, pytorch, pypi), as for install
-    #[arg(long, value_name = "SOURCE", env = "CUDAUP_TORCH_SOURCE", value_parser = super::install::torch_source_parser())]
+    #[arg(long, value_name = "SOURCE", value_parser = super::install::torch_source_parser())]
     pub torch_source: Option<crate::install::python::route::TorchSource>,
     /// Accept plain-http indexes (for --probe)
     #[arg(long)]
@@ -78,48 +81,34 @@ pub struct StackArgs {
     pub driver: Option<String>,
     /// The toolkit's components: minimal, standard or complete, or a comma-separated list of
     /// sets and components, `-name` leaving one out (`standard,-npp,cufile`) [default: standard]
-    #[arg(long, value_name = "SET|LIST", env = "CUDAUP_COMPONENTS")]
+    #[arg(long, value_name = "SET|LIST")]
     pub components: Option<String>,
 }
 
 impl StackArgs {
-    /// The request these flags describe.
-    pub fn request(&self) -> Result<Request> {
-        let driver = match &self.driver {
-            Some(d) => d.parse::<DriverPolicy>().map_err(Error::Usage)?,
-            None => DriverPolicy::Auto,
+    /// The profile, pins, driver policy and components as one layer of settings, each value
+    /// parsed once (a bad one names its flag).
+    pub fn options(&self) -> Result<InstallOptions> {
+        let pin = |flag: &str, v: &Option<String>| -> Result<Option<VersionPin>> {
+            Ok(v.as_deref().map(|v| check_pin(flag, v)).transpose()?)
         };
-        for (flag, value) in [
-            ("--cuda", &self.cuda),
-            ("--cudnn", &self.cudnn),
-            ("--torch", &self.torch),
-            ("--tensorflow", &self.tensorflow),
-            ("--python", &self.python),
-        ] {
-            if let Some(v) = value {
-                if crate::model::version::Version::parse(v).is_none() || v.contains('+') {
-                    return Err(Error::Usage(format!(
-                        "{flag} {v}: not a version (use numbers like 12.8)"
-                    )));
-                }
-            }
-        }
-        let profile = self.profile.unwrap_or(Profile::Full);
-        if profile == Profile::Cpu && self.cudnn.is_some() {
-            return Err(Error::Usage(
-                "--cudnn: the cpu profile installs no cuDNN (use --profile cuda-dev, full or tensorflow)".into(),
-            ));
-        }
-        Ok(Request {
-            profile,
-            pins: Pins {
-                cuda: self.cuda.clone(),
-                cudnn: self.cudnn.clone(),
-                torch: self.torch.clone(),
-                tensorflow: self.tensorflow.clone(),
-                python: self.python.clone(),
-            },
+        let driver = match &self.driver {
+            Some(d) => Some(
+                d.parse::<DriverPolicy>()
+                    .map_err(|e| SettingsError::invalid("--driver", d, e))?,
+            ),
+            None => None,
+        };
+        Ok(InstallOptions {
+            profile: self.profile,
+            cuda: pin("--cuda", &self.cuda)?,
+            cudnn: pin("--cudnn", &self.cudnn)?,
+            torch: pin("--torch", &self.torch)?,
+            tensorflow: pin("--tensorflow", &self.tensorflow)?,
+            python: pin("--python", &self.python)?,
             driver,
+            components: self.components.clone(),
+            ..InstallOptions::default()
         })
     }
 }
@@ -221,49 +210,43 @@ pub(super) fn run(
     style: &Style,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
-    let file = args
-        .config
-        .as_deref()
-        .map(super::settings::load)
-        .transpose()?;
-    let stack = match &file {
-        Some(c) => super::settings::merge_stack(&args.stack, c)?,
-        None => args.stack.clone(),
+    let file = super::install::load_config(args.config.as_deref())?;
+    let cwd = process.cwd();
+    let location = |flag: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|v| crate::settings::resolve::check_location(flag, v, cwd))
+            .transpose()
     };
-    let request = stack.request()?;
+    let flags = InstallOptions {
+        pypi_index: location("--pypi-index", &args.pypi_index)?,
+        torch_index: location("--torch-index", &args.torch_index)?,
+        torch_source: args.torch_source,
+        allow_http: args.allow_http.then_some(true),
+        ..args.stack.options()?
+    };
+    let settings = InstallSettings::resolve(flags, process, file.as_ref())?;
+    let request = &settings.request;
     let system = match &args.system {
         Some(path) => load_system(path)?,
         None => super::detect::detect_live(process, runner, catalog, false).system,
     };
-    let plan = crate::resolve::resolve(&system, &request, catalog);
+    let plan = crate::resolve::resolve(&system, request, catalog);
     let route = match crate::install::python::route::want(&plan, &system, catalog) {
         Some(want) if plan.status == Status::Ok => {
-            let sources = file.as_ref().map(|c| &c.sources);
-            let settings = crate::install::python::route::IndexSettings {
-                pypi: args
-                    .pypi_index
-                    .clone()
-                    .or_else(|| sources.and_then(|s| s.pypi_index.clone())),
-                torch: args
-                    .torch_index
-                    .clone()
-                    .or_else(|| sources.and_then(|s| s.torch_index.clone())),
-                source: args
-                    .torch_source
-                    .or_else(|| sources.and_then(|s| s.torch_source))
-                    .unwrap_or_default(),
+            let index = crate::install::python::route::IndexSettings {
+                pypi: settings.pypi_index.clone(),
+                torch: settings.torch_index.clone(),
+                source: settings.torch_source,
                 bundle: None,
             };
-            let candidates = crate::install::python::route::candidates(&want, &settings);
+            let candidates = crate::install::python::route::candidates(&want, &index);
             Some(if args.probe {
-                let allow_http =
-                    args.allow_http || sources.is_some_and(|s| s.allow_http == Some(true));
                 let probe = super::install::probe_fetcher(
                     process,
-                    allow_http,
+                    settings.allow_http,
                     std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
                 )?;
-                match crate::install::python::probe::choose(&probe, &want, &candidates, &settings) {
+                match crate::install::python::probe::choose(&probe, &want, &candidates, &index) {
                     Ok(r) => crate::install::python::route::RouteView::Chosen(r),
                     Err(e) => crate::install::python::route::RouteView::None {
                         error: e.to_string(),
@@ -272,7 +255,7 @@ pub(super) fn run(
                 }
             } else {
                 crate::install::python::route::RouteView::NotProbed {
-                    source: settings.source,
+                    source: index.source,
                     variant: want.variant.clone(),
                     candidates,
                 }
@@ -283,7 +266,7 @@ pub(super) fn run(
     let toolkit = crate::install::summary::for_plan(
         &plan,
         catalog,
-        stack.components.as_deref(),
+        settings.components.as_deref(),
         &system.os.arch,
     )
     .map_err(Error::Usage)?;

@@ -6,6 +6,7 @@ mod assemble;
 pub mod driver;
 pub mod env;
 pub mod finish;
+pub mod home;
 mod items;
 pub mod layout;
 pub mod litter;

@@ -95,12 +95,19 @@ pub fn release_to_install(catalog: &Catalog, planned: &Version) -> Version {
 /// The release to install or mirror: an exact release pin (`--cuda 13.0.2`) when the catalog
 /// has it — also where the plan keeps this machine's toolkit of that series, whose version is
 /// its nvcc's (13.0.88) — else [`release_to_install`]'s.
-pub fn release_for(catalog: &Catalog, pin: Option<&str>, planned: &Version) -> Version {
+pub fn release_for(
+    catalog: &Catalog,
+    pin: Option<&crate::model::version::VersionPin>,
+    planned: &Version,
+) -> Version {
     // Only a full release (`13.0.2`); `12.1` means the newest of its series.
-    let exact = pin
-        .filter(|p| p.split('.').count() >= 3)
-        .and_then(Version::parse)
-        .and_then(|p| catalog.cuda.release.iter().find(|r| r.version == p));
+    let exact = pin.filter(|p| p.is_exact()).and_then(|p| {
+        catalog
+            .cuda
+            .release
+            .iter()
+            .find(|r| &r.version == p.version())
+    });
     if let Some(r) = exact {
         return r.version.clone();
     }

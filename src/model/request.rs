@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::version::Version;
+use crate::model::version::{Version, VersionPin};
 
 /// Which stack to set up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -59,56 +59,106 @@ pub enum DriverPolicy {
     /// Keep the installed driver when a good stack fits it, else the newest branch every GPU
     /// supports (the default).
     Auto,
-    /// Never change the driver.
+    /// Never change the driver; the stack must fit the installed one.
     Keep,
     /// The newest branch every GPU supports.
     Latest,
+    /// Leave the driver out entirely: nothing about it is planned, checked or run, and a missing
+    /// or too-old driver is not an error (an image built on a machine without a GPU, or a
+    /// driver that comes from elsewhere).
+    Skip,
     /// Exactly this driver version.
     Version(Version),
+}
+
+impl DriverPolicy {
+    /// Parses `auto`, `keep`, `latest` (and its synonyms `install` and `upgrade`), `skip`, or a
+    /// driver version with at least two numbers.
+    pub fn parse(s: &str) -> Option<DriverPolicy> {
+        Some(match s {
+            "auto" => Self::Auto,
+            "keep" => Self::Keep,
+            "latest" | "install" | "upgrade" => Self::Latest,
+            "skip" => Self::Skip,
+            v => VersionPin::parse(v)
+                .ok()
+                .filter(|p| p.version().parts().len() >= 2)
+                .map(|p| Self::Version(p.version().clone()))?,
+        })
+    }
 }
 
 impl FromStr for DriverPolicy {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "auto" => Ok(Self::Auto),
-            "keep" => Ok(Self::Keep),
-            "latest" => Ok(Self::Latest),
-            v => Version::parse(v)
-                .filter(|v| v.parts().len() >= 2)
-                .map(Self::Version)
-                .ok_or_else(|| {
-                    format!("`{s}` is not a driver policy: use keep, latest, or a version such as 580.95.05")
-                }),
+        Self::parse(s).ok_or_else(|| {
+            format!("`{s}` is not a driver policy: use auto, keep, latest, skip, or a version such as 580.95.05")
+        })
+    }
+}
+
+impl fmt::Display for DriverPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Auto => f.write_str("auto"),
+            Self::Keep => f.write_str("keep"),
+            Self::Latest => f.write_str("latest"),
+            Self::Skip => f.write_str("skip"),
+            Self::Version(v) => write!(f, "{v}"),
         }
     }
 }
 
-/// Versions the user fixed. Each matches by prefix: `12.8` matches `12.8.1`.
+/// Where the toolkit's bytes come from (`--source`, `[sources] source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SourceKind {
+    /// NVIDIA's redistributable archives (`.tar.xz`), from NVIDIA or a mirror of its layout.
+    Redist,
+    /// NVIDIA's wheels from a Python package index (CUDA 13 and newer).
+    Wheels,
+}
+
+impl SourceKind {
+    /// The name on the command line and in the config file.
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceKind::Redist => "redist",
+            SourceKind::Wheels => "wheels",
+        }
+    }
+}
+
+impl fmt::Display for SourceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Optional framework components (`--with`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WithComponent {
+    /// TensorRT (`tensorrt-cu12` / `tensorrt-cu13` from PyPI; the libs from NVIDIA's index).
+    Tensorrt,
+}
+
+/// Versions the user fixed, each parsed once where it entered (flag, variable or config file).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Pins {
     /// CUDA toolkit / wheel CUDA.
-    pub cuda: Option<String>,
+    pub cuda: Option<VersionPin>,
     /// cuDNN.
-    pub cudnn: Option<String>,
+    pub cudnn: Option<VersionPin>,
     /// PyTorch.
-    pub torch: Option<String>,
+    pub torch: Option<VersionPin>,
     /// TensorFlow.
-    pub tensorflow: Option<String>,
+    pub tensorflow: Option<VersionPin>,
     /// Python.
-    pub python: Option<String>,
+    pub python: Option<VersionPin>,
 }
 
-/// Whether `version` starts with every number of `pin` (`12.8` matches `12.8.1`, not `12.80`).
-pub fn pin_matches(pin: Option<&str>, version: &Version) -> bool {
-    let Some(pin) = pin else { return true };
-    let Some(pin) = Version::parse(pin) else {
-        return false;
-    };
-    pin.parts()
-        .iter()
-        .enumerate()
-        .all(|(i, p)| version.parts().get(i).copied().unwrap_or(0) == *p)
+/// Whether `version` fits `pin` (no pin fits everything).
+pub fn pin_matches(pin: Option<&VersionPin>, version: &Version) -> bool {
+    pin.is_none_or(|p| p.matches(version))
 }
 
 /// Everything the resolver needs besides the machine and the catalog.
@@ -139,13 +189,13 @@ mod tests {
     #[test]
     fn pins_match_by_prefix() {
         let v = Version::parse("12.8.1").unwrap();
-        assert!(pin_matches(Some("12.8"), &v));
-        assert!(pin_matches(Some("12"), &v));
-        assert!(pin_matches(Some("12.8.1"), &v));
-        assert!(!pin_matches(Some("12.80"), &v));
-        assert!(!pin_matches(Some("12.8.2"), &v));
+        let pin = |s: &str| VersionPin::parse(s).unwrap();
+        assert!(pin_matches(Some(&pin("12.8")), &v));
+        assert!(pin_matches(Some(&pin("12")), &v));
+        assert!(pin_matches(Some(&pin("12.8.1")), &v));
+        assert!(!pin_matches(Some(&pin("12.80")), &v));
+        assert!(!pin_matches(Some(&pin("12.8.2")), &v));
         assert!(pin_matches(None, &v));
-        assert!(!pin_matches(Some("twelve"), &v));
     }
 
     #[test]
@@ -156,6 +206,9 @@ mod tests {
             Ok(DriverPolicy::Version(_))
         ));
         assert!("580".parse::<DriverPolicy>().is_err());
+        assert_eq!("skip".parse::<DriverPolicy>(), Ok(DriverPolicy::Skip));
+        assert_eq!("install".parse::<DriverPolicy>(), Ok(DriverPolicy::Latest));
+        assert_eq!(DriverPolicy::Skip.to_string(), "skip");
         assert!("newest".parse::<DriverPolicy>().is_err());
     }
 }

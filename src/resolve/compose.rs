@@ -188,7 +188,12 @@ fn driver_component(
             c.kernel_module = option.module;
             c
         }
-        Action::Skip => Component::new("driver", Action::Skip, None, option.reason.clone()),
+        Action::Skip => Component::new(
+            "driver",
+            Action::Skip,
+            None,
+            format!("{}{floor}", option.reason),
+        ),
         Action::Manual => Component::new(
             "driver",
             Action::Manual,

@@ -78,7 +78,7 @@ fn versions_in<'c>(ctx: &Ctx<'c>, major: u32, spec: &Spec) -> Vec<Vec<&'c CudnnR
 pub fn tensorflow_cudnn(ctx: &Ctx<'_>, r: &TfRelease) -> Result<TfCudnn, String> {
     let major = r.cuda.major();
     let wheel = cudnn_wheel(ctx, major);
-    let pin = ctx.req.pins.cudnn.as_deref();
+    let pin = ctx.req.pins.cudnn.as_ref();
     let Some(req) = r.and_cuda(&wheel) else {
         if let Some(p) = pin {
             return Err(format!(
@@ -124,7 +124,7 @@ fn float(
     wheel: &str,
     major: u32,
     req: &Requirement,
-    pin: Option<&str>,
+    pin: Option<&crate::model::version::VersionPin>,
 ) -> Result<TfCudnn, String> {
     let groups: Vec<Vec<&CudnnRelease>> = versions_in(ctx, major, &req.spec)
         .into_iter()

@@ -163,6 +163,21 @@ pub fn options(
         .driver
         .as_ref()
         .and_then(|d| Version::parse(&d.version));
+    if *policy == DriverPolicy::Skip {
+        // The driver is someone else's: the stack is not bounded by it, and nothing about it is
+        // planned, checked or run.
+        return Ok(Options {
+            list: vec![DriverOption {
+                version: None,
+                action: Action::Skip,
+                branch: None,
+                module: None,
+                commands: Vec::new(),
+                reason: "--driver skip: cudaup neither checks nor changes the driver".to_owned(),
+            }],
+            notes: Vec::new(),
+        });
+    }
     if host.windows_driver() {
         let mut out = Vec::new();
         // A Windows driver below a GPU's first branch cannot drive it (Blackwell needs R570).
@@ -282,6 +297,7 @@ pub fn options(
             Some(o) => vec![o],
             None => return Err(none_fits()),
         },
+        DriverPolicy::Skip => unreachable!("answered above"),
         DriverPolicy::Auto => {
             let mut out: Vec<DriverOption> = keep
                 .into_iter()

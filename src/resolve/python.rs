@@ -38,7 +38,7 @@ fn in_range(v: &Version, min: &Version, max: &Version) -> bool {
 /// Picks the Python for a release supporting `min..=max` (major.minor).
 pub fn choose(
     system: &System,
-    pin: Option<&str>,
+    pin: Option<&crate::model::version::VersionPin>,
     min: &Version,
     max: &Version,
 ) -> Result<PythonChoice, String> {
@@ -47,7 +47,7 @@ pub fn choose(
         .iter()
         .filter_map(|p| Some((p, Version::parse(&p.version)?)));
     if let Some(pin) = pin {
-        let want = Version::parse(pin).ok_or_else(|| format!("`{pin}` is not a Python version"))?;
+        let want = pin.version().clone();
         if !in_range(&want, min, max) {
             return Err(format!(
                 "needs Python {min} to {max}, and Python {pin} is pinned"
@@ -61,7 +61,7 @@ pub fn choose(
             })
             .next()
             .unwrap_or(PythonChoice::Install {
-                version: pin.to_owned(),
+                version: pin.to_string(),
             }));
     }
     Ok(detected

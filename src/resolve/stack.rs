@@ -182,7 +182,7 @@ fn pick_toolkit<'c>(
         .release
         .iter()
         .filter(|r| r.version.prefix(2) == series.prefix(2))
-        .filter(|r| pin_matches(ctx.req.pins.cuda.as_deref(), &r.version))
+        .filter(|r| pin_matches(ctx.req.pins.cuda.as_ref(), &r.version))
         .collect();
     // NVIDIA publishes each release per platform: one without an archive for this machine's
     // platform is never planned for it.
@@ -249,7 +249,7 @@ fn pick_cudnn<'c>(
         .release
         .iter()
         .filter(|r| r.supports_cuda(series))
-        .filter(|r| pin_matches(ctx.req.pins.cudnn.as_deref(), &r.version))
+        .filter(|r| pin_matches(ctx.req.pins.cudnn.as_ref(), &r.version))
         .collect();
     rows.sort_by(|a, b| b.version.cmp(&a.version));
     let any = !rows.is_empty();
@@ -260,7 +260,7 @@ fn pick_cudnn<'c>(
             .req
             .pins
             .cudnn
-            .as_deref()
+            .as_ref()
             .map(|p| format!("{p} "))
             .unwrap_or_default();
         return Err(if any {
@@ -329,7 +329,7 @@ fn better(a: &Stack<'_>, b: &Stack<'_>, ctx: &Ctx<'_>) -> bool {
 /// The releases matching `pin`, newest first.
 fn newest_first<'c, T>(
     all: &'c [T],
-    pin: Option<&str>,
+    pin: Option<&crate::model::version::VersionPin>,
     version: impl Fn(&T) -> &Version,
 ) -> Vec<&'c T> {
     let mut out: Vec<&T> = all
@@ -349,14 +349,14 @@ pub fn search_torch<'c>(
 ) -> Option<Stack<'c>> {
     let releases = newest_first(
         &ctx.catalog.pytorch.release,
-        ctx.req.pins.torch.as_deref(),
+        ctx.req.pins.torch.as_ref(),
         |r| &r.version,
     );
     let mut best_partial: Option<Stack<'c>> = None;
     for r in releases {
         let python = match python::choose(
             ctx.system,
-            ctx.req.pins.python.as_deref(),
+            ctx.req.pins.python.as_ref(),
             &r.python_min,
             &r.python_max,
         ) {
@@ -370,14 +370,14 @@ pub fn search_torch<'c>(
         // others from the newest CUDA down.
         // A wheel is built for a series (13.0): a release pin (13.0.2) picks the series here and
         // the release for the toolkit.
-        let cuda_pin = ctx.req.pins.cuda.as_deref().and_then(Version::parse);
+        let cuda_pin = ctx.req.pins.cuda.as_ref().map(|p| p.series());
         let mut variants: Vec<&TorchVariant> = r
             .variants_for(ctx.platform)
             .into_iter()
             .filter(|v| {
                 let ok = cuda_pin
                     .as_ref()
-                    .is_none_or(|p| pin_matches(Some(&p.prefix(p.parts().len().min(2))), &v.cuda));
+                    .is_none_or(|p| pin_matches(Some(p), &v.cuda));
                 if !ok {
                     rejected.push(format!(
                         "torch {} {}: built for CUDA {}, not the pinned CUDA",
@@ -388,7 +388,7 @@ pub fn search_torch<'c>(
             })
             .collect();
         // In the pytorch profile cuDNN is the wheel torch pins: --cudnn picks the release.
-        if let (Profile::Pytorch, Some(pin)) = (ctx.req.profile, ctx.req.pins.cudnn.as_deref()) {
+        if let (Profile::Pytorch, Some(pin)) = (ctx.req.profile, ctx.req.pins.cudnn.as_ref()) {
             variants.retain(|v| {
                 let ok = v
                     .cudnn
@@ -422,7 +422,7 @@ pub fn search_torch<'c>(
             let python = match &v.python_max {
                 Some(max) if max < &r.python_max => match python::choose(
                     ctx.system,
-                    ctx.req.pins.python.as_deref(),
+                    ctx.req.pins.python.as_ref(),
                     &r.python_min,
                     max,
                 ) {
@@ -509,7 +509,7 @@ pub fn search_tensorflow<'c>(
 ) -> Option<Stack<'c>> {
     let releases = newest_first(
         &ctx.catalog.tensorflow.release,
-        ctx.req.pins.tensorflow.as_deref(),
+        ctx.req.pins.tensorflow.as_ref(),
         |r| &r.version,
     );
     let last_windows = ctx
@@ -551,7 +551,7 @@ pub fn search_tensorflow<'c>(
             ));
             continue;
         }
-        if !pin_matches(ctx.req.pins.cuda.as_deref(), &r.cuda) {
+        if !pin_matches(ctx.req.pins.cuda.as_ref(), &r.cuda) {
             rejected.push(format!(
                 "{label}: built for CUDA {}, not the pinned CUDA",
                 r.cuda
@@ -560,7 +560,7 @@ pub fn search_tensorflow<'c>(
         }
         let python = match python::choose(
             ctx.system,
-            ctx.req.pins.python.as_deref(),
+            ctx.req.pins.python.as_ref(),
             &r.python_min,
             &r.python_max,
         ) {
@@ -661,12 +661,9 @@ pub fn search_toolkit<'c>(
         .iter()
         .map(|s| s.version.clone())
         .filter(|s| {
-            ctx.req.pins.cuda.as_deref().is_none_or(|p| {
-                let pin = Version::parse(p);
-                pin.is_some_and(|pin| {
-                    pin.prefix(2) == s.prefix(2)
-                        || (pin.parts().len() == 1 && pin.major() == s.major())
-                })
+            ctx.req.pins.cuda.as_ref().is_none_or(|p| {
+                let pin = p.version();
+                pin.prefix(2) == s.prefix(2) || (pin.parts().len() == 1 && pin.major() == s.major())
             })
         })
         .collect();
@@ -723,13 +720,13 @@ pub fn search_toolkit<'c>(
 pub fn search_cpu<'c>(ctx: &Ctx<'c>, rejected: &mut Vec<String>) -> Option<Stack<'c>> {
     let releases = newest_first(
         &ctx.catalog.pytorch.release,
-        ctx.req.pins.torch.as_deref(),
+        ctx.req.pins.torch.as_ref(),
         |r| &r.version,
     );
     for r in releases {
         match python::choose(
             ctx.system,
-            ctx.req.pins.python.as_deref(),
+            ctx.req.pins.python.as_ref(),
             &r.python_min,
             &r.python_max,
         ) {

@@ -66,8 +66,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::catalog::line_col;
+pub use crate::model::request::SourceKind;
 use crate::model::request::{DriverPolicy, Pins, Profile};
-use crate::model::version::Version;
+use crate::model::version::VersionPin;
 
 /// The config format this cudaup reads (the `version` key).
 pub const CONFIG_VERSION: i64 = 1;
@@ -153,65 +154,6 @@ impl fmt::Display for Lang {
     }
 }
 
-/// What to do about the NVIDIA driver (`[driver] policy`): [`DriverPolicy`] plus `skip`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DriverChoice {
-    /// `auto`: keep the installed driver when a good stack fits it, else the newest branch every
-    /// GPU supports (the default when the key is absent).
-    Auto,
-    /// `keep`: never change the driver.
-    Keep,
-    /// `latest`, and its synonyms `install` and `upgrade`: the newest branch every GPU supports,
-    /// installed or upgraded to when the machine needs it.
-    Latest,
-    /// `skip`: never touch the driver, like `keep`, but a missing or too-old driver is not an
-    /// error (an image built on a machine without a GPU; the driver comes from elsewhere).
-    Skip,
-    /// A driver version such as `580.95.05`.
-    Version(Version),
-}
-
-impl DriverChoice {
-    /// Parses the value of `policy`: a word, or a version with at least two numbers.
-    pub fn parse(s: &str) -> Option<DriverChoice> {
-        Some(match s {
-            "auto" => DriverChoice::Auto,
-            "keep" => DriverChoice::Keep,
-            "latest" | "install" | "upgrade" => DriverChoice::Latest,
-            "skip" => DriverChoice::Skip,
-            v if is_version(v) && v.contains('.') => DriverChoice::Version(Version::parse(v)?),
-            _ => return None,
-        })
-    }
-
-    /// The policy the resolver gets: `skip` plans like `keep`.
-    pub fn policy(&self) -> DriverPolicy {
-        match self {
-            DriverChoice::Auto => DriverPolicy::Auto,
-            DriverChoice::Keep | DriverChoice::Skip => DriverPolicy::Keep,
-            DriverChoice::Latest => DriverPolicy::Latest,
-            DriverChoice::Version(v) => DriverPolicy::Version(v.clone()),
-        }
-    }
-
-    /// Whether a missing or too-old driver is accepted instead of failing (`skip`).
-    pub fn is_lenient(&self) -> bool {
-        matches!(self, DriverChoice::Skip)
-    }
-}
-
-impl fmt::Display for DriverChoice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DriverChoice::Auto => f.write_str("auto"),
-            DriverChoice::Keep => f.write_str("keep"),
-            DriverChoice::Latest => f.write_str("latest"),
-            DriverChoice::Skip => f.write_str("skip"),
-            DriverChoice::Version(v) => write!(f, "{v}"),
-        }
-    }
-}
-
 /// A shell whose rc file cudaup may hook (`[shell] shells`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ShellName {
@@ -263,31 +205,6 @@ impl ShellName {
 }
 
 impl fmt::Display for ShellName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// Where the toolkit's bytes come from (`[sources] source`; the CLI's `--source`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceKind {
-    /// `redist`: NVIDIA's redistributable archives, from NVIDIA or a mirror of its layout.
-    Redist,
-    /// `wheels`: NVIDIA's CUDA 13+ wheels from a Python package index.
-    Wheels,
-}
-
-impl SourceKind {
-    /// The name in the file.
-    pub fn name(self) -> &'static str {
-        match self {
-            SourceKind::Redist => "redist",
-            SourceKind::Wheels => "wheels",
-        }
-    }
-}
-
-impl fmt::Display for SourceKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -350,7 +267,7 @@ pub struct Config {
     /// dotted numbers such as `12.8`.
     pub pins: Pins,
     /// What to do about the driver (`--driver`).
-    pub driver: Option<DriverChoice>,
+    pub driver: Option<DriverPolicy>,
     /// `[install]`.
     pub install: InstallConfig,
     /// `[shell]`.
@@ -512,9 +429,10 @@ impl<'a> Checker<'a> {
     }
 
     /// A pin: plain dotted numbers.
-    fn pin(&mut self, key: &'static str, v: &Option<Spanned<String>>) -> Option<String> {
+    fn pin(&mut self, key: &'static str, v: &Option<Spanned<String>>) -> Option<VersionPin> {
         let s = self.string(key, v)?;
-        if !is_version(&s) {
+        let pin = VersionPin::parse(&s).ok().filter(|_| is_version(&s));
+        if pin.is_none() {
             let at = self.positions.0[key];
             self.error_at(
                 at,
@@ -525,7 +443,7 @@ impl<'a> Checker<'a> {
             );
             return None;
         }
-        Some(s)
+        pin
     }
 
     /// An absolute path, without control characters (a NUL would cut it short at the OS).
@@ -688,7 +606,7 @@ impl Config {
         };
 
         let driver = c.string("driver.policy", &raw.driver.policy).and_then(|s| {
-            let d = DriverChoice::parse(&s);
+            let d = DriverPolicy::parse(&s);
             if d.is_none() {
                 let at = c.positions.0["driver.policy"];
                 c.error_at(
@@ -883,7 +801,7 @@ impl Config {
         if cpu
             && matches!(
                 self.driver,
-                Some(DriverChoice::Latest | DriverChoice::Version(_))
+                Some(DriverPolicy::Latest | DriverPolicy::Version(_))
             )
         {
             no("driver.policy", "installs no driver");
@@ -943,15 +861,15 @@ impl Config {
 
     /// A CUDA pin below 13 with the wheels source, reported at `at_key`.
     fn source_conflict(&self, source: SourceKind, at_key: &str) -> Option<ConfigError> {
-        let pin = self.pins.cuda.as_deref()?;
-        let major = Version::parse(pin)?.major();
+        let pin = self.pins.cuda.as_ref()?;
+        let major = pin.version().major();
         (source == SourceKind::Wheels && major < 13).then(|| {
             self.error(
                 at_key,
                 format!(
                     "source = \"wheels\" with pins.cuda = {}: NVIDIA's CUDA wheels start at CUDA \
                      13: use source = \"redist\", or pin CUDA 13 or newer",
-                    quote(pin)
+                    quote(&pin.to_string())
                 ),
             )
         })
@@ -997,11 +915,36 @@ impl Config {
             "\n[pins]\n# Fixed versions, matched by prefix (\"12.8\" matches 12.8.1). Default: \
              the newest that fits.\n",
         );
-        line(&mut o, "cuda", s(&self.pins.cuda), "\"12.8\"");
-        line(&mut o, "cudnn", s(&self.pins.cudnn), "\"9.10\"");
-        line(&mut o, "torch", s(&self.pins.torch), "\"2.8\"");
-        line(&mut o, "tensorflow", s(&self.pins.tensorflow), "\"2.20\"");
-        line(&mut o, "python", s(&self.pins.python), "\"3.12\"");
+        line(
+            &mut o,
+            "cuda",
+            self.pins.cuda.as_ref().map(|p| quote(&p.to_string())),
+            "\"12.8\"",
+        );
+        line(
+            &mut o,
+            "cudnn",
+            self.pins.cudnn.as_ref().map(|p| quote(&p.to_string())),
+            "\"9.10\"",
+        );
+        line(
+            &mut o,
+            "torch",
+            self.pins.torch.as_ref().map(|p| quote(&p.to_string())),
+            "\"2.8\"",
+        );
+        line(
+            &mut o,
+            "tensorflow",
+            self.pins.tensorflow.as_ref().map(|p| quote(&p.to_string())),
+            "\"2.20\"",
+        );
+        line(
+            &mut o,
+            "python",
+            self.pins.python.as_ref().map(|p| quote(&p.to_string())),
+            "\"3.12\"",
+        );
 
         o.push_str(
             "\n[driver]\n# auto (keep the installed driver when a good stack fits it, else the \

@@ -5,6 +5,7 @@
 //! ([`checkpoint`]).
 
 pub mod checkpoint;
+pub mod fs;
 pub mod process;
 pub mod progress;
 pub mod prompt;

@@ -38,3 +38,7 @@ pub const CUDAUP_PROBE_TIMEOUT: &str = "CUDAUP_PROBE_TIMEOUT";
 pub const CUDAUP_NO_UV: &str = "CUDAUP_NO_UV";
 /// Test hook: park at this named checkpoint (see `checkpoint.rs`) until killed.
 pub const CUDAUP_TEST_CHECKPOINT: &str = "CUDAUP_TEST_CHECKPOINT";
+/// The toolkit's components (a set or a list). Same as `--components`.
+pub const CUDAUP_COMPONENTS: &str = "CUDAUP_COMPONENTS";
+/// An unattended config file. Same as `--config`.
+pub const CUDAUP_CONFIG: &str = "CUDAUP_CONFIG";

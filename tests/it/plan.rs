@@ -104,6 +104,10 @@ fn req(profile: Profile) -> Request {
     }
 }
 
+fn pin(v: &str) -> cudaup::model::version::VersionPin {
+    cudaup::model::version::VersionPin::parse(v).unwrap()
+}
+
 fn pinned(profile: Profile, f: impl FnOnce(&mut Pins)) -> Request {
     let mut r = req(profile);
     f(&mut r.pins);
@@ -484,7 +488,7 @@ fn v100_uses_cu126_on_current_releases() {
 fn v100_with_torch_2_10_gets_cu128_which_still_had_volta() {
     let p = plan(
         &M::ubuntu().with(V100).driver("580.95.05"),
-        &pinned(Profile::Pytorch, |p| p.torch = Some("2.10".into())),
+        &pinned(Profile::Pytorch, |p| p.torch = Some(pin("2.10"))),
     );
     assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu128"));
 }
@@ -493,7 +497,7 @@ fn v100_with_torch_2_10_gets_cu128_which_still_had_volta() {
 fn v100_with_torch_2_11_falls_back_to_cu126() {
     let p = plan(
         &M::ubuntu().with(V100).driver("580.95.05"),
-        &pinned(Profile::Pytorch, |p| p.torch = Some("2.11".into())),
+        &pinned(Profile::Pytorch, |p| p.torch = Some(pin("2.11"))),
     );
     assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu126"));
     assert!(
@@ -695,7 +699,7 @@ fn rtx_5090_keep_policy_on_a_pre_blackwell_driver_is_refused() {
 fn rtx_5090_with_an_old_torch_pin_is_refused_with_the_reason() {
     let p = plan(
         &M::ubuntu().with(RTX5090).driver("580.95.05"),
-        &pinned(Profile::Pytorch, |p| p.torch = Some("2.5".into())),
+        &pinned(Profile::Pytorch, |p| p.torch = Some(pin("2.5"))),
     );
     assert_eq!(p.status, Status::Unsupported);
     assert!(
@@ -758,7 +762,7 @@ fn a_cuda_13_pin_leaves_the_pascal_card_out_and_says_so() {
             .with(RTX4090)
             .with(GTX1080TI)
             .driver("580.95.05"),
-        &pinned(Profile::Pytorch, |p| p.cuda = Some("13.0".into())),
+        &pinned(Profile::Pytorch, |p| p.cuda = Some(pin("13.0"))),
     );
     assert_eq!(p.status, Status::Ok);
     assert!(
@@ -982,7 +986,7 @@ fn python_pin_picks_the_newest_torch_that_supports_it() {
             .with(RTX3090)
             .driver("580.95.05")
             .python("3.9.18"),
-        &pinned(Profile::Pytorch, |p| p.python = Some("3.9".into())),
+        &pinned(Profile::Pytorch, |p| p.python = Some(pin("3.9"))),
     );
     assert_eq!(comp(&p, "python").action, Action::Keep);
     let catalog = Catalog::embedded();
@@ -1021,7 +1025,7 @@ fn a_machine_described_by_os_and_gpus_only() {
 fn cuda_pin_selects_toolkit_and_wheel() {
     let p = plan(
         &M::ubuntu().with(RTX3090).driver("580.95.05"),
-        &pinned(Profile::Full, |p| p.cuda = Some("12.8".into())),
+        &pinned(Profile::Full, |p| p.cuda = Some(pin("12.8"))),
     );
     assert!(version_of(&p, "cuda").starts_with("12.8"));
     assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu128"));
@@ -1032,8 +1036,8 @@ fn cudnn_pin() {
     let p = plan(
         &M::ubuntu().with(RTX4090).driver("580.95.05"),
         &pinned(Profile::Full, |p| {
-            p.cudnn = Some("9.10".into());
-            p.cuda = Some("12".into());
+            p.cudnn = Some(pin("9.10"));
+            p.cuda = Some(pin("12"));
         }),
     );
     assert!(
@@ -1409,7 +1413,7 @@ fn a_cudnn_pin_is_honoured_or_refused_never_ignored() {
     let m = M::ubuntu().with(RTX4090).driver("595.71.05");
     let p = plan(
         &m,
-        &pinned(Profile::CudaDev, |p| p.cudnn = Some("9.99".into())),
+        &pinned(Profile::CudaDev, |p| p.cudnn = Some(pin("9.99"))),
     );
     assert_eq!(p.status, Status::Unsupported);
     assert!(
@@ -1419,13 +1423,13 @@ fn a_cudnn_pin_is_honoured_or_refused_never_ignored() {
     );
     let p = plan(
         &m,
-        &pinned(Profile::CudaDev, |p| p.cudnn = Some("9.20".into())),
+        &pinned(Profile::CudaDev, |p| p.cudnn = Some(pin("9.20"))),
     );
     assert!(version_of(&p, "cudnn").starts_with("9.20"), "{p:#?}");
     // The pytorch profile takes the cuDNN torch's wheel pins: the pin picks the release.
     let p = plan(
         &m,
-        &pinned(Profile::Pytorch, |p| p.cudnn = Some("9.24".into())),
+        &pinned(Profile::Pytorch, |p| p.cudnn = Some(pin("9.24"))),
     );
     assert_eq!(version_of(&p, "torch"), "2.14.1", "{p:#?}");
 }
@@ -1436,7 +1440,7 @@ fn cuda_13_0_pin_gives_13_0_3() {
     for driver in ["580.95.05", "580.159.04"] {
         let p = plan(
             &M::ubuntu().with(RTX4090).driver(driver),
-            &pinned(Profile::CudaDev, |p| p.cuda = Some("13.0".into())),
+            &pinned(Profile::CudaDev, |p| p.cuda = Some(pin("13.0"))),
         );
         assert_eq!(version_of(&p, "cuda"), "13.0.3", "{driver}: {p:#?}");
         assert!(
@@ -1447,7 +1451,7 @@ fn cuda_13_0_pin_gives_13_0_3() {
     }
     let p = plan(
         &M::ubuntu().with(H100).driver("580.95.05"),
-        &pinned(Profile::Full, |p| p.cuda = Some("13.0".into())),
+        &pinned(Profile::Full, |p| p.cuda = Some(pin("13.0"))),
     );
     assert_eq!(version_of(&p, "cuda"), "13.0.3");
     assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu130"));
@@ -1465,7 +1469,7 @@ fn cuda_13_4_has_no_bundled_driver_and_its_labels_are_nvidias() {
     for ver in ["12.8.2", "12.9.2", "13.0.3", "13.1.2", "13.3.1", "13.5.0"] {
         r(ver);
     }
-    let pin = |p: &mut Pins| p.cuda = Some("13.4".into());
+    let pin = |p: &mut Pins| p.cuda = Some(pin("13.4"));
     let on_615 = plan(
         &M::ubuntu().with(RTX4090).driver("615.71.09"),
         &pinned(Profile::CudaDev, pin),
@@ -1495,7 +1499,9 @@ fn cuda_13_4_has_no_bundled_driver_and_its_labels_are_nvidias() {
     // 13.5 exists, but what it compiles for is not sourced: never planned.
     let p = plan(
         &M::ubuntu().with(RTX4090),
-        &pinned(Profile::CudaDev, |p| p.cuda = Some("13.5".into())),
+        &pinned(Profile::CudaDev, |p| {
+            p.cuda = Some(cudaup::model::version::VersionPin::parse("13.5").unwrap())
+        }),
     );
     assert_eq!(p.status, Status::Unsupported);
 }
@@ -1508,7 +1514,7 @@ fn rubin_needs_cuda_13_4_and_r615() {
     assert!(branch_of(&p) >= 615, "{p:#?}");
     let p = plan(
         &M::ubuntu().with(RUBIN),
-        &pinned(Profile::CudaDev, |p| p.cuda = Some("13.3".into())),
+        &pinned(Profile::CudaDev, |p| p.cuda = Some(pin("13.3"))),
     );
     assert_eq!(p.status, Status::Unsupported);
     assert!(
@@ -1682,7 +1688,7 @@ fn gtx_1080_ti_tensorflow_gets_a_cudnn_constraint() {
     // TF releases that pin cuDNN exactly need none either.
     let p = plan(
         &M::ubuntu().with(GTX1080TI).driver("580.95.05"),
-        &pinned(Profile::Tensorflow, |p| p.tensorflow = Some("2.19".into())),
+        &pinned(Profile::Tensorflow, |p| p.tensorflow = Some(pin("2.19"))),
     );
     assert!(p.constraints.is_empty());
     assert!(comp(&p, "tensorflow")
@@ -1705,7 +1711,9 @@ fn tensorflow_patch_releases_are_planned() {
                 .with(RTX3090)
                 .driver("580.95.05")
                 .python("3.11.9"),
-            &pinned(Profile::Tensorflow, |p| p.tensorflow = Some(pin.into())),
+            &pinned(Profile::Tensorflow, |p| {
+                p.tensorflow = Some(cudaup::model::version::VersionPin::parse(pin).unwrap())
+            }),
         );
         assert_eq!(version_of(&p, "tensorflow"), want);
     }
@@ -1722,7 +1730,7 @@ fn torch_2_15_facts() {
     assert!(tv.reason.contains("not confirmed"), "{}", tv.reason);
     let p = plan(
         &m.python("3.10.12"),
-        &pinned(Profile::Pytorch, |p| p.torch = Some("2.15".into())),
+        &pinned(Profile::Pytorch, |p| p.torch = Some(pin("2.15"))),
     );
     assert_eq!(
         comp(&p, "python").action,
@@ -1981,7 +1989,7 @@ mod aarch64 {
     fn cuda_pin_on_aarch64_takes_an_sbsa_release() {
         let p = plan(
             &arm().with(GH200).driver("580.95.05"),
-            &pinned(Profile::Full, |p| p.cuda = Some("13.0".into())),
+            &pinned(Profile::Full, |p| p.cuda = Some(pin("13.0"))),
         );
         assert_eq!(p.status, Status::Ok, "{:#?}", p.reasons);
         // 13.0.3 exists for x86_64 in the catalog, but only 13.0.2's redist is known to list sbsa.
@@ -1995,7 +2003,7 @@ mod aarch64 {
         // 2.10's aarch64 CUDA wheel is PyTorch's cu130 (PyPI's aarch64 2.10 is a CPU build).
         let p = plan(
             &m,
-            &pinned(Profile::Pytorch, |p| p.torch = Some("2.10.0".into())),
+            &pinned(Profile::Pytorch, |p| p.torch = Some(pin("2.10.0"))),
         );
         assert_eq!(p.status, Status::Ok, "{:#?}", p.reasons);
         let t = comp(&p, "torch");
@@ -2007,7 +2015,7 @@ mod aarch64 {
         // 2.8 has no aarch64 CUDA wheel the catalog can vouch for: refused, with the reason.
         let p = plan(
             &m,
-            &pinned(Profile::Pytorch, |p| p.torch = Some("2.8.0".into())),
+            &pinned(Profile::Pytorch, |p| p.torch = Some(pin("2.8.0"))),
         );
         assert_eq!(p.status, Status::Unsupported);
         let all = format!("{:?} {:?}", p.reasons, p.rejected);

@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 
 use crate::cli::i18n::Lang;
-use crate::cli::install::{InstallArgs, SourceArgs, SourceKind};
-use crate::cli::plan::StackArgs;
-use crate::model::request::{DriverPolicy, Pins, Profile};
+use crate::model::request::{DriverPolicy, Pins, Profile, SourceKind};
 use crate::model::system::System;
-use crate::settings::file::{self as config, Config, DriverChoice, ShellName};
+use crate::model::version::VersionPin;
+use crate::settings::combine::Combine;
+use crate::settings::file::{Config, ShellName};
+use crate::settings::{InstallOptions, InstallSettings, SettingsError};
 use crate::shell::Shell;
 use crate::world::process::Process;
 
@@ -18,17 +19,17 @@ pub struct Answers {
     /// The stack.
     pub profile: Profile,
     /// Pinned CUDA version.
-    pub cuda: Option<String>,
+    pub cuda: Option<VersionPin>,
     /// Pinned cuDNN version.
-    pub cudnn: Option<String>,
+    pub cudnn: Option<VersionPin>,
     /// Pinned PyTorch version.
-    pub torch: Option<String>,
+    pub torch: Option<VersionPin>,
     /// Pinned TensorFlow version.
-    pub tensorflow: Option<String>,
+    pub tensorflow: Option<VersionPin>,
     /// Pinned Python version.
-    pub python: Option<String>,
-    /// Driver policy (`keep`, `latest`, a version); `None` is the default policy.
-    pub driver: Option<String>,
+    pub python: Option<VersionPin>,
+    /// Driver policy; `None` is the default policy.
+    pub driver: Option<DriverPolicy>,
     /// Toolkit prefix; `None` is `$CUDAUP_HOME/toolkits/cuda-<version>`.
     pub prefix: Option<PathBuf>,
     /// The venv; `None` is `$CUDAUP_HOME/venvs/<profile>`.
@@ -92,97 +93,87 @@ impl Answers {
         }
     }
 
-    /// The starting answers: the suggestions, overlaid with what the config file answers, then
-    /// with the sources the environment names (`CUDAUP_MIRROR` and friends), which take
-    /// precedence over the file (flags > env > file > defaults, as for `cudaup install`).
-    pub fn initial(process: &Process, system: &System, config: Option<&Config>) -> Self {
-        let mut a = Self::suggested(process, system);
-        if let Some(c) = config {
-            a.overlay(c);
-        }
-        let env = |name: &str| process.var(name).map(str::to_owned);
-        if let Some(m) = env("CUDAUP_MIRROR") {
-            a.nvidia_mirror = Some(m);
-        }
-        if let Some(m) = env("CUDAUP_INDEX_URL") {
-            a.index_url = Some(m);
-        }
-        if let Some(m) = env("CUDAUP_PYPI_INDEX") {
-            a.pypi_index = Some(m);
-        }
-        if let Some(m) = env("CUDAUP_TORCH_INDEX") {
-            a.torch_index = Some(m);
-        }
-        if let Some(t) = env(crate::world::vars::CUDAUP_TORCH_SOURCE).and_then(|t| t.parse().ok()) {
-            a.torch_source = t;
-        }
-        a
+    /// The starting answers: the suggestions, under what the config file answers, under the
+    /// `CUDAUP_*` variables (flags > env > file > defaults, as for `cudaup install`: the same
+    /// layers, combined the same way).
+    pub fn initial(
+        process: &Process,
+        system: &System,
+        config: Option<&Config>,
+    ) -> Result<Self, SettingsError> {
+        let file = config.map(InstallOptions::from_config).unwrap_or_default();
+        let suggested = Self::suggested(process, system);
+        let layers = InstallOptions::from_env(process)?
+            .combine(file)
+            .combine(suggested.options());
+        Ok(Self::from_options(layers, &suggested))
     }
 
-    /// Takes every answer the config file gives.
-    fn overlay(&mut self, c: &Config) {
-        if let Some(p) = c.profile {
-            self.profile = p;
+    /// Answers from resolved layers; what no layer gives comes from `base`.
+    fn from_options(o: InstallOptions, base: &Answers) -> Self {
+        Self {
+            profile: o.profile.unwrap_or(base.profile),
+            cuda: o.cuda,
+            cudnn: o.cudnn,
+            torch: o.torch,
+            tensorflow: o.tensorflow,
+            python: o.python,
+            driver: o.driver.filter(|d| *d != DriverPolicy::Auto),
+            prefix: o.prefix,
+            venv: o.venv,
+            no_cudnn: o.no_cudnn.unwrap_or(base.no_cudnn),
+            components: o.components,
+            verify: o.verify.unwrap_or(base.verify),
+            modify_path: o.modify_path.unwrap_or(base.modify_path),
+            shells: o.shells.unwrap_or_else(|| base.shells.clone()),
+            source: o.source.unwrap_or(base.source),
+            nvidia_mirror: o.mirror,
+            index_url: o.index_url,
+            pypi_index: o.pypi_index,
+            torch_index: o.torch_index,
+            torch_source: o.torch_source.unwrap_or(base.torch_source),
+            allow_http: o.allow_http.unwrap_or(base.allow_http),
         }
-        let pins = [
-            (&mut self.cuda, &c.pins.cuda),
-            (&mut self.cudnn, &c.pins.cudnn),
-            (&mut self.torch, &c.pins.torch),
-            (&mut self.tensorflow, &c.pins.tensorflow),
-            (&mut self.python, &c.pins.python),
-        ];
-        for (mine, theirs) in pins {
-            if theirs.is_some() {
-                mine.clone_from(theirs);
-            }
+    }
+
+    /// These answers as one layer of install settings.
+    pub fn options(&self) -> InstallOptions {
+        InstallOptions {
+            profile: Some(self.profile),
+            cuda: self.cuda.clone(),
+            cudnn: self.cudnn.clone(),
+            torch: self.torch.clone(),
+            tensorflow: self.tensorflow.clone(),
+            python: self.python.clone(),
+            driver: self.driver.clone(),
+            components: self.components.clone(),
+            source: Some(self.source),
+            mirror: self.nvidia_mirror.clone(),
+            index_url: self.index_url.clone(),
+            pypi_index: self.pypi_index.clone(),
+            torch_index: self.torch_index.clone(),
+            torch_source: Some(self.torch_source),
+            allow_http: Some(self.allow_http),
+            prefix: self.prefix.clone(),
+            venv: self.venv.clone(),
+            no_cudnn: Some(self.no_cudnn),
+            verify: Some(self.verify),
+            modify_path: Some(self.modify_path),
+            shells: Some(self.shells.clone()),
+            with: None,
         }
-        if let Some(d) = &c.driver {
-            self.driver = match d.policy() {
-                DriverPolicy::Auto => None,
-                DriverPolicy::Keep => Some("keep".into()),
-                DriverPolicy::Latest => Some("latest".into()),
-                DriverPolicy::Version(v) => Some(v.to_string()),
-            };
-        }
-        if c.install.prefix.is_some() {
-            self.prefix.clone_from(&c.install.prefix);
-        }
-        if c.install.venv.is_some() {
-            self.venv.clone_from(&c.install.venv);
-        }
-        self.no_cudnn = c.install.no_cudnn.unwrap_or(self.no_cudnn);
-        if c.install.components.is_some() {
-            self.components.clone_from(&c.install.components);
-        }
-        self.verify = c.install.verify.unwrap_or(self.verify);
-        self.modify_path = c.shell.modify_path.unwrap_or(self.modify_path);
-        if let Some(names) = &c.shell.shells {
-            self.shells.clear();
-            for family in names.iter().map(|n| n.family()) {
-                if !self.shells.contains(&family) {
-                    self.shells.push(family);
-                }
-            }
-        }
-        if let Some(k) = c.sources.source {
-            self.source = match k {
-                config::SourceKind::Redist => SourceKind::Redist,
-                config::SourceKind::Wheels => SourceKind::Wheels,
-            };
-        }
-        let s = &c.sources;
-        for (mine, theirs) in [
-            (&mut self.nvidia_mirror, &s.nvidia_mirror),
-            (&mut self.index_url, &s.index_url),
-            (&mut self.pypi_index, &s.pypi_index),
-            (&mut self.torch_index, &s.torch_index),
-        ] {
-            if theirs.is_some() {
-                mine.clone_from(theirs);
-            }
-        }
-        self.allow_http = s.allow_http.unwrap_or(self.allow_http);
-        self.torch_source = s.torch_source.unwrap_or(self.torch_source);
+    }
+
+    /// The install settings these answers amount to: what the preview plans and the install
+    /// runs with.
+    pub fn settings(&self, process: &Process) -> Result<InstallSettings, SettingsError> {
+        let layer = InstallOptions {
+            // verify is the wizard's own step, after the install.
+            verify: Some(false),
+            modify_path: Some(self.modify_path && !self.shells.is_empty()),
+            ..self.options()
+        };
+        InstallSettings::resolve(layer, process, None)
     }
 
     /// Drops the answers the profile has no use for (a PyTorch pin for cuda-dev, a prefix for
@@ -211,50 +202,13 @@ impl Answers {
         if p == Profile::CudaDev {
             self.venv = None;
         }
-        if p == Profile::Cpu && matches!(self.driver.as_deref(), Some(d) if d != "keep") {
+        if p == Profile::Cpu
+            && matches!(
+                self.driver,
+                Some(DriverPolicy::Latest | DriverPolicy::Version(_))
+            )
+        {
             self.driver = None;
-        }
-    }
-
-    /// The profile, pins and driver policy, as `cudaup install` takes them.
-    pub fn stack_args(&self) -> StackArgs {
-        StackArgs {
-            profile: Some(self.profile),
-            cuda: self.cuda.clone(),
-            cudnn: self.cudnn.clone(),
-            torch: self.torch.clone(),
-            tensorflow: self.tensorflow.clone(),
-            python: self.python.clone(),
-            driver: self.driver.clone(),
-            components: self.components.clone(),
-        }
-    }
-
-    /// The `cudaup install` these answers amount to (verify is the wizard's own step).
-    pub fn install_args(&self, dry_run: bool) -> InstallArgs {
-        InstallArgs {
-            stack: self.stack_args(),
-            config: None,
-            verify: false,
-            source: SourceArgs {
-                source: Some(self.source),
-                mirror: self.nvidia_mirror.clone(),
-                index_url: self.index_url.clone(),
-                allow_http: self.allow_http,
-            },
-            system: None,
-            prefix: self.prefix.clone(),
-            venv: self.venv.clone(),
-            pypi_index: self.pypi_index.clone(),
-            torch_index: self.torch_index.clone(),
-            torch_source: Some(self.torch_source),
-            no_cudnn: self.no_cudnn,
-            no_modify_path: !self.modify_path || self.shells.is_empty(),
-            shells: self.shells.iter().map(|s| s.name().to_owned()).collect(),
-            yes: true,
-            dry_run,
-            json: false,
-            with: Vec::new(),
         }
     }
 
@@ -274,7 +228,7 @@ impl Answers {
             tensorflow: a.tensorflow,
             python: a.python,
         };
-        c.driver = a.driver.as_deref().and_then(DriverChoice::parse);
+        c.driver = a.driver;
         c.install.prefix = a.prefix;
         c.install.venv = a.venv;
         c.install.no_cudnn = toolkit.then_some(a.no_cudnn);
@@ -296,10 +250,7 @@ impl Answers {
                 })
                 .collect()
         });
-        c.sources.source = toolkit.then_some(match a.source {
-            SourceKind::Redist => config::SourceKind::Redist,
-            SourceKind::Wheels => config::SourceKind::Wheels,
-        });
+        c.sources.source = toolkit.then_some(a.source);
         c.sources.nvidia_mirror = a.nvidia_mirror;
         c.sources.index_url = a.index_url;
         c.sources.pypi_index = a.pypi_index;

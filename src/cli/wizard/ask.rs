@@ -5,9 +5,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::cli::i18n::Strings;
-use crate::cli::install::SourceKind;
 use crate::model::request::Profile;
+use crate::model::request::SourceKind;
 use crate::model::version::Version;
+use crate::model::version::VersionPin;
 use crate::shell::Shell;
 use crate::world::prompt::Prompter;
 
@@ -36,9 +37,11 @@ pub(super) fn customise(
             Err((s.bad_version)(text))
         }
     };
-    let pin = |p: &mut dyn Prompter, prompt: &str, current: &Option<String>| {
-        p.input(prompt, current.as_deref().unwrap_or(""), &version)
-            .map(|t| (!t.is_empty()).then_some(t))
+    let pin = |p: &mut dyn Prompter, prompt: &str, current: &Option<VersionPin>| {
+        let shown = current.as_ref().map(|c| c.to_string()).unwrap_or_default();
+        // The check above let only plain versions (or nothing) through.
+        p.input(prompt, &shown, &version)
+            .map(|t| VersionPin::parse(&t).ok())
     };
     if a.profile != Profile::Cpu {
         a.cuda = pin(p, s.pin_cuda, &a.cuda)?;

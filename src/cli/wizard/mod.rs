@@ -213,7 +213,7 @@ pub(super) fn run(
         unattended,
         cannot_confirm: !terminal && !args.yes,
     };
-    let initial = Answers::initial(process, &detection.system, config.as_ref());
+    let initial = Answers::initial(process, &detection.system, config.as_ref())?;
     let (answers, preview) = match drive(&ctx, prompter.as_mut(), out, initial) {
         Ok(Decision::Go(a, p)) => (*a, *p),
         Ok(Decision::Cancel) | Err(Stop::Cancel) => {
@@ -246,8 +246,12 @@ pub(super) fn run(
     }
 
     writeln!(out, "\n{}", style.heading(s.installing))?;
-    let code = super::install::run_install(
-        &answers.install_args(false),
+    let code = super::install::install_with(
+        &answers.settings(process)?,
+        &super::install::RunFlags {
+            yes: true,
+            ..Default::default()
+        },
         global,
         process,
         runner,

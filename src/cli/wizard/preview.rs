@@ -67,7 +67,8 @@ impl Preview {
 
 /// The plan for `a`, computed the way `cudaup install` computes it, and what it changes.
 pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
-    let request = a.stack_args().request()?;
+    let settings = a.settings(ctx.process)?;
+    let request = &settings.request;
     let mut system = ctx.system.clone();
     let venv_dir = a
         .venv
@@ -77,7 +78,7 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
         system.pythons.retain(|p| p.path != found.path);
         system.pythons.insert(0, found);
     }
-    let plan = crate::resolve::resolve(&system, &request, ctx.catalog);
+    let plan = crate::resolve::resolve(&system, request, ctx.catalog);
     let mut preview = Preview {
         plan,
         system,

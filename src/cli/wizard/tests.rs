@@ -91,7 +91,7 @@ fn drive_with(
 ) {
     let mut p = ScriptedPrompter::new(answers);
     let mut out = Vec::new();
-    let initial = Answers::initial(ctx.process, ctx.system, None);
+    let initial = Answers::initial(ctx.process, ctx.system, None).unwrap();
     let r = drive(ctx, &mut p, &mut out, initial);
     (r, p, String::from_utf8(out).unwrap())
 }
@@ -150,7 +150,10 @@ fn customise_pins_cuda_and_asks_only_what_the_profile_needs() {
         "{:?}",
         p.asked
     );
-    assert_eq!(a.cuda.as_deref(), Some("13.0"));
+    assert_eq!(
+        a.cuda.as_ref().map(|c| c.to_string()).as_deref(),
+        Some("13.0")
+    );
     assert_eq!(a.prefix, None, "the default prefix stays implicit");
     assert!(!a.verify);
     assert!(!a.modify_path && a.shells.is_empty());
@@ -340,11 +343,11 @@ fn mirrors_from_the_list_and_plain_http_needs_a_yes() {
 fn the_saved_config_has_the_agreed_keys_and_reads_back() {
     let w = World::new();
     let system = no_gpu();
-    let mut a = Answers::initial(&w.process, &system, None);
+    let mut a = Answers::initial(&w.process, &system, None).unwrap();
     a.profile = Profile::CudaDev;
-    a.cuda = Some("13.0".into());
-    a.torch = Some("2.8".into()); // no use to cuda-dev: not saved
-    a.driver = Some("keep".into());
+    a.cuda = Some(crate::model::version::VersionPin::parse("13.0").unwrap());
+    a.torch = Some(crate::model::version::VersionPin::parse("2.8").unwrap()); // no use to cuda-dev: not saved
+    a.driver = Some(crate::model::request::DriverPolicy::Keep);
     a.prefix = Some("/opt/cuda".into());
     a.nvidia_mirror = Some("/srv/mirror".into());
     a.shells = vec![Shell::Posix];
@@ -378,7 +381,7 @@ fn the_saved_config_has_the_agreed_keys_and_reads_back() {
     // The config module reads it back (install --config uses the same reader) to the
     // same answers, minus what the profile has no use for.
     let back = Config::parse(&text, &path).unwrap();
-    let again = Answers::initial(&w.process, &system, Some(&back));
+    let again = Answers::initial(&w.process, &system, Some(&back)).unwrap();
     let mut fitted = a.clone();
     fitted.fit_profile();
     assert_eq!(again, fitted);
@@ -392,7 +395,7 @@ fn unattended_takes_the_suggestions_or_stops_without_yes() {
     let mut ctx = w.ctx(&system, Lang::En);
     ctx.unattended = true;
     let mut out = Vec::new();
-    let mut initial = Answers::initial(&w.process, &system, None);
+    let mut initial = Answers::initial(&w.process, &system, None).unwrap();
     initial.profile = Profile::CudaDev;
     let d = drive(&ctx, &mut DefaultsPrompter, &mut out, initial.clone()).unwrap();
     assert_eq!(go(d).0.profile, Profile::CudaDev);
@@ -405,7 +408,7 @@ fn unattended_takes_the_suggestions_or_stops_without_yes() {
     );
     // Unattended and nothing fits: exit code 5, not an endless loop.
     ctx.cannot_confirm = false;
-    initial.cuda = Some("99.9".into());
+    initial.cuda = Some(crate::model::version::VersionPin::parse("99.9").unwrap());
     let d = drive(&ctx, &mut DefaultsPrompter, &mut out, initial).unwrap();
     assert!(matches!(d, Decision::Unsupported));
 }

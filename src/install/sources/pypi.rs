@@ -152,7 +152,8 @@ pub fn pick(
         v.join(", ")
     };
     candidates.retain(|(w, f)| {
-        crate::request::pin_matches(Some(prefix), &w.version) && f.sha256.is_some()
+        crate::version::Version::parse(prefix).is_some_and(|p| w.version.starts_with(&p))
+            && f.sha256.is_some()
     });
     candidates.sort_by(|a, b| a.0.version.cmp(&b.0.version));
     let (wheel, file) = candidates.pop().ok_or_else(|| IndexError::NoMatch {

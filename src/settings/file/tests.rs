@@ -1,4 +1,9 @@
 use super::*;
+use crate::model::version::Version;
+
+fn pin(s: &str) -> VersionPin {
+    VersionPin::parse(s).unwrap()
+}
 
 const FILE: &str = "/etc/cudaup.toml";
 
@@ -71,16 +76,16 @@ fn full_config_reads_every_key() {
     assert_eq!(
         c.pins,
         Pins {
-            cuda: Some("12.8".into()),
-            cudnn: Some("9.10".into()),
-            torch: Some("2.8".into()),
+            cuda: Some(pin("12.8")),
+            cudnn: Some(pin("9.10")),
+            torch: Some(pin("2.8")),
             tensorflow: None,
-            python: Some("3.12".into()),
+            python: Some(pin("3.12")),
         }
     );
     assert_eq!(
         c.driver,
-        Some(DriverChoice::Version(Version::parse("580.95.05").unwrap()))
+        Some(DriverPolicy::Version(Version::parse("580.95.05").unwrap()))
     );
     assert_eq!(
         c.install,
@@ -139,8 +144,8 @@ fn to_toml_round_trips() {
 fn a_config_built_in_code_round_trips() {
     let mut c = Config::new(PathBuf::from(FILE));
     c.profile = Some(Profile::CudaDev);
-    c.pins.cuda = Some("13.0".into());
-    c.driver = Some(DriverChoice::Latest);
+    c.pins.cuda = Some(pin("13.0"));
+    c.driver = Some(DriverPolicy::Latest);
     c.install.prefix = Some("/opt/cuda \"13\"".into());
     c.shell.shells = Some(vec![ShellName::Sh]);
     c.sources.source = Some(SourceKind::Wheels);
@@ -160,7 +165,7 @@ fn inline_tables_and_dotted_keys_read_the_same() {
     let inline =
         parse("version = 1\npins = { cuda = \"12.8\" }\ndriver = { policy = \"keep\" }\n").unwrap();
     assert_eq!(dotted, inline);
-    assert_eq!(dotted.pins.cuda.as_deref(), Some("12.8"));
+    assert_eq!(dotted.pins.cuda, Some(pin("12.8")));
 }
 
 #[test]
@@ -171,16 +176,14 @@ fn driver_words_map_to_policies() {
             .driver
             .unwrap()
     };
-    assert_eq!(policy("auto").policy(), DriverPolicy::Auto);
-    assert_eq!(policy("keep").policy(), DriverPolicy::Keep);
-    assert_eq!(policy("latest").policy(), DriverPolicy::Latest);
-    assert_eq!(policy("install"), DriverChoice::Latest);
-    assert_eq!(policy("upgrade"), DriverChoice::Latest);
-    assert_eq!(policy("skip").policy(), DriverPolicy::Keep);
-    assert!(policy("skip").is_lenient());
-    assert!(!policy("keep").is_lenient());
+    assert_eq!(policy("auto"), DriverPolicy::Auto);
+    assert_eq!(policy("keep"), DriverPolicy::Keep);
+    assert_eq!(policy("latest"), DriverPolicy::Latest);
+    assert_eq!(policy("install"), DriverPolicy::Latest);
+    assert_eq!(policy("upgrade"), DriverPolicy::Latest);
+    assert_eq!(policy("skip"), DriverPolicy::Skip);
     assert_eq!(
-        policy("575.57.08").policy(),
+        policy("575.57.08"),
         DriverPolicy::Version(Version::parse("575.57.08").unwrap())
     );
 }

@@ -1,0 +1,198 @@
+//! `$CUDAUP_HOME`'s layout, one method per entry (rustup's `HomeDirs`), and its lock: every path
+//! cudaup keeps there is spelled here and nowhere else.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use crate::settings::resolve::SettingsError;
+use crate::shell::Shell;
+use crate::world::process::Process;
+
+/// cudaup's home directory: toolkits, venvs, receipts, env scripts, its own copy and caches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Home {
+    root: PathBuf,
+}
+
+impl Home {
+    /// The home at `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Home {
+        Home { root: root.into() }
+    }
+
+    /// The home this process uses: `--home`/`CUDAUP_HOME`, else `$XDG_DATA_HOME/cudaup`, else
+    /// `~/.local/share/cudaup`.
+    pub fn of(process: &Process) -> Result<Home, SettingsError> {
+        process
+            .cudaup_home()
+            .map(Home::new)
+            .ok_or(SettingsError::NoHome)
+    }
+
+    /// The directory itself.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where a toolkit cudaup installs goes by default: `toolkits/cuda-<version>`.
+    pub fn toolkit(&self, version: &impl std::fmt::Display) -> PathBuf {
+        self.root.join("toolkits").join(format!("cuda-{version}"))
+    }
+
+    /// The toolkits folder.
+    pub fn toolkits(&self) -> PathBuf {
+        self.root.join("toolkits")
+    }
+
+    /// A profile's default framework venv: `venvs/<profile>`.
+    pub fn venv(&self, profile: &str) -> PathBuf {
+        self.venvs().join(profile)
+    }
+
+    /// The venvs folder.
+    pub fn venvs(&self) -> PathBuf {
+        self.root.join("venvs")
+    }
+
+    /// A command's log: `logs/<kind>-<stamp>.log`.
+    pub fn log(&self, kind: &str, stamp: u64) -> PathBuf {
+        self.logs().join(format!("{kind}-{stamp}.log"))
+    }
+
+    /// The logs folder.
+    pub fn logs(&self) -> PathBuf {
+        self.root.join("logs")
+    }
+
+    /// The download cache (archives, wheels, their unpacked trees).
+    pub fn cache(&self) -> PathBuf {
+        self.root.join("cache")
+    }
+
+    /// The receipts folder.
+    pub fn receipts(&self) -> PathBuf {
+        self.root.join("receipts")
+    }
+
+    /// Receipts of steps begun and not yet finished (a killed run's are finished by repair).
+    pub fn pending(&self) -> PathBuf {
+        self.receipts().join("pending")
+    }
+
+    /// What the rc-file hooks changed, for a byte-exact revert.
+    pub fn shell_receipt(&self) -> PathBuf {
+        self.receipts().join("shell.json")
+    }
+
+    /// The receipt of cudaup's own copy in `bin/`.
+    pub fn self_receipt(&self) -> PathBuf {
+        self.receipts().join(crate::install::self_copy::RECEIPT)
+    }
+
+    /// The env step begun and not yet done.
+    pub fn env_intent(&self) -> PathBuf {
+        self.pending().join(".env.json")
+    }
+
+    /// Which toolkit and cudaup the env scripts put on PATH.
+    pub fn active(&self) -> PathBuf {
+        self.root.join("active.json")
+    }
+
+    /// The env script for a shell family (`env`, `env.fish`, `env.ps1`).
+    pub fn env_script(&self, shell: Shell) -> PathBuf {
+        self.root.join(shell.script_file_name())
+    }
+
+    /// cudaup's own bin folder, on PATH through the env scripts.
+    pub fn bin(&self) -> PathBuf {
+        self.root.join("bin")
+    }
+
+    /// Generations of the refreshed catalog (`manifests update`).
+    pub fn manifests_d(&self) -> PathBuf {
+        self.root.join("manifests.d")
+    }
+
+    /// `bench` results.
+    pub fn bench(&self) -> PathBuf {
+        self.root.join("bench")
+    }
+
+    /// The marker of a driver install waiting for its reboot.
+    pub fn reboot_marker(&self) -> PathBuf {
+        self.root.join(crate::install::driver::MARKER_FILE)
+    }
+
+    /// The lock every command that changes the home takes.
+    pub fn lock_path(&self) -> PathBuf {
+        self.root.join(".cudaup.lock")
+    }
+
+    /// The top-level entries cudaup creates (what uninstall and the litter rules walk).
+    pub fn entries(&self) -> Vec<PathBuf> {
+        let mut out = vec![
+            self.toolkits(),
+            self.venvs(),
+            self.logs(),
+            self.cache(),
+            self.receipts(),
+            self.active(),
+            self.bin(),
+            self.manifests_d(),
+            self.bench(),
+            self.reboot_marker(),
+        ];
+        out.extend(Shell::ALL.iter().map(|s| self.env_script(*s)));
+        out
+    }
+
+    /// Locks the home for a command that changes it. Another cudaup holding it is waited for,
+    /// after `waiting` is told its `pid N`; with `wait` false, [`HomeError::Busy`] names it.
+    pub fn lock(&self, wait: bool, waiting: impl FnOnce(&str)) -> Result<HomeLock, HomeError> {
+        let path = self.lock_path();
+        let file = if wait {
+            crate::world::fs::lock_file(&path, Some(waiting))
+        } else {
+            crate::world::fs::lock_file(&path, None::<fn(&str)>)
+        };
+        match file {
+            Ok(Some(f)) => Ok(HomeLock { _file: f }),
+            Ok(None) => Err(HomeError::Busy {
+                holder: fs_err::read_to_string(&path)
+                    .unwrap_or_default()
+                    .trim()
+                    .to_owned(),
+                lock: path,
+            }),
+            Err(source) => Err(HomeError::Lock { lock: path, source }),
+        }
+    }
+}
+
+/// The home's lock, released when dropped.
+#[derive(Debug)]
+pub struct HomeLock {
+    _file: File,
+}
+
+/// The home could not be locked.
+#[derive(Debug, thiserror::Error)]
+pub enum HomeError {
+    /// Another cudaup holds it and `--no-wait` was given.
+    #[error("another cudaup ({holder}) is changing {}: wait for it to finish, or run again without --no-wait to wait", .lock.parent().unwrap_or(lock).display())]
+    Busy {
+        /// The lock file.
+        lock: PathBuf,
+        /// What the holder wrote (`pid N`).
+        holder: String,
+    },
+    /// The lock file could not be made or locked.
+    #[error("could not lock {}: {source}", .lock.display())]
+    Lock {
+        /// The lock file.
+        lock: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,244 @@
+//! The one atomic writer and the one lock-file helper: every file cudaup replaces goes through
+//! [`write_atomic`], every lock through [`lock_file`] (clippy's `disallowed_methods` keeps
+//! `rename` and `persist` out of the rest of the crate).
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// How the temporary file beside the target is named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Temp {
+    /// `.<name>.cudaup-tmp`: a run killed mid-write leaves a file the next write of the same
+    /// target removes. Only for targets one writer at a time owns (under a lock).
+    Fixed,
+    /// `.<name>.<pid>.<n>.cudaup-tmp`: for targets two processes may write at once; a killed
+    /// run's leftover is swept by the litter rules.
+    Unique,
+}
+
+/// Whether the write must survive a power cut before this returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// fsync the file and then its directory: receipts, rc files, the catalog.
+    Fsync,
+    /// No fsync: caches and logs, which are rebuilt when lost.
+    Fast,
+}
+
+/// The suffix every temporary file of [`write_atomic`] ends with (the litter rules know it).
+pub const TEMP_SUFFIX: &str = ".cudaup-tmp";
+
+/// Replaces `target` with `bytes` in one rename: a temporary file in the same directory gets the
+/// bytes and `mode` (0644 when `None`; the original's mode is kept when it exists), then is
+/// renamed over `target`. A reader sees the old file or the new one, never a part.
+pub fn write_atomic(
+    target: &Path,
+    bytes: &[u8],
+    temp: Temp,
+    durability: Durability,
+) -> io::Result<()> {
+    write_atomic_with(target, bytes, temp, durability, None)
+}
+
+/// [`write_atomic`] keeping `original`'s permissions and owner (an rc file the user owns).
+pub fn write_atomic_with(
+    target: &Path,
+    bytes: &[u8],
+    temp: Temp,
+    durability: Durability,
+    original: Option<&std::fs::Metadata>,
+) -> io::Result<()> {
+    let dir = match target.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    fs_err::create_dir_all(dir)?;
+    let in_dir = |error: io::Error| {
+        io::Error::new(
+            error.kind(),
+            format!("{error} (temporary file in '{}')", dir.display()),
+        )
+    };
+    let temp_path = temporary(target, temp);
+    if temp == Temp::Fixed {
+        match fs_err::remove_file(&temp_path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(in_dir(e)),
+            _ => {}
+        }
+    }
+    let mut options = fs_err::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    fs_err::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&temp_path).map_err(in_dir)?.into_parts().0;
+    let written = (|| {
+        file.write_all(bytes)?;
+        set_mode(&file, original.or(target.metadata().ok().as_ref()))?;
+        if durability == Durability::Fsync {
+            file.sync_all()?;
+        }
+        Ok::<_, io::Error>(())
+    })();
+    drop(file);
+    if let Err(e) = written {
+        let _ = fs_err::remove_file(&temp_path);
+        return Err(in_dir(e));
+    }
+    #[allow(clippy::disallowed_methods)] // the one rename
+    std::fs::rename(&temp_path, target).map_err(|error| {
+        let _ = fs_err::remove_file(&temp_path);
+        io::Error::new(
+            error.kind(),
+            format!("{error} (renaming over '{}')", target.display()),
+        )
+    })?;
+    // Makes the rename itself durable; not every platform lets a directory be synced.
+    #[cfg(unix)]
+    if durability == Durability::Fsync {
+        let _ = fs_err::File::open(dir).and_then(|dir| dir.sync_all());
+    }
+    Ok(())
+}
+
+/// Renames `from` to `to` (same file system): the one place outside [`write_atomic`] that moves
+/// a finished file or tree into place (a staged prefix, a downloaded archive).
+pub fn rename(from: &Path, to: &Path) -> io::Result<()> {
+    #[allow(clippy::disallowed_methods)]
+    fs_err::rename(from, to)
+}
+
+fn set_mode(file: &File, original: Option<&std::fs::Metadata>) -> io::Result<()> {
+    match original {
+        Some(metadata) => {
+            file.set_permissions(metadata.permissions())?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                // Keeps the user's ownership when run with privileges; an unprivileged user can
+                // only "change" it to themselves, so a failure here changes nothing that matters.
+                let _ = std::os::unix::fs::fchown(file, Some(metadata.uid()), Some(metadata.gid()));
+            }
+        }
+        None => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                file.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The temporary name [`write_atomic`] uses beside `target`.
+pub fn temporary(target: &Path, temp: Temp) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match temp {
+        Temp::Fixed => format!(".{name}{TEMP_SUFFIX}"),
+        Temp::Unique => format!(
+            ".{name}.{}.{}{TEMP_SUFFIX}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ),
+    };
+    target.with_file_name(name)
+}
+
+/// An exclusive lock on `path` (created if needed), held until the file is dropped; the holder
+/// writes `pid N` into it so a waiter can say who it waits for. With `waiting`, a held lock is
+/// waited for (after `waiting` is told the holder); without, `None` comes back at once.
+///
+/// A holder may remove the lock file (nothing left to protect), so a lock taken on a file no
+/// longer at `path` is taken again on the file there now.
+pub fn lock_file(path: &Path, mut waiting: Option<impl FnOnce(&str)>) -> io::Result<Option<File>> {
+    loop {
+        if let Some(dir) = path.parent() {
+            fs_err::create_dir_all(dir)?;
+        }
+        let file = fs_err::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(path)?
+            .into_parts()
+            .0;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let Some(waiting) = waiting.take() else {
+                    return Ok(None);
+                };
+                let holder = fs_err::read_to_string(path).unwrap_or_default();
+                waiting(holder.trim());
+                file.lock()?;
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+        if same_file(&file, path) {
+            let mut f = &file;
+            let _ = f.set_len(0);
+            let _ = write!(f, "pid {}", std::process::id());
+            return Ok(Some(file));
+        }
+    }
+}
+
+#[cfg(unix)]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), path.metadata()) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &File, path: &Path) -> bool {
+    path.exists()
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_in_one_step_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("receipt.json");
+        write_atomic(&target, b"one", Temp::Unique, Durability::Fsync).unwrap();
+        write_atomic(&target, b"two", Temp::Fixed, Durability::Fast).unwrap();
+        assert_eq!(fs_err::read(&target).unwrap(), b"two");
+        let names: Vec<_> = fs_err::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn unique_temporaries_never_collide() {
+        let t = Path::new("/x/self.json");
+        assert_ne!(temporary(t, Temp::Unique), temporary(t, Temp::Unique));
+        assert!(temporary(t, Temp::Unique)
+            .to_string_lossy()
+            .ends_with(TEMP_SUFFIX));
+    }
+
+    #[test]
+    fn a_second_taker_is_refused_or_told_who_holds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".lock");
+        let held = lock_file(&path, None::<fn(&str)>).unwrap().unwrap();
+        assert!(lock_file(&path, None::<fn(&str)>).unwrap().is_none());
+        assert_eq!(
+            fs_err::read_to_string(&path).unwrap(),
+            format!("pid {}", std::process::id())
+        );
+        drop(held);
+        assert!(lock_file(&path, None::<fn(&str)>).unwrap().is_some());
+    }
+}
