@@ -274,7 +274,10 @@ fn plan(system: &System, req: &Request, catalog: &Catalog, today: Date) -> Plan 
 /// leaves no candidate to reject, so without this the reasons would end at "what stood in the
 /// way:".
 fn unmatched_pins(req: &Request, catalog: &Catalog) -> Vec<String> {
-    let check = |what: &str, flag: &str, pin: Option<&String>, known: Vec<&Version>| {
+    let check = |what: &str,
+                 flag: &str,
+                 pin: Option<&crate::model::version::VersionPin>,
+                 known: Vec<&Version>| {
         let pin = pin?;
         if known
             .iter()
