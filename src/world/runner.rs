@@ -67,6 +67,7 @@ impl Runner for SystemRunner {
     }
 
     fn run(&self, program: &Path, args: &[&str], timeout: Duration) -> Result<Output> {
+        refuse_in_tests(program)?;
         let mut child = Command::new(program)
             .args(args)
             .stdin(Stdio::null())
@@ -115,6 +116,7 @@ impl SystemRunner {
         on_line: &mut dyn FnMut(&str),
     ) -> Result<Output> {
         use std::io::BufRead;
+        refuse_in_tests(program)?;
         let mut cmd = Command::new(program);
         cmd.args(args)
             .stdin(Stdio::null())
@@ -186,6 +188,105 @@ impl SystemRunner {
     }
 }
 
+/// The host programs a test must never reach: the driver probe and everything privileged. A test
+/// that needs one puts a stand-in of it on a `PATH` it made.
+pub const GUARDED_PROGRAMS: &[&str] = &[
+    "nvidia-smi",
+    "apt-get",
+    "apt",
+    "dnf",
+    "yum",
+    "zypper",
+    "sudo",
+    "pkexec",
+    "modprobe",
+    "mokutil",
+    "dkms",
+    "systemctl",
+];
+
+/// Where a host's own programs and libraries live; anything else (a test's temporary
+/// directory, the build tree) is a stand-in the test made.
+const HOST_PREFIXES: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/snap", "/etc",
+];
+
+/// The start of every line the guard prints, so a test harness can fail the test on sight.
+pub const GUARD_MARKER: &str = "cudaup test guard:";
+
+/// In a test run (`CUDAUP_TEST_GUARD=<test name>`), refuses to start the host's copy of a
+/// [`GUARDED_PROGRAMS`] entry. Checked here, where every command goes through, so a test that
+/// forgot its machine picture fails naming itself instead of probing or changing the machine
+/// it runs on. Outside tests it costs one environment lookup.
+pub fn refuse_in_tests(program: &Path) -> Result<()> {
+    let Some(test) = std::env::var_os(crate::world::vars::CUDAUP_TEST_GUARD) else {
+        return Ok(());
+    };
+    let path: Vec<_> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    match guarded_host_program(program, &path) {
+        None => Ok(()),
+        Some(real) => Err(Error::Command {
+            program: program.display().to_string(),
+            message: refusal(&test.to_string_lossy(), &real),
+        }),
+    }
+}
+
+/// The host file `program` would start when it is one of [`GUARDED_PROGRAMS`] and not a stand-in
+/// (a bare name is looked up in `path`, as `Command` does; a stand-in that links to the host's
+/// program is the host's program).
+fn guarded_host_program(program: &Path, path: &[std::path::PathBuf]) -> Option<std::path::PathBuf> {
+    let name = program.file_name()?.to_string_lossy();
+    if !GUARDED_PROGRAMS.contains(&name.as_ref()) {
+        return None;
+    }
+    let found = if program.components().count() > 1 {
+        program.to_path_buf()
+    } else {
+        // Not there at all: starting it fails on its own.
+        which(&name, path)?
+    };
+    let real = std::fs::canonicalize(&found).unwrap_or(found);
+    is_host_path(&real).then_some(real)
+}
+
+/// In a test run, the refusal (printed with [`GUARD_MARKER`]) of loading the host's NVML
+/// `library`: a bare name is searched for in the host's library directories, so only a path to
+/// a stand-in the test made may load. `None` outside tests and for a stand-in.
+pub fn nvml_refused_in_tests(library: &str) -> Option<String> {
+    let test = std::env::var_os(crate::world::vars::CUDAUP_TEST_GUARD)?;
+    host_library(library).map(|real| refusal(&test.to_string_lossy(), &real))
+}
+
+fn host_library(library: &str) -> Option<std::path::PathBuf> {
+    let path = Path::new(library);
+    if !path.is_absolute() {
+        return Some(path.to_path_buf());
+    }
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    is_host_path(&real).then_some(real)
+}
+
+fn refusal(test: &str, what: &Path) -> String {
+    let message = format!(
+        "test `{test}` tried to reach the host's {} (a test must use a machine picture, or a stand-in on a PATH it made)",
+        what.display()
+    );
+    // Straight to stderr, not through `tracing`: the harness must see it whatever the log filter.
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("{GUARD_MARKER} {message}");
+    }
+    message
+}
+
+/// Whether `path` (absolute, symlinks resolved) is one of the host's own files.
+pub fn is_host_path(path: &Path) -> bool {
+    HOST_PREFIXES.iter().any(|p| path.starts_with(p))
+}
+
 fn read_to_end_thread<R: std::io::Read + Send + 'static>(
     mut r: R,
 ) -> std::thread::JoinHandle<Vec<u8>> {
@@ -214,5 +315,61 @@ fn is_executable(path: &Path) -> bool {
     #[cfg(not(unix))]
     {
         path.is_file()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exe(path: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+        fs_err::write(path, "#!/bin/sh\n").unwrap();
+        fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn the_hosts_privileged_programs_are_guarded_and_a_tests_stand_ins_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let stand_ins = dir.path().join("bin");
+        exe(&stand_ins.join("nvidia-smi"));
+        exe(&stand_ins.join("python3"));
+        let path = vec![stand_ins.clone()];
+        // A stand-in, found by name or given by path, runs.
+        assert_eq!(guarded_host_program(Path::new("nvidia-smi"), &path), None);
+        assert_eq!(
+            guarded_host_program(&stand_ins.join("nvidia-smi"), &path),
+            None
+        );
+        // The host's copy, by path, does not; nor does a name found on a host PATH.
+        assert_eq!(
+            guarded_host_program(Path::new("/usr/bin/sudo"), &path),
+            Some("/usr/bin/sudo".into())
+        );
+        assert_eq!(
+            guarded_host_program(Path::new("/usr/sbin/modprobe"), &[]),
+            Some("/usr/sbin/modprobe".into())
+        );
+        // A link in the test's directory to the host's program is the host's program.
+        if Path::new("/bin/sh").exists() {
+            std::os::unix::fs::symlink("/bin/sh", stand_ins.join("systemctl")).unwrap();
+            let got = guarded_host_program(Path::new("systemctl"), &path).unwrap();
+            assert!(is_host_path(&got), "{}", got.display());
+        }
+        // Programs off the list are never the guard's business.
+        assert_eq!(guarded_host_program(Path::new("/usr/bin/env"), &path), None);
+        // Missing everywhere: nothing to refuse (starting it fails on its own).
+        assert_eq!(guarded_host_program(Path::new("dkms"), &path), None);
+    }
+
+    #[test]
+    fn nvml_by_name_is_the_hosts_and_a_stand_in_library_is_not() {
+        assert!(host_library("libnvidia-ml.so.1").is_some());
+        assert!(host_library("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1").is_some());
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("libnvidia-ml.so.1");
+        fs_err::write(&lib, "").unwrap();
+        assert_eq!(host_library(&lib.display().to_string()), None);
     }
 }

@@ -42,3 +42,6 @@ pub const CUDAUP_TEST_CHECKPOINT: &str = "CUDAUP_TEST_CHECKPOINT";
 pub const CUDAUP_COMPONENTS: &str = "CUDAUP_COMPONENTS";
 /// An unattended config file. Same as `--config`.
 pub const CUDAUP_CONFIG: &str = "CUDAUP_CONFIG";
+/// Test hook: the name of the test this run belongs to; the host's `nvidia-smi`, NVML and
+/// privileged commands are then refused with an error naming it (see `runner.rs`).
+pub const CUDAUP_TEST_GUARD: &str = "CUDAUP_TEST_GUARD";

@@ -27,7 +27,17 @@ fn install_takes_every_answer_from_the_file() {
     let h = home.path().display().to_string();
     let run = cudaup(
         &[
-            "--home", &h, "install", "--config", &config, "--yes", "--json",
+            "--home",
+            &h,
+            "install",
+            "--system",
+            no_gpu_system(),
+            "--driver",
+            "keep",
+            "--config",
+            &config,
+            "--yes",
+            "--json",
         ],
         home.path(),
     );
@@ -59,7 +69,18 @@ fn flags_override_variables_which_override_the_file() {
     let m = mirror.path().display().to_string();
     // The file's mirror does not exist; the variable's does.
     let run = cudaup_env(
-        &["--home", &h, "install", "--config", &config, "--dry-run"],
+        &[
+            "--home",
+            &h,
+            "install",
+            "--system",
+            no_gpu_system(),
+            "--driver",
+            "keep",
+            "--config",
+            &config,
+            "--dry-run",
+        ],
         home.path(),
         &[("CUDAUP_MIRROR", &m)],
     );
@@ -75,6 +96,10 @@ fn flags_override_variables_which_override_the_file() {
             "--home",
             &h,
             "install",
+            "--system",
+            no_gpu_system(),
+            "--driver",
+            "keep",
             "--config",
             &config,
             "--dry-run",
@@ -97,6 +122,10 @@ fn flags_override_variables_which_override_the_file() {
             "--home",
             &h,
             "install",
+            "--system",
+            no_gpu_system(),
+            "--driver",
+            "keep",
             "--config",
             &config,
             "--profile",
@@ -128,7 +157,18 @@ fn broken_configs_name_file_line_and_column() {
         let config = write(dir.path(), text);
         let h = dir.path().display().to_string();
         let run = cudaup(
-            &["--home", &h, "install", "--config", &config, "--dry-run"],
+            &[
+                "--home",
+                &h,
+                "install",
+                "--system",
+                no_gpu_system(),
+                "--driver",
+                "keep",
+                "--config",
+                &config,
+                "--dry-run",
+            ],
             dir.path(),
         );
         assert_eq!(run.code, 2, "{text}: {}", run.stderr);
@@ -143,6 +183,10 @@ fn broken_configs_name_file_line_and_column() {
     let missing = cudaup(
         &[
             "install",
+            "--system",
+            no_gpu_system(),
+            "--driver",
+            "keep",
             "--config",
             "/nonexistent/cudaup.toml",
             "--dry-run",
@@ -195,6 +239,10 @@ fn a_second_run_reports_nothing_changed() {
         "--home",
         "state",
         "install",
+        "--system",
+        no_gpu_system(),
+        "--driver",
+        "keep",
         "--profile",
         "cuda-dev",
         "--cuda",

@@ -347,7 +347,12 @@ fn empty_tree_is_a_machine_with_nothing() {
 #[test]
 fn this_machine_detects_and_exits_zero() {
     let home = tempfile::tempdir().unwrap();
-    let run = cudaup_env(&["detect"], home.path(), &[("CUDAUP_NO_NVML", "0")]);
+    // NVML is tried (a library the test names, which is not there: the load fails as on a
+    // machine without a driver) and never the host's; the host's nvidia-smi is not on PATH.
+    let nvml = home.path().join("no-driver/libnvidia-ml.so.1");
+    let nvml = nvml.to_str().unwrap();
+    let env = [("CUDAUP_NO_NVML", "0"), ("CUDAUP_NVML_LIBRARY", nvml)];
+    let run = cudaup_env(&["detect"], home.path(), &env);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("GPUs ("), "{}", run.stdout);
     // CI machines have no NVIDIA GPU: there, detect must say so plainly.
@@ -359,11 +364,7 @@ fn this_machine_detects_and_exits_zero() {
             run.stdout
         );
     }
-    let json = cudaup_env(
-        &["detect", "--json"],
-        home.path(),
-        &[("CUDAUP_NO_NVML", "0")],
-    );
+    let json = cudaup_env(&["detect", "--json"], home.path(), &env);
     assert_eq!(json.code, 0);
     assert_eq!(json.json()["schema_version"], 1);
 }
@@ -371,7 +372,7 @@ fn this_machine_detects_and_exits_zero() {
 #[test]
 fn h200_fixture_round_trips_as_a_system() {
     let text = include_str!("../fixtures/h200-detect.json");
-    let system: cudaup::system::System = serde_json::from_str(text).unwrap();
+    let system: cudaup::model::system::System = serde_json::from_str(text).unwrap();
     assert_eq!(system.gpus[0].compute_capability.as_deref(), Some("9.0"));
     assert_eq!(
         system.driver.as_ref().unwrap().cuda_version.as_deref(),

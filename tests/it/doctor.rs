@@ -359,6 +359,10 @@ fn an_installed_toolkit_checked_against_its_receipt() {
             "--home",
             &h,
             "install",
+            "--system",
+            no_gpu_system(),
+            "--driver",
+            "keep",
             "--profile",
             "cuda-dev",
             "--cuda",
@@ -513,10 +517,11 @@ fn nvcc_on_path_is_not_cuda_home_and_gcc_is_too_new() {
     let gcc_bin = tmp.path().join("gcc-bin");
     script(&gcc_bin.join("gcc"), "echo 14.2.0\n");
     let path = format!(
-        "{}:{}:{}:/usr/bin:/bin",
+        "{}:{}:{}:{}",
         old.join("bin").display(),
         new.join("bin").display(),
-        gcc_bin.display()
+        gcc_bin.display(),
+        tools_path()
     );
     let run = doctor(
         home.path(),
@@ -531,9 +536,10 @@ fn nvcc_on_path_is_not_cuda_home_and_gcc_is_too_new() {
 
     // CUDA_HOME at the old toolkit, whose nvcc refuses gcc 14.
     let path = format!(
-        "{}:{}:/usr/bin:/bin",
+        "{}:{}:{}",
         old.join("bin").display(),
-        gcc_bin.display()
+        gcc_bin.display(),
+        tools_path()
     );
     let run = doctor(
         home.path(),

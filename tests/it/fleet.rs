@@ -155,7 +155,8 @@ impl Lab {
             .arg(site)
             .current_dir(self.dir.path())
             .env_clear()
-            .env("PATH", "/usr/bin:/bin")
+            .env("PATH", crate::common::tools_path())
+            .env(crate::common::GUARD, crate::common::test_name())
             .env("PYTHONPATH", &self.ansible)
             .env("HOME", self.path("control-home"))
             .env("ANSIBLE_HOME", self.path("control-home/.ansible"))
@@ -341,7 +342,7 @@ fn ansible_installs_each_host_its_own_stack_and_a_second_run_changes_nothing() {
             "cudaup_report_dir": h.s("/var/lib/cudaup/reports"),
             "cudaup_home": h.s("/opt/cudaup"),
             "cudaup_system_file": h.s("/etc/cudaup/system.json"),
-            "cudaup_environment": {"HOME": h.s("/home/admin"), "PATH": "/usr/bin:/bin", "CUDAUP_NO_NVML": "1"},
+            "cudaup_environment": {"HOME": h.s("/home/admin"), "PATH": tools_path(), "CUDAUP_NO_NVML": "1", "CUDAUP_TEST_GUARD": test_name()},
             "cudaup_reboot_command": format!(
                 "echo \"$(date +%s) {{{{ inventory_hostname }}}}\" >> {log}; if [ -f {after} ]; then cp {after} {picture}; fi",
                 log = h.s("/var/log/reboots.log"),

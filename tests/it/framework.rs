@@ -324,7 +324,8 @@ fn full_profile_installs_toolkit_framework_and_environment() {
             ". \"{home}/env\"; command -v nvcc; echo \"$CUDA_HOME\""
         ))
         .env_clear()
-        .env("PATH", "/usr/bin:/bin")
+        .env("PATH", crate::common::tools_path())
+        .env(crate::common::GUARD, crate::common::test_name())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&probe.stdout);

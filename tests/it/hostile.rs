@@ -539,6 +539,7 @@ impl Sandbox {
             .env("PATH", self.path_var())
             .env("NO_COLOR", "1")
             .env("CUDAUP_NO_NVML", "1")
+            .env(crate::common::GUARD, crate::common::test_name())
             .env("CUDAUP_TEST_NO_RETRY_DELAY", "1")
             .env("SHELL", "/bin/bash")
             .stdout(std::process::Stdio::null())

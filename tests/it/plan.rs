@@ -3,10 +3,10 @@
 //! versions); scenarios add what is specific to them.
 
 use cudaup::catalog::{Catalog, Date, Kernels};
-use cudaup::plan::{Action, Plan, Status};
-use cudaup::request::{DriverPolicy, Pins, Profile, Request};
-use cudaup::system::System;
-use cudaup::version::Version;
+use cudaup::model::plan::{Action, Plan, Status};
+use cudaup::model::request::{DriverPolicy, Pins, Profile, Request};
+use cudaup::model::system::System;
+use cudaup::model::version::Version;
 use serde_json::json;
 
 use crate::common::*;
@@ -135,7 +135,7 @@ fn plan(m: &M, r: &Request) -> Plan {
     plan
 }
 
-fn comp<'p>(plan: &'p Plan, name: &str) -> &'p cudaup::plan::Component {
+fn comp<'p>(plan: &'p Plan, name: &str) -> &'p cudaup::model::plan::Component {
     plan.component(name)
         .unwrap_or_else(|| panic!("no {name} in {plan:#?}"))
 }
@@ -145,7 +145,8 @@ fn version_of(plan: &Plan, name: &str) -> String {
 }
 
 fn check_invariants(system: &System, r: &Request, catalog: &Catalog, plan: &Plan) {
-    let host_windows = system.os.wsl || system.os.family == cudaup::system::OsFamily::Windows;
+    let host_windows =
+        system.os.wsl || system.os.family == cudaup::model::system::OsFamily::Windows;
     let driver = comp(plan, "driver");
     if r.profile == Profile::Cpu {
         assert_eq!(driver.action, Action::Skip);
@@ -406,7 +407,7 @@ fn kepler_without_driver_gets_branch_470() {
     assert_eq!(comp(&p, "driver").branch, Some(470));
     assert_eq!(
         comp(&p, "driver").kernel_module,
-        Some(cudaup::system::KernelModule::Proprietary)
+        Some(cudaup::model::system::KernelModule::Proprietary)
     );
 }
 
@@ -423,7 +424,7 @@ fn gtx_980_ti_gets_proprietary_580() {
     assert_eq!(d.branch, Some(580));
     assert_eq!(
         d.kernel_module,
-        Some(cudaup::system::KernelModule::Proprietary)
+        Some(cudaup::model::system::KernelModule::Proprietary)
     );
     assert!(
         d.commands
@@ -516,7 +517,10 @@ fn t4_without_driver_gets_the_newest_stable_branch_open_module() {
     let p = plan(&M::ubuntu().with(T4), &req(Profile::Full));
     let d = comp(&p, "driver");
     assert_eq!(d.action, Action::Install);
-    assert_eq!(d.kernel_module, Some(cudaup::system::KernelModule::Open));
+    assert_eq!(
+        d.kernel_module,
+        Some(cudaup::model::system::KernelModule::Open)
+    );
     let catalog = Catalog::embedded();
     let kind = &catalog
         .drivers
@@ -654,7 +658,7 @@ fn b200_needs_the_open_module() {
     let p = plan(&M::ubuntu().with(B200), &req(Profile::Full));
     assert_eq!(
         comp(&p, "driver").kernel_module,
-        Some(cudaup::system::KernelModule::Open)
+        Some(cudaup::model::system::KernelModule::Open)
     );
     assert!(comp(&p, "driver").branch.unwrap() >= 570);
 }
@@ -750,7 +754,7 @@ fn ada_and_pascal_share_cu126_and_the_proprietary_580() {
     assert_eq!(comp(&p, "torch").variant.as_deref(), Some("cu126"));
     assert_eq!(
         comp(&p, "driver").kernel_module,
-        Some(cudaup::system::KernelModule::Proprietary)
+        Some(cudaup::model::system::KernelModule::Proprietary)
     );
     assert_eq!(p.reasons.len(), 2, "both GPUs served: {:#?}", p.reasons);
 }
@@ -1908,7 +1912,7 @@ mod aarch64 {
         let d = comp(&p, "driver");
         assert_eq!(
             d.kernel_module,
-            Some(cudaup::system::KernelModule::Open),
+            Some(cudaup::model::system::KernelModule::Open),
             "{d:?}"
         );
         assert!(
@@ -1975,7 +1979,10 @@ mod aarch64 {
         assert_eq!(p.status, Status::Ok, "{:#?}", p.reasons);
         let d = comp(&p, "driver");
         assert_eq!(d.action, Action::Install);
-        assert_eq!(d.kernel_module, Some(cudaup::system::KernelModule::Open));
+        assert_eq!(
+            d.kernel_module,
+            Some(cudaup::model::system::KernelModule::Open)
+        );
         assert!(
             !d.commands.iter().any(|c| c.contains("x86_64")),
             "{:?}",

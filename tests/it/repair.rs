@@ -144,7 +144,14 @@ fn needs_network_repair_fixes_each_breakage_and_converges() {
 
     // Doctor names each breakage.
     let h = home.path().display().to_string();
-    let doctor = cudaup_env(&["--home", &h, "doctor", "--json"], home.path(), &[]);
+    // Doctor reads a picture of a machine without a GPU, not the host it runs on.
+    let machine = no_gpu_tree();
+    let root = machine.root_arg();
+    let doctor = cudaup_env(
+        &["--home", &h, "doctor", "--system-root", &root, "--json"],
+        home.path(),
+        &[],
+    );
     assert_eq!(doctor.code, 1, "{}", doctor.stderr);
     let ids: Vec<String> = doctor.json()["findings"]
         .as_array()
@@ -199,7 +206,11 @@ fn needs_network_repair_fixes_each_breakage_and_converges() {
         again.stdout
     );
     // And doctor is clean again.
-    let doctor = cudaup_env(&["--home", &h, "doctor", "--json"], home.path(), &[]);
+    let doctor = cudaup_env(
+        &["--home", &h, "doctor", "--system-root", &root, "--json"],
+        home.path(),
+        &[],
+    );
     assert_eq!(doctor.code, 0, "{}\n{}", doctor.stdout, doctor.stderr);
 }
 
@@ -246,7 +257,8 @@ fn needs_network_killed_at_any_checkpoint_a_rerun_converges() {
             .args(install_args(home.path(), mirror.path(), &torch))
             .env_clear()
             .env("HOME", home.path())
-            .env("PATH", "/usr/bin:/bin")
+            .env("PATH", crate::common::tools_path())
+            .env(crate::common::GUARD, crate::common::test_name())
             .env("CUDAUP_NO_NVML", "1")
             .env("CUDAUP_NO_UV", "1")
             .env("SHELL", "/bin/bash")

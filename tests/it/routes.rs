@@ -94,44 +94,41 @@ fn local_python() -> (String, String) {
     )
 }
 
-/// A cudaup home, a venv and a prefix in one temporary directory.
-struct Box_ {
-    home: tempfile::TempDir,
+/// What the route tests do with a [`TestContext`] planning for the H200 picture: one venv
+/// in the test's directory, installed over loopback HTTP.
+trait RouteContext {
+    fn venv(&self) -> PathBuf;
+    /// Installs into [`Self::venv`] with `extra`.
+    fn install_venv(&self, extra: &[&str]) -> Run;
+    fn python(&self, code: &str) -> String;
+    fn receipt(&self) -> serde_json::Value;
+    fn install_logs(&self) -> usize;
 }
 
-impl Box_ {
-    fn new() -> Self {
-        Self {
-            home: tempfile::tempdir().unwrap(),
-        }
+/// The context every route test starts from.
+fn context() -> TestContext {
+    let mut ctx = TestContext::new().with_system_file(Path::new(H200));
+    for (k, v) in env() {
+        ctx = ctx.with_env(k, v);
     }
+    ctx
+}
+
+impl RouteContext for TestContext {
     fn venv(&self) -> PathBuf {
-        self.home.path().join("venv")
+        self.dir().join("venv")
     }
-    fn args(&self, extra: &[&str]) -> Vec<String> {
-        let mut args: Vec<String> = [
-            "--home",
-            &self.home.path().display().to_string(),
-            "install",
-            "--system",
-            H200,
+    fn install_venv(&self, extra: &[&str]) -> Run {
+        let venv = self.venv().display().to_string();
+        let mut args = vec![
             "--venv",
-            &self.venv().display().to_string(),
-            "--driver",
-            "keep",
+            &venv,
             "--yes",
             "--allow-http",
             "--no-modify-path",
-        ]
-        .map(str::to_owned)
-        .to_vec();
-        args.extend(extra.iter().map(|s| s.to_string()));
-        args
-    }
-    fn install(&self, extra: &[&str]) -> Run {
-        let args = self.args(extra);
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        cudaup_env(&refs, self.home.path(), &env())
+        ];
+        args.extend_from_slice(extra);
+        TestContext::install(self, &args)
     }
     fn python(&self, code: &str) -> String {
         let out = Command::new(self.venv().join("bin/python"))
@@ -146,7 +143,7 @@ impl Box_ {
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     }
     fn receipt(&self) -> serde_json::Value {
-        let dir = self.home.path().join("receipts");
+        let dir = self.cudaup_home().join("receipts");
         let path = fs_err::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -160,7 +157,7 @@ impl Box_ {
         serde_json::from_slice(&fs_err::read(path).unwrap()).unwrap()
     }
     fn install_logs(&self) -> usize {
-        fs_err::read_dir(self.home.path().join("logs"))
+        fs_err::read_dir(self.cudaup_home().join("logs"))
             .map(|d| {
                 d.filter(|e| {
                     e.as_ref()
@@ -187,10 +184,10 @@ fn env() -> Vec<(&'static str, &'static str)> {
 fn pypi_route_when_pytorchs_index_is_down_and_the_build_is_pypis() {
     let index = pypi_index(&PYTORCH);
     let server = Server::start(index.path().to_owned());
-    let b = Box_::new();
+    let b = context();
     let pypi = format!("{}/simple", server.url());
     let down = dead();
-    let run = b.install(&[
+    let run = b.install_venv(&[
         "--profile",
         "pytorch",
         "--pypi-index",
@@ -236,7 +233,7 @@ fn pypi_route_when_pytorchs_index_is_down_and_the_build_is_pypis() {
     assert!(!run.stderr.contains("Looking in indexes"), "{}", run.stderr);
     // The second run keeps it: PyPI's build (no tag) with CUDA 13.2 is the planned cu132.
     server.clear_log();
-    let again = b.install(&[
+    let again = b.install_venv(&[
         "--profile",
         "pytorch",
         "--pypi-index",
@@ -259,7 +256,7 @@ fn pypi_is_refused_with_the_reason_when_its_build_is_not_the_plan() {
     };
     let index = pypi_index(&b214);
     let server = Server::start(index.path().to_owned());
-    let b = Box_::new();
+    let b = context();
     let pypi = format!("{}/simple", server.url());
     let down = dead();
     let pins = [
@@ -275,7 +272,7 @@ fn pypi_is_refused_with_the_reason_when_its_build_is_not_the_plan() {
     let torch_index = format!("{down}/whl");
     let mut args = pins.to_vec();
     args.extend(["--torch-index", &torch_index]);
-    let run = b.install(&args);
+    let run = b.install_venv(&args);
     // PyTorch's index is down and PyPI cannot serve it: a network failure, with the reason PyPI
     // was not taken.
     assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
@@ -302,7 +299,7 @@ fn pypi_is_refused_with_the_reason_when_its_build_is_not_the_plan() {
     // Forced onto PyPI, the refusal is the whole story: no compatible route (exit 5).
     let mut args = pins.to_vec();
     args.extend(["--torch-source", "pypi"]);
-    let run = b.install(&args);
+    let run = b.install_venv(&args);
     assert_eq!(run.code, 5, "{}\n{}", run.stdout, run.stderr);
     assert!(
         run.stderr
@@ -316,9 +313,9 @@ fn pypi_is_refused_with_the_reason_when_its_build_is_not_the_plan() {
 
 #[test]
 fn nothing_answers_exit_3_with_cudaups_own_message_and_no_venv() {
-    let b = Box_::new();
+    let b = context();
     let (pypi, torch) = (dead(), dead());
-    let run = b.install(&[
+    let run = b.install_venv(&[
         "--profile",
         "pytorch",
         "--pypi-index",
@@ -380,9 +377,9 @@ fn a_pytorch_layout_mirror_and_a_flat_variant_listing_are_both_routes() {
     let pypi = format!("{}/simple", server.url());
 
     for (base, layout) in [("whl", "index"), ("flat", "find-links")] {
-        let b = Box_::new();
+        let b = context();
         let torch_index = format!("{}/{base}", server.url());
-        let run = b.install(&[
+        let run = b.install_venv(&[
             "--profile",
             "pytorch",
             "--torch-index",
@@ -423,10 +420,10 @@ fn a_flat_folder_of_wheels_serves_the_framework_and_the_toolkit() {
     // What `pip download -d DIR` leaves: wheels side by side, no index pages.
     let flat = tempfile::tempdir().unwrap();
     build_wheels(flat.path(), &PYTORCH, false);
-    let b = Box_::new();
+    let b = context();
     let dir = flat.path().display().to_string();
     let down = dead();
-    let run = b.install(&[
+    let run = b.install_venv(&[
         "--profile",
         "pytorch",
         "--pypi-index",
@@ -446,9 +443,9 @@ fn a_flat_folder_of_wheels_serves_the_framework_and_the_toolkit() {
     // cudaup's own index reader takes a flat folder too: the toolkit from NVIDIA's wheels.
     let nvidia = tempfile::tempdir().unwrap();
     nvidia_stand_ins(nvidia.path(), "13.0.2");
-    let b = Box_::new();
-    let prefix = b.home.path().join("cuda");
-    let run = b.install(&[
+    let b = context();
+    let prefix = b.dir().join("cuda");
+    let run = b.install_venv(&[
         "--profile",
         "cuda-dev",
         "--cuda",
@@ -634,7 +631,8 @@ fn install_from_bundle(
         .current_dir(home)
         .env_clear()
         .env("HOME", home)
-        .env("PATH", "/usr/bin:/bin")
+        .env("PATH", crate::common::tools_path())
+        .env(crate::common::GUARD, crate::common::test_name())
         .env("NO_COLOR", "1")
         .env("CUDAUP_NO_NVML", "1");
     for (k, v) in env() {
@@ -709,9 +707,9 @@ fn needs_root_a_bundle_installs_in_a_network_namespace_without_network() {
 
 #[test]
 fn tensorflow_gets_the_same_errors_when_pypi_does_not_answer() {
-    let b = Box_::new();
+    let b = context();
     let down = dead();
-    let run = b.install(&[
+    let run = b.install_venv(&[
         "--profile",
         "tensorflow",
         "--pypi-index",

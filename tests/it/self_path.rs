@@ -160,7 +160,8 @@ fn login_shells_find(test: &str, home: &Path, expected: &Path) -> usize {
             .current_dir(home)
             .env_clear()
             .env("HOME", home)
-            .env("PATH", "/usr/bin:/bin")
+            .env("PATH", crate::common::tools_path())
+            .env(crate::common::GUARD, crate::common::test_name())
             .env("TERM", "dumb")
             .output()
             .unwrap();
@@ -352,7 +353,8 @@ fn needs_shells_no_modify_path_leaves_the_rc_files_and_says_how_to_run_it() {
         .args(["-c", &format!("{source} && command -v cudaup")])
         .env_clear()
         .env("HOME", m.home())
-        .env("PATH", "/usr/bin:/bin")
+        .env("PATH", crate::common::tools_path())
+        .env(crate::common::GUARD, crate::common::test_name())
         .output()
         .unwrap();
     assert_eq!(
@@ -446,7 +448,8 @@ fn killed_between_the_copy_and_its_receipt_a_rerun_converges() {
             .current_dir(m.home())
             .env_clear()
             .env("HOME", m.home())
-            .env("PATH", "/usr/bin:/bin")
+            .env("PATH", crate::common::tools_path())
+            .env(crate::common::GUARD, crate::common::test_name())
             .env("CUDAUP_NO_NVML", "1");
         kill_at_checkpoint(cmd, checkpoint);
         let what = format!(

@@ -92,6 +92,10 @@ fn component_sets_from_the_redist_route() {
     let install = |prefix: &str, extra: &[&str]| {
         let mut args = vec![
             "install",
+            "--system",
+            no_gpu_system(),
+            "--driver",
+            "keep",
             "--profile",
             "cuda-dev",
             "--cuda",
@@ -106,7 +110,7 @@ fn component_sets_from_the_redist_route() {
             "--no-modify-path",
         ];
         args.extend_from_slice(extra);
-        cudaup_in(home.path(), &args, "/usr/bin:/bin")
+        cudaup_in(home.path(), &args, &tools_path())
     };
     for set in ["minimal", "standard", "complete"] {
         let prefix = home.path().join(set);
@@ -238,6 +242,10 @@ fn older_releases_get_what_they_have() {
             home.path(),
             &[
                 "install",
+                "--system",
+                no_gpu_system(),
+                "--driver",
+                "keep",
                 "--profile",
                 "cuda-dev",
                 "--cuda",
@@ -250,7 +258,7 @@ fn older_releases_get_what_they_have() {
                 "--yes",
                 "--no-modify-path",
             ],
-            "/usr/bin:/bin",
+            &tools_path(),
         );
         assert_eq!(run.code, 0, "{cuda}: {}\n{}", run.stdout, run.stderr);
         let names = component_names(&prefix);
@@ -276,6 +284,10 @@ fn older_releases_get_what_they_have() {
             home.path(),
             &[
                 "install",
+                "--system",
+                no_gpu_system(),
+                "--driver",
+                "keep",
                 "--profile",
                 "cuda-dev",
                 "--cuda",
@@ -288,7 +300,7 @@ fn older_releases_get_what_they_have() {
                 &home.path().join("w").display().to_string(),
                 "--yes",
             ],
-            "/usr/bin:/bin",
+            &tools_path(),
         );
         assert_eq!(run.code, 5, "{}", run.stderr);
         assert!(run.stderr.contains("only from CUDA 13"), "{}", run.stderr);
@@ -310,6 +322,10 @@ fn a_missing_minimal_component_is_an_error() {
         home.path(),
         &[
             "install",
+            "--system",
+            no_gpu_system(),
+            "--driver",
+            "keep",
             "--profile",
             "cuda-dev",
             "--cuda",
@@ -320,7 +336,7 @@ fn a_missing_minimal_component_is_an_error() {
             &prefix.display().to_string(),
             "--yes",
         ],
-        "/usr/bin:/bin",
+        &tools_path(),
     );
     assert_eq!(run.code, 5, "{}", run.stderr);
     assert!(
@@ -337,7 +353,7 @@ fn minimal_wheels(dir: &Path) -> Vec<PathBuf> {
     let catalog = cudaup::catalog::Catalog::embedded();
     let pins = catalog
         .components
-        .wheels_for(&cudaup::version::Version::parse("13.0.2").unwrap())
+        .wheels_for(&cudaup::model::version::Version::parse("13.0.2").unwrap())
         .unwrap();
     let cuda_h = "CUresult CUDAAPI cuInit(unsigned int Flags);\n#define cuMemAlloc cuMemAlloc_v2\nCUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize);\n";
     let files = |pkg: &str| -> Vec<WheelFile> {
@@ -413,6 +429,10 @@ fn the_wheel_route_finishes_the_layout() {
         home.path(),
         &[
             "install",
+            "--system",
+            no_gpu_system(),
+            "--driver",
+            "keep",
             "--profile",
             "cuda-dev",
             "--cuda",
@@ -429,7 +449,7 @@ fn the_wheel_route_finishes_the_layout() {
             "--yes",
             "--no-modify-path",
         ],
-        "/usr/bin:/bin",
+        &tools_path(),
     );
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(
@@ -476,7 +496,7 @@ fn the_wheel_route_finishes_the_layout() {
     ] {
         assert!(files.contains(&f), "{f}");
     }
-    let run = cudaup_in(home.path(), &["uninstall", "--yes"], "/usr/bin:/bin");
+    let run = cudaup_in(home.path(), &["uninstall", "--yes"], &tools_path());
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!prefix.exists(), "uninstall removes the made files too");
 
@@ -485,6 +505,10 @@ fn the_wheel_route_finishes_the_layout() {
         home.path(),
         &[
             "install",
+            "--system",
+            no_gpu_system(),
+            "--driver",
+            "keep",
             "--profile",
             "cuda-dev",
             "--cuda",
@@ -499,7 +523,7 @@ fn the_wheel_route_finishes_the_layout() {
             "--yes",
             "--dry-run",
         ],
-        "/usr/bin:/bin",
+        &tools_path(),
     );
     assert_ne!(run.code, 0);
     assert!(run.stderr.contains("nvidia-"), "{}", run.stderr);
@@ -524,7 +548,7 @@ fn plan_shows_the_sets_and_their_sizes() {
             &sys,
             "--json",
         ],
-        "/usr/bin:/bin",
+        &tools_path(),
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let doc = run.json();
@@ -551,7 +575,7 @@ fn plan_shows_the_sets_and_their_sizes() {
             "--components",
             "minimal",
         ],
-        "/usr/bin:/bin",
+        &tools_path(),
     );
     assert!(
         run.stdout
@@ -577,7 +601,7 @@ fn real_wheels(cuda: &str, cudnn: &str) -> Result<Vec<PathBuf>, String> {
     let catalog = cudaup::catalog::Catalog::embedded();
     let m = &catalog.components;
     let pins = m
-        .wheels_for(&cudaup::version::Version::parse(cuda).unwrap())
+        .wheels_for(&cudaup::model::version::Version::parse(cuda).unwrap())
         .unwrap();
     let arch = std::env::consts::ARCH;
     let mut want: Vec<(String, String)> = m
@@ -684,7 +708,7 @@ fn needs_network_real_cuda_13_wheels_build_and_link_everything() {
             &system.display().to_string(),
             "--json",
         ],
-        "/usr/bin:/bin",
+        &tools_path(),
     )
     .json();
     let comp = |n: &str| {
@@ -737,6 +761,10 @@ fn needs_network_real_cuda_13_wheels_build_and_link_everything() {
         home.path(),
         &[
             "install",
+            "--system",
+            no_gpu_system(),
+            "--driver",
+            "keep",
             "--profile",
             "cuda-dev",
             "--cuda",
@@ -751,7 +779,7 @@ fn needs_network_real_cuda_13_wheels_build_and_link_everything() {
             "--yes",
             "--no-modify-path",
         ],
-        "/usr/bin:/bin",
+        &tools_path(),
     );
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     drop(server);
@@ -808,7 +836,7 @@ fn needs_network_real_cuda_13_wheels_build_and_link_everything() {
         include_str!("../../scripts/addKernel.cu"),
     )
     .unwrap();
-    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let path = format!("{}:{}", bin.display(), tools_path());
     let nvcc = Command::new(bin.join("nvcc"))
         .current_dir(work.path())
         .env("PATH", &path)
@@ -842,7 +870,7 @@ fn needs_network_real_cuda_13_wheels_build_and_link_everything() {
     assert!(needed.contains("libcudart.so.13"), "{needed}");
 
     // verify: no GPU here, so everything is compiled and linked, and nothing fails.
-    let mut path = format!("{}:/usr/bin:/bin", prefix.join("bin").display());
+    let mut path = format!("{}:{}", prefix.join("bin").display(), tools_path());
     let cmake = tool_dir("cmake");
     for t in ["cmake", "ninja"] {
         if let Some(d) = tool_dir(t) {

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::common::context::write_exe;
 use crate::common::*;
 
 /// What `nvidia-smi` prints on the H200 machine (driver 580.159.04).
@@ -26,44 +27,25 @@ const BANNER: &str = "Tue Oct 21 09:12:44 2025
 const H200: &str = "0, NVIDIA H200, 0x233510DE, 580.159.04, 143771, 9.0\n";
 const TWO_GPUS: &str = "0, NVIDIA H200, 0x233510DE, 580.159.04, 143771, 9.0\n1, NVIDIA GeForce RTX 4090, 0x268410DE, 580.159.04, 24564, 8.9\n";
 
-fn write_exe(path: &Path, text: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    fs_err::create_dir_all(path.parent().unwrap()).unwrap();
-    // Replace, never write through: installed files may be links into cudaup's cache.
-    let _ = fs_err::remove_file(path);
-    fs_err::write(path, text).unwrap();
-    fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-/// A machine: a cudaup home, and a directory of fake tools first on PATH.
-struct Machine {
-    home: tempfile::TempDir,
-    bin: tempfile::TempDir,
-}
-
-impl Machine {
-    fn new() -> Self {
-        Self {
-            home: tempfile::tempdir().unwrap(),
-            bin: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    /// Puts an `nvidia-smi` on PATH that prints the banner and `query` for `--query-gpu`.
-    fn with_gpus(self, query: &str) -> Self {
-        let script = format!(
-            "#!/bin/sh\ncase \"$1\" in\n  --query-gpu=*) printf '%s' '{query}' ;;\n  '') cat <<'EOF'\n{BANNER}EOF\n  ;;\n  *) echo \"Invalid combination of input arguments.\" >&2; exit 2 ;;\nesac\n"
-        );
-        write_exe(&self.bin.path().join("nvidia-smi"), &script);
-        self
-    }
-
+/// What verify's tests do with a [`TestContext`] (its `nvidia-smi` stand-in, when it has one,
+/// prints what the real one prints on the pictured GPUs).
+trait VerifyContext {
     /// Installs CUDA 13.0.2 and cuDNN 9.17.0 from the synthetic mirror into the home (the
     /// toolkit becomes the active one); returns its prefix.
+    fn install_toolkit(&self) -> PathBuf;
+    fn verify(&self, args: &[&str]) -> Run;
+    fn verify_json(&self, args: &[&str]) -> (i32, serde_json::Value);
+}
+
+/// A context whose `nvidia-smi` prints the H200 machine's banner and `query`.
+fn with_gpus(query: &str) -> TestContext {
+    TestContext::new().with_nvidia_smi(BANNER, query)
+}
+
+impl VerifyContext for TestContext {
     fn install_toolkit(&self) -> PathBuf {
         let mirror = crate::common::synthetic_mirror(&[]);
-        let run = self.cudaup(&[
-            "install",
+        let run = self.install(&[
             "--profile",
             "cuda-dev",
             "--cuda",
@@ -77,17 +59,9 @@ impl Machine {
         ]);
         assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
         let active: serde_json::Value =
-            serde_json::from_slice(&fs_err::read(self.home.path().join("active.json")).unwrap())
+            serde_json::from_slice(&fs_err::read(self.cudaup_home().join("active.json")).unwrap())
                 .unwrap();
         PathBuf::from(active["toolkit"].as_str().expect("an active toolkit"))
-    }
-
-    fn cudaup(&self, args: &[&str]) -> Run {
-        let home = self.home.path().display().to_string();
-        let mut all = vec!["--home", &home];
-        all.extend_from_slice(args);
-        let path = format!("{}:/usr/bin:/bin", self.bin.path().display());
-        cudaup_env(&all, self.home.path(), &[("PATH", &path)])
     }
 
     fn verify(&self, args: &[&str]) -> Run {
@@ -160,7 +134,7 @@ fn fake_venv_with_extension(dir: &Path, framework: &str, bench: &str, extension:
 
 #[test]
 fn nvcc_matches_the_receipt_and_a_script_nvcc_cannot_build_the_kernel() {
-    let m = Machine::new().with_gpus(H200);
+    let m = with_gpus(H200);
     let prefix = m.install_toolkit();
     let (code, doc) = m.verify_json(&[]);
     assert_eq!(code, 4, "{doc:#}");
@@ -220,7 +194,7 @@ fn nvcc_matches_the_receipt_and_a_script_nvcc_cannot_build_the_kernel() {
 
 #[test]
 fn an_nvcc_that_is_not_the_installed_release_fails() {
-    let m = Machine::new().with_gpus(H200);
+    let m = with_gpus(H200);
     let prefix = m.install_toolkit();
     write_exe(
         &prefix.join("bin/nvcc"),
@@ -253,7 +227,7 @@ fn an_nvcc_that_is_not_the_installed_release_fails() {
 
 #[test]
 fn without_a_gpu_everything_is_built_and_checked_and_only_the_gpu_runs_are_skipped() {
-    let m = Machine::new(); // no nvidia-smi on PATH, NVML off, no NVIDIA GPU on this PCI bus
+    let m = TestContext::new(); // no nvidia-smi on PATH, NVML off, no NVIDIA GPU on this PCI bus
     let prefix = m.install_toolkit();
     working_toolchain(&prefix);
     let run = m.verify(&[]);
@@ -315,7 +289,7 @@ fn without_a_gpu_everything_is_built_and_checked_and_only_the_gpu_runs_are_skipp
     );
 
     // A venv whose torch imports is skipped, not failed, where there is no GPU.
-    let venv = m.home.path().join("venv");
+    let venv = m.dir().join("venv");
     fake_venv(
         &venv,
         r#"{"framework": "torch", "version": "2.11.0+cu130", "cuda": "13.0", "available": false, "device_count": 0, "arch_list": [], "devices": []}"#,
@@ -342,7 +316,7 @@ fn without_a_gpu_everything_is_built_and_checked_and_only_the_gpu_runs_are_skipp
 
 #[test]
 fn the_json_document_has_every_check_with_id_status_and_evidence() {
-    let m = Machine::new();
+    let m = TestContext::new();
     let (code, doc) = m.verify_json(&[]);
     assert_eq!(code, 0, "nothing here, so nothing failed: {doc:#}");
     assert_eq!(doc["schema_version"], 1);
@@ -382,7 +356,7 @@ fn the_json_document_has_every_check_with_id_status_and_evidence() {
 
 #[test]
 fn what_is_not_installed_is_skipped_not_failed() {
-    let m = Machine::new().with_gpus(H200);
+    let m = with_gpus(H200);
     let run = m.verify(&[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let out = &run.stdout;
@@ -461,10 +435,10 @@ const BENCH_OK: &str = r#"{"version": "2.11.0+cu130", "devices": [{"index": 0, "
 
 #[test]
 fn a_working_stack_passes_every_check() {
-    let m = Machine::new().with_gpus(TWO_GPUS);
+    let m = with_gpus(TWO_GPUS);
     let prefix = m.install_toolkit();
     working_toolchain(&prefix);
-    let venv = m.home.path().join("torch-venv");
+    let venv = m.dir().join("torch-venv");
     let ext = extension_ok(&prefix);
     fake_venv_with_extension(&venv, TORCH_OK, BENCH_OK, &ext);
     let venv_arg = venv.display().to_string();
@@ -623,7 +597,7 @@ fn a_working_stack_passes_every_check() {
 
 #[test]
 fn bad_flags_are_usage_errors() {
-    let m = Machine::new();
+    let m = TestContext::new();
     let run = m.verify(&["--toolkit", "/nonexistent/cuda"]);
     assert_eq!(run.code, 2);
     assert!(
@@ -644,7 +618,7 @@ fn bad_flags_are_usage_errors() {
 
 #[test]
 fn an_explicit_toolkit_without_a_receipt_is_compared_with_its_version_json() {
-    let m = Machine::new().with_gpus(H200);
+    let m = with_gpus(H200);
     let tk = tempfile::tempdir().unwrap();
     write_exe(&tk.path().join("bin/nvcc"), COMPILING_NVCC);
     write_exe(&tk.path().join("bin/ptxas"), "#!/bin/sh\n");

@@ -35,6 +35,9 @@ pub fn default_library() -> &'static str {
 
 /// Asks NVML for the driver and every GPU.
 pub fn probe(library: &str) -> Result<DriverReport, NvmlFailure> {
+    if let Some(refusal) = crate::world::runner::nvml_refused_in_tests(library) {
+        return Err(NvmlFailure::Other(refusal));
+    }
     let nvml = Nvml::builder()
         .lib_path(OsStr::new(library))
         .init()

@@ -3,8 +3,11 @@
 
 #![allow(dead_code)]
 
+pub mod context;
 pub mod server;
 pub mod wheels;
+
+pub use context::TestContext;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,8 +26,9 @@ impl Run {
     }
 }
 
-/// Runs the real binary with a scrubbed environment: a temporary HOME, no colours, no NVML
-/// (tests must not depend on the machine they run on unless they say so).
+/// Runs the real binary with a scrubbed environment: a temporary HOME, no colours, no NVML, a
+/// `PATH` of [`tools`] only and the test guard set (tests must not depend on the machine they
+/// run on).
 pub fn cudaup(args: &[&str], home: &Path) -> Run {
     cudaup_env(args, home, &[])
 }
@@ -39,22 +43,128 @@ pub fn cudaup_env(args: &[&str], home: &Path, env: &[(&str, &str)]) -> Run {
 pub fn cudaup_exe(exe: &Path, args: &[&str], home: &Path, env: &[(&str, &str)]) -> Run {
     let mut cmd = Command::new(exe);
     // Run in HOME so a relative path a test passes can never land in the checkout.
-    cmd.args(args)
-        .current_dir(home)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", "/usr/bin:/bin")
-        .env("NO_COLOR", "1")
-        .env("CUDAUP_NO_NVML", "1");
+    cmd.args(args).current_dir(home);
+    hermetic(&mut cmd, home);
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.output().expect("the cudaup binary runs");
+    let out = guarded_output(&mut cmd);
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// The environment every command a test starts gets: nothing of the caller's but what is set
+/// here — HOME, a `PATH` of [`tools`] only, no colours, no NVML, and the test guard naming the
+/// running test (so the host's `nvidia-smi`, NVML and privileged commands are refused).
+pub fn hermetic<'a>(cmd: &'a mut Command, home: &Path) -> &'a mut Command {
+    cmd.env_clear()
+        .env("HOME", home)
+        .env("PATH", tools_path())
+        .env("NO_COLOR", "1")
+        .env("CUDAUP_NO_NVML", "1")
+        .env(cudaup::world::vars::CUDAUP_TEST_GUARD, test_name())
+}
+
+/// The test guard's variable: set to the running test's name on every command a test starts.
+pub const GUARD: &str = cudaup::world::vars::CUDAUP_TEST_GUARD;
+
+/// The name of the running test (the harness names each test's thread after it).
+pub fn test_name() -> String {
+    std::thread::current()
+        .name()
+        .filter(|n| *n != "main")
+        .unwrap_or("an unnamed test thread")
+        .to_owned()
+}
+
+/// Runs `cmd` to the end and fails the test if the guard refused anything in it.
+pub fn guarded_output(cmd: &mut Command) -> std::process::Output {
+    let out = cmd.output().expect("the command runs");
+    assert_unguarded(&String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// Fails the test if `output` (a command's stderr, or a terminal's text) carries the guard's
+/// refusal: a test that reached for the host's machine is wrong even when it would pass.
+pub fn assert_unguarded(output: &str) {
+    let marker = cudaup::world::runner::GUARD_MARKER;
+    if let Some(line) = output.lines().find(|l| l.contains(marker)) {
+        panic!("{line}\n--- the whole output ---\n{output}");
+    }
+}
+
+/// Program names a test must never find on the host: the guard's list, and the driver's and the
+/// CUDA toolkit's own programs (a lab machine's `/usr/bin/nvcc` is not a test's toolkit).
+fn host_only(name: &str) -> bool {
+    cudaup::world::runner::GUARDED_PROGRAMS.contains(&name)
+        || name.starts_with("nvidia")
+        || name.starts_with("cuda")
+        || matches!(
+            name,
+            "nvcc" | "ptxas" | "nvlink" | "fatbinary" | "nvdisasm" | "cuobjdump" | "nvprune"
+        )
+}
+
+/// A directory of links to the host's ordinary tools (`/usr/bin` and `/bin`: shells, Python, a
+/// C compiler, tar, …) without [`host_only`] ones, made once per test run: the `PATH` every test
+/// command gets, so no test finds the host's `nvidia-smi` or `sudo` even on a GPU machine.
+pub fn tools() -> &'static Path {
+    static TOOLS: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    TOOLS.get_or_init(|| {
+        let dir = run_dir().join("bin");
+        fs_err::create_dir_all(&dir).unwrap();
+        for host_dir in ["/usr/bin", "/bin"] {
+            let Ok(entries) = std::fs::read_dir(host_dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let Some(n) = name.to_str() else { continue };
+                let link = dir.join(n);
+                if host_only(n) || link.symlink_metadata().is_ok() {
+                    continue;
+                }
+                std::os::unix::fs::symlink(entry.path(), link).unwrap();
+            }
+        }
+        dir
+    })
+}
+
+/// This test process's own directory under the target directory (the host's tools may change
+/// between runs, so each run makes its own); those of finished runs are removed.
+pub fn run_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let parent = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        for old in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+            let name = old.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = name.strip_prefix("test-run.") {
+                if !Path::new("/proc").join(pid).exists() {
+                    let _ = fs_err::remove_dir_all(old.path());
+                }
+            }
+        }
+        let dir = parent.join(format!("test-run.{}", std::process::id()));
+        let _ = fs_err::remove_dir_all(&dir);
+        fs_err::create_dir_all(&dir).unwrap();
+        dir
+    })
+}
+
+/// [`tools`] as a `PATH` value.
+pub fn tools_path() -> String {
+    tools().display().to_string()
+}
+
+/// `dir` in front of [`tools`], as a `PATH` value.
+pub fn path_with(dirs: &[&Path]) -> String {
+    let mut parts: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    parts.push(tools_path());
+    parts.join(":")
 }
 
 /// A captured machine: a directory standing for `/`.
@@ -149,6 +259,16 @@ impl Tree {
         }
         self
     }
+}
+
+/// A captured machine with no GPU and no driver: Ubuntu 24.04 on x86_64. The `--system-root`
+/// of a test that only needs "some machine without a GPU".
+pub fn no_gpu_tree() -> Tree {
+    let t = Tree::new();
+    t.os_release(UBUNTU_2404)
+        .proc_version(LINUX_VERSION)
+        .file("/proc/stat", "cpu  1 2 3 4\nbtime 1000\n");
+    t
 }
 
 pub const UBUNTU_2404: &str = "PRETTY_NAME=\"Ubuntu 24.04.3 LTS\"\nNAME=\"Ubuntu\"\nVERSION_ID=\"24.04\"\nVERSION=\"24.04.3 LTS (Noble Numbat)\"\nVERSION_CODENAME=noble\nID=ubuntu\nID_LIKE=debian\n";
@@ -262,4 +382,50 @@ pub fn wheel_index(wheels: &Path) -> tempfile::TempDir {
         String::from_utf8_lossy(&out.stderr)
     );
     index
+}
+
+/// A picture (`detect --json`) of a machine with no GPU and no driver — this machine's OS
+/// family and architecture, and its Python (the one a venv made here would get) — written once
+/// per test run: the `--system` an install test plans for, so no test plans for the host it
+/// happens to run on.
+pub fn no_gpu_system() -> &'static str {
+    static FILE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| {
+        let file = run_dir().join("no-gpu-system.json");
+        fs_err::write(
+            &file,
+            serde_json::to_vec_pretty(&no_gpu_system_json()).unwrap(),
+        )
+        .unwrap();
+        file.display().to_string()
+    })
+}
+
+/// The document [`no_gpu_system`] writes.
+pub fn no_gpu_system_json() -> serde_json::Value {
+    let (python, version) = local_python();
+    serde_json::json!({
+        "schema_version": 1,
+        "os": {
+            "family": "linux", "distro": "ubuntu", "version": "24.04",
+            "arch": std::env::consts::ARCH, "kernel": "6.8.0-45-generic",
+            "wsl": false, "secure_boot": null
+        },
+        "gpus": [], "driver": null, "nouveau_loaded": false,
+        "toolkits": [], "cudnn": [],
+        "pythons": [{"path": python, "version": version, "torch": null, "tensorflow": null}]
+    })
+}
+
+/// The `python3` on the tests' `PATH` and its version (`3.11.2`).
+pub fn local_python() -> (String, String) {
+    let python = tools().join("python3");
+    let out = Command::new(&python)
+        .args(["-c", "import platform; print(platform.python_version())"])
+        .output()
+        .expect("python3 runs");
+    (
+        python.display().to_string(),
+        String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+    )
 }
