@@ -120,13 +120,7 @@ impl RouteContext for TestContext {
     }
     fn install_venv(&self, extra: &[&str]) -> Run {
         let venv = self.venv().display().to_string();
-        let mut args = vec![
-            "--venv",
-            &venv,
-            "--yes",
-            "--allow-http",
-            "--no-modify-path",
-        ];
+        let mut args = vec!["--venv", &venv, "--yes", "--allow-http", "--no-modify-path"];
         args.extend_from_slice(extra);
         TestContext::install(self, &args)
     }
