@@ -195,14 +195,29 @@ fn nvcc_path_order(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
 }
 
 /// `ld-library-path-shadowing`: `LD_LIBRARY_PATH` directories that hold CUDA libraries a
-/// framework wheel carries itself. cudaup's own entry (the active toolkit's `lib64`, put there by
-/// its env script) is not counted.
+/// framework wheel carries itself. cudaup's own entries (a toolkit cudaup installed — the active
+/// one, or one a shell that has not sourced the new env script still lists — put there by its
+/// env script) are not counted.
 pub fn shadowing(inputs: &Inputs<'_>, list: &dyn Fn(&Path) -> Vec<String>) -> Option<Diagnosis> {
     let ld = inputs.process.var("LD_LIBRARY_PATH")?;
-    let own = inputs.receipts.active.toolkit.as_ref();
+    let own: Vec<PathBuf> = inputs
+        .receipts
+        .active
+        .toolkit
+        .iter()
+        .cloned()
+        .chain(
+            inputs
+                .system
+                .toolkits
+                .iter()
+                .filter(|t| t.owner == crate::model::system::Owner::Cudaup)
+                .map(|t| PathBuf::from(&t.path)),
+        )
+        .collect();
     let hits: Vec<(PathBuf, Vec<String>)> = crate::shell::shadowing(ld, list)
         .into_iter()
-        .filter(|(dir, _)| !own.is_some_and(|t| dir.starts_with(t)))
+        .filter(|(dir, _)| !own.iter().any(|t| dir.starts_with(t)))
         .collect();
     if hits.is_empty() {
         return None;
@@ -365,6 +380,15 @@ mod tests {
             .unwrap()
             .starts_with("export LD_LIBRARY_PATH=/h/toolkits/cuda-13.0/lib64:/usr/lib"));
         w.process = Process::with_vars([("LD_LIBRARY_PATH", "/h/toolkits/cuda-13.0/lib64")], "/");
+        assert!(shadowing(&w.inputs(), &fake).is_none());
+        // A toolkit cudaup installed that is no longer the active one (a shell that has not
+        // sourced the new env script) is still cudaup's own entry.
+        w.receipts.active.toolkit = Some(PathBuf::from("/h/toolkits/cuda-13.4.2"));
+        w.system.toolkits.push(crate::model::system::Toolkit {
+            version: "13.0.2".into(),
+            path: "/h/toolkits/cuda-13.0".into(),
+            owner: crate::model::system::Owner::Cudaup,
+        });
         assert!(shadowing(&w.inputs(), &fake).is_none());
     }
 }

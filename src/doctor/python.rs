@@ -1,7 +1,7 @@
 //! Python frameworks: a CPU-only torch, a torch wheel without kernels for the GPU (from the
 //! catalog's arch lists), and system cuDNN against a wheel's cuDNN.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::catalog::{Kernels, TorchVariant};
 use crate::model::finding::Severity;
@@ -182,7 +182,45 @@ fn is_wheel(path: &str) -> bool {
     path.contains("/site-packages/nvidia/") || path.contains("/dist-packages/nvidia/")
 }
 
-/// `cudnn-mismatch`: a system cuDNN and a wheel's cuDNN of different versions.
+/// The directory a cuDNN copy's libraries are in. detect names the directory it found the copy
+/// by, which for a toolkit's (or a distribution's) headers is `include/`; the loader and
+/// `LD_LIBRARY_PATH` deal in the library directory beside it: the `LD_LIBRARY_PATH` entry under
+/// the same root that holds `libcudnn*`, else `lib64` or `lib` there.
+fn library_dir(path: &str, ld: &[&str], live: bool) -> PathBuf {
+    let p = Path::new(path);
+    let Some(root) = p
+        .file_name()
+        .filter(|n| *n == "include")
+        .and_then(|_| p.parent())
+    else {
+        return p.to_path_buf();
+    };
+    let has_cudnn = |d: &Path| {
+        crate::shell::list_dir(d)
+            .iter()
+            .any(|n| n.starts_with("libcudnn"))
+    };
+    let beside = [root.join("lib64"), root.join("lib")];
+    let candidates = ld
+        .iter()
+        .map(PathBuf::from)
+        .filter(|e| e.starts_with(root))
+        .chain(beside.iter().cloned());
+    if live {
+        if let Some(d) = candidates.clone().find(|d| has_cudnn(d)) {
+            return d;
+        }
+    }
+    candidates
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| root.join("lib64"))
+}
+
+/// `cudnn-mismatch`: a system cuDNN and a wheel's cuDNN of different versions. The copy in
+/// cudaup's own toolkit is cudaup's doing (its env script puts that `lib64` on
+/// `LD_LIBRARY_PATH`): a note while torch can load it in place of its own — same major, not
+/// older — and a warning only when it cannot.
 fn cudnn_copies(inputs: &Inputs<'_>) -> Option<Diagnosis> {
     let all = &inputs.system.cudnn;
     let (wheels, system): (Vec<_>, Vec<_>) = all.iter().partition(|c| is_wheel(&c.path));
@@ -197,13 +235,58 @@ fn cudnn_copies(inputs: &Inputs<'_>) -> Option<Diagnosis> {
     let different_major = pairs
         .iter()
         .any(|(s, w)| major(&s.version) != major(&w.version));
+    let ld: Vec<&str> = if inputs.live {
+        inputs
+            .process
+            .var("LD_LIBRARY_PATH")
+            .map(|v| v.split(':').filter(|e| !e.is_empty()).collect())
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let lib = library_dir(&s0.path, &ld, inputs.live);
+    // cudaup's own toolkits: the active one, and every one detect says cudaup installed.
+    let own = inputs
+        .receipts
+        .active
+        .toolkit
+        .iter()
+        .cloned()
+        .chain(
+            inputs
+                .system
+                .toolkits
+                .iter()
+                .filter(|t| t.owner == crate::model::system::Owner::Cudaup)
+                .map(|t| PathBuf::from(&t.path)),
+        )
+        .find(|t| Path::new(&s0.path).starts_with(t));
+    // torch accepts a cuDNN of its major that is not older than its own: "starting with cuDNN 7,
+    // minor versions are backwards-compatible" (torch/backends/cudnn/__init__.py, which compares
+    // the runtime's major and minor with the compiled ones when it first uses cuDNN).
+    let loadable = !different_major
+        && pairs.iter().all(|(s, w)| {
+            match (Version::parse(&s.version), Version::parse(&w.version)) {
+                (Some(s), Some(w)) => s.prefix(2) >= w.prefix(2),
+                _ => false,
+            }
+        });
+    let severity = if own.is_some() && loadable {
+        Severity::Info
+    } else {
+        Severity::Warning
+    };
+    let whose = match &own {
+        Some(t) => format!("cudaup's toolkit {}", t.display()),
+        None => "the system's".to_owned(),
+    };
     let mut d = Diagnosis::new(
         "cudnn-mismatch",
-        Severity::Warning,
+        severity,
         format!(
-            "two cuDNN versions: the system's {} ({}) and the wheel's {} ({}){}",
+            "two cuDNN versions: {whose} {} ({}) and the wheel's {} ({}){}",
             s0.version,
-            s0.path,
+            lib.display(),
             w0.version,
             w0.path,
             if different_major {
@@ -223,22 +306,25 @@ fn cudnn_copies(inputs: &Inputs<'_>) -> Option<Diagnosis> {
         "torch loads the wheel's copy (nvidia-cudnn-cu*, found through torch's RPATH into site-packages/nvidia/cudnn/lib); \
          the system copy serves programs built with the CUDA toolkit, and TensorFlow or torch only when LD_LIBRARY_PATH puts it first",
     );
-    let ld: Vec<&str> = if inputs.live {
-        inputs
-            .process
-            .var("LD_LIBRARY_PATH")
-            .map(|v| v.split(':').collect())
-            .unwrap_or_default()
-    } else {
-        Vec::new()
-    };
-    for (s, _) in &pairs {
-        if ld.iter().any(|e| Path::new(e) == Path::new(&s.path)) {
-            d = d.evidence(format!(
+    let on_ld = ld.iter().any(|e| Path::new(e) == lib);
+    if on_ld {
+        d = d.evidence(match &own {
+            Some(t) => format!(
+                "LD_LIBRARY_PATH lists {}: cudaup's env script puts the toolkit {} there for the programs built with it{}",
+                lib.display(),
+                t.display(),
+                if loadable {
+                    format!("; torch may load its cuDNN {}, which it accepts (the same major, not older than the wheel's {})", s0.version, w0.version)
+                } else {
+                    format!("; torch may load its cuDNN {} instead of its own {}, which it does not accept", s0.version, w0.version)
+                }
+            ),
+            None => format!(
                 "LD_LIBRARY_PATH lists {}: torch may load the system's {} instead of its own",
-                s.path, s.version
-            ));
-        }
+                lib.display(),
+                s0.version
+            ),
+        });
     }
     let w_mm = Version::parse(&w0.version)
         .map(|v| v.prefix(2))
@@ -254,11 +340,18 @@ fn cudnn_copies(inputs: &Inputs<'_>) -> Option<Diagnosis> {
     } else {
         format!("install cuDNN {w_mm} for the system from NVIDIA's packages (cudaup's catalog has no {w_mm} build yet)")
     };
+    let take_out = match &own {
+        Some(_) => format!(
+            "if it does not: run torch without the toolkit's libraries (env -u LD_LIBRARY_PATH python …), or leave the env script out of that shell ({} is on LD_LIBRARY_PATH because of it)",
+            lib.display()
+        ),
+        None => format!("if it does not: take {} out of LD_LIBRARY_PATH", lib.display()),
+    };
     Some(d.fix(format!(
-        "nothing to do while torch imports and torch.backends.cudnn.version() matches the wheel;\n\
-         if it does not: take {} out of LD_LIBRARY_PATH\n\
-         to align the system copy with the wheel: {align}",
-        s0.path
+        "nothing to do while torch imports and torch.backends.cudnn.version() matches the wheel (`cudaup verify` checks it);\n\
+         {take_out}\n\
+         to align the {} copy with the wheel: {align}",
+        if own.is_some() { "toolkit's" } else { "system" }
     )))
 }
 
@@ -346,5 +439,86 @@ mod tests {
         s.cudnn[0].version = "9.19.0".into();
         let w = World::new(s);
         assert!(w.ids().is_empty());
+    }
+
+    /// Issue 27, finding 4: cudaup's own toolkit carries a cuDNN and its env script puts the
+    /// toolkit's lib64 on LD_LIBRARY_PATH. That is cudaup's doing: a note while torch accepts
+    /// the toolkit's cuDNN, and every fix names lib64 (where the libraries are), never the
+    /// include/ directory detect found the headers in.
+    #[test]
+    fn cudaups_own_toolkit_cudnn_is_a_note_and_the_fix_names_lib64() {
+        use crate::model::system::{Owner, Toolkit};
+        use crate::world::process::Process;
+        let tk = "/h/.local/share/cudaup/toolkits/cuda-13.4.2";
+        let mut s = h200();
+        s.toolkits.push(Toolkit {
+            version: "13.4.2".into(),
+            path: tk.into(),
+            owner: Owner::Cudaup,
+        });
+        s.cudnn = vec![
+            Cudnn {
+                version: "9.28.1".into(),
+                path: format!("{tk}/include"),
+            },
+            Cudnn {
+                version: "9.19.0.56".into(),
+                path:
+                    "/h/.local/share/cudaup/venvs/pytorch/lib/python3.12/site-packages/nvidia/cudnn"
+                        .into(),
+            },
+        ];
+        let mut w = World::new(s.clone());
+        w.live = true;
+        w.receipts.active.toolkit = Some(PathBuf::from(tk));
+        let ld = format!("{tk}/lib64");
+        w.process = Process::with_vars([("LD_LIBRARY_PATH", ld.as_str())], "/");
+        let d = cudnn_copies(&w.inputs()).expect("two copies");
+        assert_eq!(d.severity(), Severity::Info, "{d:?}");
+        assert!(
+            d.finding
+                .message
+                .contains(&format!("cudaup's toolkit {tk} 9.28.1 ({tk}/lib64)")),
+            "{d:?}"
+        );
+        assert!(
+            d.evidence
+                .iter()
+                .any(|e| e.contains("cudaup's env script puts the toolkit")
+                    && e.contains("which it accepts")),
+            "{:?}",
+            d.evidence
+        );
+        let fix = d.finding.fix.clone().unwrap();
+        assert!(fix.contains(&format!("{tk}/lib64")), "{fix}");
+        assert!(!fix.contains("include"), "{fix}");
+
+        // A toolkit cuDNN older than the wheel's is one torch refuses: a warning.
+        let mut older = s.clone();
+        older.cudnn[0].version = "9.10.2".into();
+        let mut w2 = World::new(older);
+        w2.live = true;
+        w2.receipts.active.toolkit = Some(PathBuf::from(tk));
+        w2.process = Process::with_vars([("LD_LIBRARY_PATH", ld.as_str())], "/");
+        let d = cudnn_copies(&w2.inputs()).unwrap();
+        assert_eq!(d.severity(), Severity::Warning);
+        assert!(
+            d.evidence
+                .iter()
+                .any(|e| e.contains("which it does not accept")),
+            "{:?}",
+            d.evidence
+        );
+
+        // Someone else's toolkit found by its headers: the fix still names its lib64.
+        let mut other = s;
+        other.cudnn[0].path = "/opt/cuda/include".into();
+        let d = cudnn_copies(&World::new(other).inputs()).unwrap();
+        assert_eq!(d.severity(), Severity::Warning);
+        let fix = d.finding.fix.unwrap();
+        assert!(
+            fix.contains("take /opt/cuda/lib64 out of LD_LIBRARY_PATH"),
+            "{fix}"
+        );
     }
 }
