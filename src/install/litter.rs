@@ -54,7 +54,8 @@ fn prefixes(home: &Path, receipts: &Receipts) -> Vec<PathBuf> {
     out
 }
 
-fn size_of(path: &Path) -> u64 {
+/// The bytes of the files under `path`, symlinks not followed.
+pub(crate) fn size_of(path: &Path) -> u64 {
     let Ok(meta) = path.symlink_metadata() else {
         return 0;
     };

@@ -170,6 +170,15 @@ pub fn plan(home: &Path, purge: bool) -> Vec<Step> {
             dir: home.join("cache"),
         });
     }
+    // The catalog `cudaup manifests update` wrote is cudaup's data as much as its cache.
+    if purge {
+        for name in PURGED_CATALOG {
+            let p = home.join(name);
+            if p.symlink_metadata().is_ok() {
+                steps.push(Step::File { path: p });
+            }
+        }
+    }
     if crate::install::self_copy::receipt_path(home).is_file() {
         use crate::install::self_copy::{inspect, target, Found};
         let keep = match inspect(home, None) {
@@ -183,6 +192,60 @@ pub fn plan(home: &Path, purge: bool) -> Vec<Step> {
         });
     }
     steps
+}
+
+/// The refreshed catalog in the home: the `manifests` link and the generations it points into.
+const PURGED_CATALOG: [&str; 2] = ["manifests", "manifests.d"];
+
+/// Something that stays in cudaup's home after an uninstall, for the closing message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Left {
+    /// The entry of the home.
+    pub path: PathBuf,
+    /// The bytes of its files.
+    pub bytes: u64,
+    /// What it is, in a few words.
+    pub what: String,
+    /// Whether `uninstall --purge` removes it (cudaup's own data); the rest is not cudaup's.
+    pub purged: bool,
+}
+
+/// What is in `home` now, entry by entry: after an uninstall without `--purge`, the download
+/// cache and the refreshed catalog, and whatever else someone put there.
+pub fn left_in_home(home: &Path) -> Vec<Left> {
+    let Ok(rd) = fs_err::read_dir(home) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = rd
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|name| {
+            let (what, purged) = match name.as_str() {
+                "cache" => (
+                    "the download cache: archives and unpacked trees, so installing again needs no download",
+                    true,
+                ),
+                "manifests" | "manifests.d" => ("the catalog `cudaup manifests update` wrote", true),
+                "cdi" => (
+                    "CDI specs `cudaup container spec` wrote (a container engine may still use them)",
+                    false,
+                ),
+                "bin" => ("files beside cudaup's copy that cudaup did not write", false),
+                _ => ("not cudaup's: left as it is", false),
+            };
+            let path = home.join(&name);
+            Left {
+                bytes: crate::install::litter::size_of(&path),
+                path,
+                what: what.to_owned(),
+                purged,
+            }
+        })
+        .collect()
 }
 
 /// What is left after uninstall, that the user should know about.

@@ -228,3 +228,136 @@ fn a_framework_venv_beside_a_toolkit_gets_ninja() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Installs CUDA 13.0.2 from a synthetic mirror into `home` (no rc files touched).
+fn toolkit_install(home: &std::path::Path, mirror: &std::path::Path) {
+    let (h, m) = (home.display().to_string(), mirror.display().to_string());
+    let h200 = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/h200-detect.json"
+    );
+    let run = cudaup(
+        &[
+            "--home",
+            &h,
+            "install",
+            "--system",
+            h200,
+            "--driver",
+            "keep",
+            "--profile",
+            "cuda-dev",
+            "--cuda",
+            "13.0.2",
+            "--cudnn",
+            "9.17",
+            "--mirror",
+            &m,
+            "--no-modify-path",
+            "--yes",
+        ],
+        home,
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+}
+
+/// Runs a command line cudaup printed, through sh.
+fn run_printed(line: &str, home: &std::path::Path) -> std::process::Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .current_dir(home)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap()
+}
+
+/// Finding 6: `uninstall` without `--purge` ends by saying what it kept, its size, and a
+/// command that removes it — one that still works once cudaup's own copy is gone.
+#[test]
+fn uninstall_says_what_it_kept_and_the_command_that_removes_it() {
+    let mirror = crate::common::synthetic_mirror(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().display().to_string();
+
+    // Run by a cudaup that stays (not the copy in $CUDAUP_HOME/bin): `… uninstall --purge`.
+    toolkit_install(home.path(), mirror.path());
+    let cache = home.path().join("cache");
+    assert!(cache.is_dir());
+    let run = cudaup(&["--home", &h, "uninstall", "--yes"], home.path());
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains(&format!("  - keep the download cache {}", cache.display())),
+        "{}",
+        run.stdout
+    );
+    let kept = run
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("kept in "))
+        .collect::<Vec<_>>();
+    assert!(
+        kept.first()
+            .is_some_and(|l| l.starts_with(&format!("kept in {} (", h)) && l.ends_with("):")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        kept.iter()
+            .any(|l| l.trim_start().starts_with("cache ") && l.contains("the download cache")),
+        "{}",
+        run.stdout
+    );
+    let hint = kept.last().unwrap();
+    let cmd = hint
+        .strip_prefix("to remove it too: ")
+        .expect("the last line is the command");
+    assert!(
+        cmd.ends_with(&format!("uninstall --purge --home {h}")),
+        "{}",
+        run.stdout
+    );
+    assert!(!home.path().join("bin/cudaup").exists());
+    // (with --yes: no terminal here to answer the question)
+    let out = run_printed(&format!("{cmd} --yes"), home.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!cache.exists() && !home.path().exists(), "--purge leaves no home");
+    fs_err::create_dir_all(home.path()).unwrap();
+
+    // Run by cudaup's own copy, which uninstall removes: the command needs no cudaup.
+    toolkit_install(home.path(), mirror.path());
+    let copy = home.path().join("bin/cudaup");
+    assert!(copy.is_file());
+    let run = crate::common::cudaup_exe(
+        &copy,
+        &["--home", &h, "uninstall", "--yes"],
+        home.path(),
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(!copy.exists(), "the copy goes last");
+    let cmd = run
+        .stdout
+        .lines()
+        .last()
+        .and_then(|l| l.strip_prefix("to remove it too: "))
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    assert!(
+        cmd.starts_with("rm -rf ") && cmd.contains(&cache.display().to_string()),
+        "{cmd}"
+    );
+    let out = run_printed(cmd, home.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!cache.exists());
+}

@@ -22,6 +22,8 @@
 
 mod distro;
 mod execute;
+/// POSIX shell quoting, for commands cudaup prints for the user to run.
+pub(crate) use execute::quote as shell_quote;
 mod marker;
 mod nouveau;
 mod secure_boot;
