@@ -328,7 +328,10 @@ fn uninstall_says_what_it_kept_and_the_command_that_removes_it() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(!cache.exists() && !home.path().exists(), "--purge leaves no home");
+    assert!(
+        !cache.exists() && !home.path().exists(),
+        "--purge leaves no home"
+    );
     fs_err::create_dir_all(home.path()).unwrap();
 
     // Run by cudaup's own copy, which uninstall removes: the command needs no cudaup.
