@@ -86,6 +86,52 @@ fn cuda(c: &Catalog, p: &mut Report<'_>) {
                 format!("series {} has no [[release]]", s.version),
             );
         }
+        series_targets(s, &needle, p);
+    }
+}
+
+/// A series' targets must be its compiler's: from the first series NVIDIA ships a compiler wheel
+/// for, a row without the compiler's list is a claim nothing confirms.
+fn series_targets(s: &super::cuda::CudaSeries, needle: &str, p: &mut Report<'_>) {
+    if s.needs_compiler() && (s.sass.is_empty() || s.compiler.is_none()) {
+        p(
+            "cuda.toml",
+            needle,
+            format!(
+                "series {}: no compiler confirms its targets (it needs `sass` and `compiler`, read by `cudaup manifests update` from the series' nvcc wheel)",
+                s.version
+            ),
+        );
+    }
+    if s.sass.is_empty() {
+        return;
+    }
+    if s.sass.first() != Some(&s.sm_min) || s.sass.last() != Some(&s.sm_max) {
+        p(
+            "cuda.toml",
+            needle,
+            format!(
+                "series {}: sm_min..sm_max ({}..{}) is not the range of its compiler's list",
+                s.version, s.sm_min, s.sm_max
+            ),
+        );
+    }
+    if s.sass.windows(2).any(|w| w[0] >= w[1]) {
+        p(
+            "cuda.toml",
+            needle,
+            format!("series {}: `sass` is not sorted or repeats", s.version),
+        );
+    }
+    if let Some(x) = s.sm_excluded.iter().find(|x| s.sass.contains(x)) {
+        p(
+            "cuda.toml",
+            needle,
+            format!(
+                "series {}: {x} is both excluded and in the compiler's list",
+                s.version
+            ),
+        );
     }
 }
 

@@ -148,14 +148,61 @@ pub struct CudaSeries {
     /// Compute capabilities inside `sm_min..=sm_max` it cannot compile for (sm_107 before 13.4).
     #[serde(default)]
     pub sm_excluded: Vec<Version>,
+    /// Every compute capability its compiler generates machine code for, as the compiler itself
+    /// lists it (`manifests update` reads it from the series' nvcc wheel). When present it is
+    /// the whole truth: a capability inside `sm_min..=sm_max` but not here is not built for.
+    #[serde(default)]
+    pub sass: Vec<Version>,
+    /// The virtual architectures (`compute_NN`) it emits PTX for.
+    #[serde(default)]
+    pub ptx: Vec<Version>,
+    /// The compiler build that confirmed `sass` (`nvidia-cuda-nvcc-cu12 12.8.93`).
+    pub compiler: Option<String>,
+    /// When `manifests update` read the compiler; absent for hand-curated rows.
+    pub derived: Option<Date>,
     /// Where the row comes from.
     pub source: String,
 }
 
+/// The first series NVIDIA publishes a compiler wheel for (`nvidia-cuda-nvcc-cu11` starts at
+/// 11.7.99: https://pypi.org/project/nvidia-cuda-nvcc-cu11/#history). From it on, every series'
+/// targets must be confirmed by its compiler; older series keep their curated ranges.
+pub const FIRST_COMPILER_SERIES: (u32, u32) = (11, 7);
+
 impl CudaSeries {
-    /// Whether the series compiles for compute capability `cc` offline.
+    /// Whether the series compiles for compute capability `cc` offline: in its compiler's list
+    /// where one was read, else inside its curated range and not excluded.
     pub fn builds_for(&self, cc: &Version) -> bool {
+        if !self.sass.is_empty() {
+            return self.sass.iter().any(|s| s == cc);
+        }
         &self.sm_min <= cc && cc <= &self.sm_max && !self.sm_excluded.iter().any(|x| x == cc)
+    }
+
+    /// Whether a compiler must confirm this series' targets (see [`FIRST_COMPILER_SERIES`]).
+    pub fn needs_compiler(&self) -> bool {
+        (self.version.major(), self.version.minor()) >= FIRST_COMPILER_SERIES
+    }
+
+    /// `sm_50 … sm_120` (the compiler's list) or `sm_50 to sm_120` (the curated range).
+    pub fn describe(&self) -> String {
+        let sm = |v: &Version| format!("sm_{}{}", v.major(), v.minor());
+        if !self.sass.is_empty() {
+            return self.sass.iter().map(sm).collect::<Vec<_>>().join(" ");
+        }
+        let mut s = format!("{} to {}", sm(&self.sm_min), sm(&self.sm_max));
+        if !self.sm_excluded.is_empty() {
+            s.push_str(" except ");
+            s.push_str(
+                &self
+                    .sm_excluded
+                    .iter()
+                    .map(sm)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            );
+        }
+        s
     }
 }
 

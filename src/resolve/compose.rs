@@ -53,9 +53,16 @@ pub(super) fn plan(
             .iter()
             .find(|t| Version::parse(&t.version).is_some_and(|v| v.prefix(2) == series));
         let why = match stack.torch {
-            Some((r, Some(v))) => format!(
+            Some((r, Some(v))) if v.cuda.prefix(2) == series => format!(
                 "CUDA {series} matches torch {} {}, so custom CUDA extensions build against it",
                 r.version, v.name
+            ),
+            Some((r, Some(v))) => format!(
+                "CUDA {series}: the oldest {}.x whose compiler builds for every GPU (torch {} {} is built with CUDA {}, whose compiler does not); custom CUDA extensions build against it",
+                cuda.version.major(),
+                r.version,
+                v.name,
+                v.cuda.prefix(2)
             ),
             _ => format!(
                 "the newest CUDA that builds for every GPU and that the driver runs ({})",

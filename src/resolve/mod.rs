@@ -15,6 +15,7 @@ pub mod driver;
 mod jetson;
 pub mod python;
 mod stack;
+mod toolkit_fit;
 
 use crate::catalog::{Catalog, Date, STALE_AFTER_DAYS};
 use crate::plan::{Action, CatalogInfo, Plan, Status};

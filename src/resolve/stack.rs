@@ -139,7 +139,7 @@ fn torch_coverage(ctx: &Ctx<'_>, v: &TorchVariant) -> Vec<Result<String, String>
 /// The newest toolkit release of `series` the driver runs and that builds for every served
 /// target: one the driver fully supports if any, else one it runs under minor-version
 /// compatibility (noted).
-fn pick_toolkit<'c>(
+pub(super) fn pick_toolkit<'c>(
     ctx: &Ctx<'c>,
     series: &Version,
     driver: Option<&Version>,
@@ -156,23 +156,10 @@ fn pick_toolkit<'c>(
         let t = &ctx.targets[i];
         if !row.builds_for(&t.cc) {
             return Err(format!(
-                "CUDA {series} cannot build for {} of the {} (it covers {} to {}{})",
+                "CUDA {series} cannot build for {} of the {} (its compiler covers {})",
                 sm(&t.cc),
                 t.name,
-                sm(&row.sm_min),
-                sm(&row.sm_max),
-                if row.sm_excluded.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " except {}",
-                        row.sm_excluded
-                            .iter()
-                            .map(sm)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                }
+                row.describe()
             ));
         }
     }
@@ -472,17 +459,29 @@ pub fn search_torch<'c>(
             }
             stack.coverage = coverage;
             if ctx.req.profile.has_toolkit() {
-                match pick_toolkit(ctx, &v.cuda, driver, &served) {
-                    Ok((t, note)) => {
+                let toolkit = match pick_toolkit(ctx, &v.cuda, driver, &served) {
+                    Ok(t) => Ok((t, v.cuda.clone())),
+                    Err(e) => super::toolkit_fit::newer_of_major(ctx, &v.cuda, driver, &served)
+                        .map(|(t, series)| {
+                            stack.notes.push(super::toolkit_fit::mismatch_note(
+                                &label, &v.cuda, &series, &e,
+                            ));
+                            (t, series)
+                        })
+                        .ok_or(e),
+                };
+                let series = match toolkit {
+                    Ok(((t, note), series)) => {
                         stack.cuda = Some(t);
                         stack.notes.extend(note);
+                        series
                     }
                     Err(e) => {
                         rejected.push(format!("{label}: {e}"));
                         continue;
                     }
-                }
-                match pick_cudnn(ctx, &v.cuda, driver, &served) {
+                };
+                match pick_cudnn(ctx, &series, driver, &served) {
                     Ok(c) => stack.cudnn = Some(c),
                     Err(e) => {
                         rejected.push(format!("{label}: {e}"));

@@ -2,6 +2,7 @@
 
 mod arm64;
 mod bench;
+mod catalog_facts;
 mod common;
 mod config;
 mod detect;

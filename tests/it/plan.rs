@@ -1406,8 +1406,9 @@ fn cuda_dev_on_595_and_without_a_gpu_gets_a_cudnn() {
     assert_eq!(comp(&p, "cudnn").cuda_variant.as_deref(), Some("13"));
     let p = plan(&M::ubuntu(), &req(Profile::CudaDev));
     assert_eq!(p.status, Status::Ok);
-    // No driver to be compatible with: the newest series with build targets, 13.4 (13.4 Update 1).
-    assert_eq!(version_of(&p, "cuda"), "13.4.2");
+    // No driver to be compatible with: the newest series with build targets, 13.5 (its
+    // compiler's list, read from the nvidia-cuda-nvcc 13.5.37 wheel).
+    assert_eq!(version_of(&p, "cuda"), "13.5.0");
     assert_eq!(comp(&p, "cudnn").action, Action::Install, "{p:#?}");
 }
 
@@ -1500,14 +1501,14 @@ fn cuda_13_4_has_no_bundled_driver_and_its_labels_are_nvidias() {
         "{:#?}",
         on_580.warnings
     );
-    // 13.5 exists, but what it compiles for is not sourced: never planned.
+    // 13.5's targets come from its own compiler: a pin is planned.
     let p = plan(
         &M::ubuntu().with(RTX4090),
         &pinned(Profile::CudaDev, |p| {
             p.cuda = Some(cudaup::model::version::VersionPin::parse("13.5").unwrap())
         }),
     );
-    assert_eq!(p.status, Status::Unsupported);
+    assert_eq!(version_of(&p, "cuda"), "13.5.0", "{p:#?}");
 }
 
 /// #8: sm_107 (Rubin) builds only from 13.4; R615 is its first branch.

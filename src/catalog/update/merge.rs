@@ -47,6 +47,9 @@ pub fn apply(
     let mut t = Texts { files };
     let mut changes = Vec::new();
     cuda(&mut t, base, obs, today, &mut changes, notes)?;
+    t.edit("cuda.toml", |doc| {
+        super::series::apply(doc, base, &obs.compilers, today, &mut changes, notes)
+    })?;
     cudnn(&mut t, base, obs, today, &mut changes, notes)?;
     for o in &obs.pypi.torch {
         torch_release(&mut t, base, o, obs, today, &mut changes, notes)?;

@@ -9,6 +9,7 @@
 //! were; a source that answers garbage stops the whole update, so a broken or hostile mirror never
 //! half-updates a catalog.
 
+mod compiler;
 mod fatbin;
 mod marker;
 mod merge;
@@ -16,6 +17,7 @@ mod pypi;
 mod pytorch_index;
 mod redist;
 mod rows;
+mod series;
 mod write;
 mod zip;
 
@@ -29,7 +31,13 @@ pub use fatbin::Targets;
 pub use write::{write_dir, write_refreshed, SetAside, Written};
 
 /// The publisher sources, in the order they are read.
-pub const PARTS: &[&str] = &["nvidia-redist", "pypi", "pytorch-index", "fatbin"];
+pub const PARTS: &[&str] = &[
+    "nvidia-redist",
+    "pypi",
+    "pytorch-index",
+    "fatbin",
+    "compilers",
+];
 
 /// Why an update did not produce a catalog.
 #[derive(Debug, thiserror::Error)]
@@ -230,6 +238,8 @@ pub struct Observations {
     pub pypi: pypi::PypiObs,
     /// What PyTorch's index said.
     pub torch_index: Vec<pytorch_index::VariantObs>,
+    /// What each series' compiler compiles for.
+    pub compilers: Vec<compiler::CompilerObs>,
 }
 
 /// Reads the sources and merges what they say into `base` (whose texts are `texts`).
@@ -287,6 +297,28 @@ pub fn refresh(
             }
             let mut budget = fatbin::Budget::new(opts.fatbin_budget, opts.cache_dir.join("fatbin"));
             fatbin::probe_all(net, base, &mut obs, &mut budget, &mut notes)
+        },
+    )?;
+    let pypi_down = parts
+        .iter()
+        .any(|p| p.name == "pypi" && p.status.starts_with("unreachable"));
+    run(
+        &mut parts,
+        opts,
+        "compilers",
+        &opts.pypi,
+        &mut net,
+        &mut |net| {
+            if pypi_down {
+                return Err(UpdateError::Network {
+                    url: opts.pypi.to_string(),
+                    message: "the index did not answer, so no compiler wheel was read".into(),
+                });
+            }
+            let cache = opts.cache_dir.join("compilers");
+            obs.compilers =
+                compiler::read(net, &opts.pypi, base, opts.fatbin_budget, cache, &mut notes)?;
+            Ok(())
         },
     )?;
     let read: Vec<&PartReport> = parts.iter().filter(|p| p.status == "ok").collect();

@@ -139,6 +139,23 @@ impl Doc {
         true
     }
 
+    /// Removes `key` from `row`; returns whether it was there.
+    pub fn remove(&mut self, row: Span, key: &str) -> bool {
+        let row = self.span_at(row.start);
+        let at = (row.start + 1..row.end).find(|i| {
+            self.lines[*i]
+                .split_once('=')
+                .is_some_and(|(k, _)| k.trim() == key)
+        });
+        match at {
+            Some(i) => {
+                self.lines.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Sets a top-level `key = literal` (before the first table header), replacing its line or
     /// adding it after `schema_version`.
     pub fn set_top(&mut self, key: &str, literal: &str) {

@@ -1,0 +1,468 @@
+//! The catalog's facts against their primary sources: each CUDA series' targets against NVIDIA's
+//! own compilers (the real nvcc wheels from PyPI, run here), and `manifests check` catching a fact
+//! that is removed.
+//!
+//! Tests that need PyPI say so in their name (`needs_network_…`); offline they are skipped and
+//! the skip is counted in `$CARGO_TARGET_TMPDIR/skipped-tests.txt` (`.ci/run` prints the list).
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cudaup::catalog::{Catalog, Source, EMBEDDED};
+
+use crate::common::*;
+
+/// Records a skipped test where `.ci/run` counts and prints it, and says so on stderr.
+fn skipped(test: &str, why: &str) {
+    #[allow(clippy::print_stderr)] // a skip must be seen, and counted
+    {
+        eprintln!("SKIPPED {test}: {why}");
+    }
+    let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("skipped-tests.txt");
+    let mut old = fs_err::read_to_string(&file).unwrap_or_default();
+    old.push_str(&format!("{test}: {why}\n"));
+    fs_err::write(file, old).unwrap();
+}
+
+/// The compilers the test reads: one build of each series whose facts were wrong or new.
+const NVCC: &[&str] = &[
+    "nvidia-cuda-nvcc-cu12==12.8.93",
+    "nvidia-cuda-nvcc-cu12==12.9.86",
+    "nvidia-cuda-nvcc==13.0.88",
+    "nvidia-cuda-nvcc==13.5.37",
+];
+
+/// The real wheels, fetched once into the test target directory; `None` when PyPI cannot be
+/// reached.
+fn nvcc_wheels() -> Option<PathBuf> {
+    std::panic::catch_unwind(|| pypi_wheels("nvcc-wheels", NVCC, &[None])).ok()
+}
+
+/// The embedded catalog with the compiler-read facts of `series` taken out (their curated
+/// ranges of before, which claimed sm_103/sm_107/sm_110 for 12.8 and 12.9) and no 13.5 row.
+fn catalog_before(dir: &Path) {
+    for (name, text) in EMBEDDED {
+        let text = if *name == "cuda.toml" {
+            let mut out = Vec::new();
+            let mut series: Option<String> = None;
+            let mut skip_row = false;
+            for l in text.lines() {
+                if l == "[[series]]" {
+                    series = Some(String::new());
+                    skip_row = false;
+                } else if l.trim().is_empty() || l.starts_with('[') {
+                    series = None;
+                }
+                if let Some(s) = series.as_mut() {
+                    if let Some(v) = l.strip_prefix("version = ") {
+                        *s = v.trim_matches('"').to_owned();
+                        skip_row = s == "13.5";
+                        if skip_row {
+                            out.pop(); // the header
+                        }
+                    }
+                    let old = match s.as_str() {
+                        "12.8" => Some(("5.0", "12.0")),
+                        "12.9" => Some(("5.0", "12.1")),
+                        "13.0" => Some(("7.5", "12.1")),
+                        _ => None,
+                    };
+                    if skip_row {
+                        continue;
+                    }
+                    if let Some((min, max)) = old {
+                        let key = l.split(" = ").next().unwrap_or("");
+                        match key {
+                            "sass" | "ptx" | "compiler" | "derived" => continue,
+                            "sm_min" => {
+                                out.push(format!("sm_min = \"{min}\""));
+                                continue;
+                            }
+                            "sm_max" => {
+                                out.push(format!("sm_max = \"{max}\""));
+                                continue;
+                            }
+                            "source" => {
+                                out.push("source = \"curated range\"".to_owned());
+                                continue;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                out.push(l.to_owned());
+            }
+            out.join("\n") + "\n"
+        } else {
+            (*text).to_owned()
+        };
+        fs_err::write(dir.join(name), text).unwrap();
+    }
+}
+
+fn sm(cc: &str) -> String {
+    cc.replace('.', "")
+}
+
+/// The base `sm_NN` names in a compiler's own listing (`sm_100a`/`sm_100f` are feature sets of
+/// sm_100, not targets of their own).
+fn base_targets(listing: &str) -> BTreeSet<String> {
+    listing
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter_map(|w| w.strip_prefix("sm_"))
+        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Runs the wheel's own compiler: `nvcc --list-gpu-code` where the wheel has nvcc (13.x), else
+/// the `--gpu-name` values `ptxas --help` allows (12.x wheels ship ptxas without nvcc).
+fn run_compiler(wheel: &Path, work: &Path) -> BTreeSet<String> {
+    let mut z = zip::ZipArchive::new(fs_err::File::open(wheel).unwrap()).unwrap();
+    let names: Vec<String> = z.file_names().map(|n| n.unwrap().into_owned()).collect();
+    let mut extract = |suffix: &str| -> Option<PathBuf> {
+        let name = names.iter().find(|n| n.ends_with(suffix))?;
+        let mut bytes = Vec::new();
+        z.by_name(name).unwrap().read_to_end(&mut bytes).unwrap();
+        let to = work.join(suffix.trim_start_matches('/').replace('/', "_"));
+        fs_err::write(&to, bytes).unwrap();
+        fs_err::set_permissions(&to, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Some(to)
+    };
+    let (exe, args): (PathBuf, &[&str]) = match extract("/bin/nvcc") {
+        Some(nvcc) => (nvcc, &["--list-gpu-code"]),
+        None => (
+            extract("/bin/ptxas").expect("every nvcc wheel has ptxas"),
+            &["--help"],
+        ),
+    };
+    let out = Command::new(&exe).args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let listing = if args == ["--help"] {
+        let from = text.find("--gpu-name").unwrap();
+        let allowed = from + text[from..].find("Allowed values").unwrap();
+        let end = allowed + text[allowed..].find("'.").unwrap();
+        text[allowed..end].to_owned()
+    } else {
+        text.into_owned()
+    };
+    base_targets(&listing)
+}
+
+#[test]
+fn needs_network_series_targets_are_what_the_real_compilers_list() {
+    let test = "catalog_facts::needs_network_series_targets_are_what_the_real_compilers_list";
+    let Some(wheels) = nvcc_wheels() else {
+        return skipped(
+            test,
+            "PyPI is not reachable (pip download of the nvcc wheels failed)",
+        );
+    };
+    let index = wheel_index(&wheels);
+    let before = tempfile::tempdir().unwrap();
+    catalog_before(before.path());
+    // The old facts are refused: no compiler confirms 12.8, 12.9 and 13.0.
+    let home = tempfile::tempdir().unwrap();
+    let check = cudaup(
+        &["manifests", "check", before.path().to_str().unwrap()],
+        home.path(),
+    );
+    assert_ne!(check.code, 0, "{}", check.stdout);
+    for s in ["12.8", "12.9", "13.0"] {
+        assert!(
+            check
+                .stdout
+                .contains(&format!("series {s}: no compiler confirms its targets")),
+            "{}\n{}",
+            check.stdout,
+            check.stderr
+        );
+    }
+    // `manifests update` reads each series' compiler from the index (a directory here: the
+    // code path of any mirror) and writes the compilers' lists.
+    let simple = index.path().join("simple");
+    let update = |base: &Path, out: &Path| {
+        cudaup(
+            &[
+                "--manifests",
+                base.to_str().unwrap(),
+                "manifests",
+                "update",
+                "--only",
+                "compilers",
+                "--index-url",
+                simple.to_str().unwrap(),
+                "--write",
+                out.to_str().unwrap(),
+            ],
+            home.path(),
+        )
+    };
+    let after = tempfile::tempdir().unwrap();
+    let up = update(before.path(), after.path());
+    assert_eq!(up.code, 0, "{}\n{}", up.stdout, up.stderr);
+    assert!(
+        up.stdout
+            .contains("+ series 13.5 (nvidia-cuda-nvcc 13.5.37"),
+        "{}",
+        up.stdout
+    );
+    assert!(
+        up.stdout
+            .contains("series 12.8: targets from nvidia-cuda-nvcc-cu12 12.8.93"),
+        "{}",
+        up.stdout
+    );
+    assert!(
+        up.stdout.contains("no longer claims sm_103 sm_107 sm_110"),
+        "{}",
+        up.stdout
+    );
+    let c = Catalog::load(&Source::Dir(after.path().to_path_buf())).unwrap();
+    let row = |s: &str| {
+        c.cuda
+            .series
+            .iter()
+            .find(|r| r.version.to_string() == s)
+            .unwrap_or_else(|| panic!("no series {s}"))
+    };
+    let builds =
+        |s: &str, cc: &str| row(s).builds_for(&cudaup::version::Version::parse(cc).unwrap());
+    // The issue's facts: 12.8 has no sm_103/sm_107/sm_110; 12.9 no sm_107/sm_110; sm_107 from 13.4.
+    for cc in ["10.3", "10.7", "11.0"] {
+        assert!(!builds("12.8", cc), "12.8 claims {cc}");
+    }
+    assert!(builds("12.9", "10.3") && builds("12.9", "12.1"));
+    assert!(!builds("12.9", "10.7") && !builds("12.9", "11.0"));
+    assert!(builds("13.0", "11.0") && !builds("13.0", "10.7") && !builds("13.0", "7.0"));
+    assert!(builds("13.5", "10.7"));
+    // The row of every series is exactly what its compiler, run here, lists.
+    let work = tempfile::tempdir().unwrap();
+    for (series, file) in [
+        ("12.8", "nvidia_cuda_nvcc_cu12-12.8.93"),
+        ("12.9", "nvidia_cuda_nvcc_cu12-12.9.86"),
+        ("13.0", "nvidia_cuda_nvcc-13.0.88"),
+        ("13.5", "nvidia_cuda_nvcc-13.5.37"),
+    ] {
+        let wheel = fs_err::read_dir(&wheels)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(file))
+            .unwrap();
+        let listed = run_compiler(&wheel, work.path());
+        let row = row(series);
+        let catalog: BTreeSet<String> = row.sass.iter().map(|v| sm(&v.to_string())).collect();
+        assert_eq!(
+            catalog, listed,
+            "series {series}: the catalog against {file}"
+        );
+        assert!(row.source.contains(file), "{}", row.source);
+        assert!(row
+            .compiler
+            .as_deref()
+            .unwrap()
+            .ends_with(&file[file.rfind('-').unwrap() + 1..]));
+    }
+    // The refreshed catalog passes check, and a second run changes nothing.
+    let check = cudaup(
+        &["manifests", "check", after.path().to_str().unwrap()],
+        home.path(),
+    );
+    assert_eq!(check.code, 0, "{}", check.stdout);
+    let again = tempfile::tempdir().unwrap();
+    let up = update(after.path(), again.path());
+    assert_eq!(up.code, 0, "{}\n{}", up.stdout, up.stderr);
+    assert!(up.stdout.contains("No row changed"), "{}", up.stdout);
+    assert_eq!(
+        fs_err::read_to_string(after.path().join("cuda.toml")).unwrap(),
+        fs_err::read_to_string(again.path().join("cuda.toml")).unwrap()
+    );
+}
+
+// ------------------------------------------------------------------------------------------
+// The plan's promise: a toolkit it installs compiles for every GPU it serves.
+// ------------------------------------------------------------------------------------------
+
+mod plans {
+    use cudaup::catalog::{Catalog, Date};
+    use cudaup::plan::{Action, Plan, Status};
+    use cudaup::request::{DriverPolicy, Pins, Profile, Request};
+    use cudaup::system::System;
+    use cudaup::version::Version;
+    use serde_json::json;
+
+    fn v(s: &str) -> Version {
+        Version::parse(s).unwrap()
+    }
+
+    fn system(name: &str, cc: &str, arch: &str, driver: Option<&str>) -> System {
+        serde_json::from_value(json!({
+            "os": {"family": "linux", "distro": "ubuntu", "version": "24.04", "arch": "x86_64", "wsl": false},
+            "gpus": [{"index": 0, "vendor": "nvidia", "name": name, "compute_capability": cc, "architecture": arch}],
+            "driver": driver.map(|d| json!({"version": d})),
+            "pythons": [{"path": "/usr/bin/python3", "version": "3.12.3"}]
+        }))
+        .unwrap()
+    }
+
+    fn request(profile: Profile, pins: Pins, driver: &str) -> Request {
+        Request {
+            profile,
+            pins,
+            driver: driver.parse::<DriverPolicy>().unwrap(),
+        }
+    }
+
+    fn plan(s: &System, r: &Request) -> Plan {
+        let c = Catalog::embedded();
+        let p = cudaup::resolve::resolve_on(s, r, &c, Date::parse("2026-12-01").unwrap());
+        promise_holds(s, &c, &p);
+        p
+    }
+
+    fn version<'p>(p: &'p Plan, name: &str) -> &'p str {
+        p.component(name)
+            .and_then(|c| c.version.as_deref())
+            .unwrap_or_else(|| panic!("no {name} version in {p:#?}"))
+    }
+
+    /// The promise itself: a toolkit the plan installs compiles for every GPU it serves, as the
+    /// series' compiler lists it.
+    fn promise_holds(s: &System, c: &Catalog, p: &Plan) {
+        if p.status != Status::Ok {
+            assert!(!p.reasons.is_empty(), "a refusal names why");
+            return;
+        }
+        let Some(cuda) = p.component("cuda").filter(|x| x.action == Action::Install) else {
+            return;
+        };
+        let series = v(&v(cuda.version.as_deref().unwrap()).prefix(2));
+        let row = c.cuda.series.iter().find(|r| r.version == series).unwrap();
+        for g in s.nvidia_gpus() {
+            let cc = v(g.compute_capability.as_deref().unwrap());
+            let left_out = p.warnings.iter().any(|w| w.starts_with(&g.name) && w.contains("left out"));
+            assert!(
+                left_out || row.builds_for(&cc),
+                "CUDA {series} is planned for {} ({cc}), which its compiler ({}) cannot build for:\n{p:#?}",
+                g.name,
+                row.describe()
+            );
+        }
+    }
+
+    const B300: (&str, &str, &str) = ("NVIDIA B300 SXM6 AC", "10.3", "Blackwell");
+    const RUBIN: (&str, &str, &str) = ("NVIDIA GPU (10de:ffff)", "10.7", "Rubin");
+
+    /// The issue's B300 on driver 575: CUDA 12.8 has no sm_103, so the full plan's toolkit is CUDA
+    /// 12.9, and cuda-dev's too.
+    #[test]
+    fn b300_on_575_gets_cuda_12_9_whose_compiler_has_sm_103() {
+        let s = system(B300.0, B300.1, B300.2, Some("575.57.08"));
+        let full = plan(&s, &request(Profile::Full, Pins::default(), "keep"));
+        assert_eq!(full.status, Status::Ok, "{full:#?}");
+        assert!(version(&full, "cuda").starts_with("12.9."), "{full:#?}");
+        // torch 2.11 cu128 (newest for this driver; its sm_100 SASS runs on the B300) with the
+        // 12.9 toolkit, said in a warning; never the 12.8 toolkit.
+        let variant = full.component("torch").unwrap().variant.clone().unwrap();
+        assert!(variant == "cu129" || variant == "cu128", "{full:#?}");
+        if variant == "cu128" {
+            assert!(
+                full.warnings.iter().any(|w| w.contains("CUDA 12.8 cannot build for sm_103")),
+                "{:#?}",
+                full.warnings
+            );
+        }
+        let dev = plan(&s, &request(Profile::CudaDev, Pins::default(), "keep"));
+        assert!(version(&dev, "cuda").starts_with("12.9."), "{dev:#?}");
+        // Pinned to 12.8, the plan refuses and names the missing target.
+        let pinned = plan(
+            &s,
+            &request(
+                Profile::CudaDev,
+                Pins {
+                    cuda: Some("12.8".into()),
+                    ..Pins::default()
+                },
+                "keep",
+            ),
+        );
+        assert_eq!(pinned.status, Status::Unsupported);
+        assert!(
+            pinned.reasons.iter().any(|r| r.contains("sm_103")),
+            "{:#?}",
+            pinned.reasons
+        );
+    }
+
+    /// The issue's Rubin on driver 615: torch's own CUDA (13.2) cannot compile sm_107, so the
+    /// full plan keeps torch 2.15 cu132 and takes the 13.4 toolkit, saying why; cuda-dev gets 13.4.
+    #[test]
+    fn rubin_on_615_gets_a_toolkit_whose_compiler_has_sm_107() {
+        let s = system(RUBIN.0, RUBIN.1, RUBIN.2, Some("615.71.09"));
+        let full = plan(&s, &request(Profile::Full, Pins::default(), "keep"));
+        assert_eq!(full.status, Status::Ok, "{full:#?}");
+        let cuda = version(&full, "cuda");
+        assert!(cuda.starts_with("13.4.") || cuda.starts_with("13.5."), "{full:#?}");
+        assert!(
+            full.warnings
+                .iter()
+                .any(|w| w.contains("cannot build for sm_107") && w.contains("the toolkit is CUDA")),
+            "{:#?}",
+            full.warnings
+        );
+        let dev = plan(&s, &request(Profile::CudaDev, Pins::default(), "keep"));
+        assert_eq!(dev.status, Status::Ok, "{dev:#?}");
+        assert!(version(&dev, "cuda").starts_with("13.4."), "{dev:#?}");
+    }
+
+    /// A 13.5 pin plans 13.5.0: its targets are its compiler's.
+    #[test]
+    fn a_13_5_pin_is_planned() {
+        let s = system("NVIDIA H200", "9.0", "Hopper", Some("580.95.05"));
+        let p = plan(
+            &s,
+            &request(
+                Profile::CudaDev,
+                Pins {
+                    cuda: Some("13.5".into()),
+                    ..Pins::default()
+                },
+                "keep",
+            ),
+        );
+        assert_eq!(p.status, Status::Ok, "{p:#?}");
+        assert_eq!(version(&p, "cuda"), "13.5.0");
+    }
+
+    /// Every GPU generation on every current branch, in every profile with a toolkit: the promise
+    /// holds (checked in `plan`), whatever the plan decides.
+    #[test]
+    fn the_promise_holds_across_gpus_drivers_and_profiles() {
+        let gpus = [
+            ("Tesla V100", "7.0", "Volta"),
+            ("Tesla T4", "7.5", "Turing"),
+            ("NVIDIA A100", "8.0", "Ampere"),
+            ("NVIDIA L40S", "8.9", "Ada"),
+            ("NVIDIA H200", "9.0", "Hopper"),
+            ("NVIDIA B200", "10.0", "Blackwell"),
+            B300,
+            RUBIN,
+            ("NVIDIA GeForce RTX 5090", "12.0", "Blackwell"),
+        ];
+        let mut planned = 0;
+        for (name, cc, arch) in gpus {
+            for driver in [None, Some("570.211.01"), Some("575.57.08"), Some("580.95.05"), Some("595.71.05"), Some("615.71.09")] {
+                for profile in [Profile::Full, Profile::CudaDev] {
+                    let s = system(name, cc, arch, driver);
+                    let policy = if driver.is_some() { "keep" } else { "auto" };
+                    let p = plan(&s, &request(profile, Pins::default(), policy));
+                    planned += usize::from(p.status == Status::Ok);
+                }
+            }
+        }
+        assert!(planned > 60, "{planned} plans were ok");
+    }
+}
