@@ -28,13 +28,20 @@ pub(super) fn newer_of_major<'c>(
         .filter(|s| s.minor() > cuda.minor())
         .collect();
     series.sort();
-    series
-        .into_iter()
-        .find_map(|s| pick_toolkit(ctx, s, driver, served).ok().map(|t| (t, s.clone())))
+    series.into_iter().find_map(|s| {
+        pick_toolkit(ctx, s, driver, served)
+            .ok()
+            .map(|t| (t, s.clone()))
+    })
 }
 
 /// What the plan says when the toolkit is not the framework's own CUDA.
-pub(super) fn mismatch_note(label: &str, torch_cuda: &Version, toolkit: &Version, why: &str) -> String {
+pub(super) fn mismatch_note(
+    label: &str,
+    torch_cuda: &Version,
+    toolkit: &Version,
+    why: &str,
+) -> String {
     format!(
         "{label} is built with CUDA {}, but {why}: the toolkit is CUDA {} (the oldest {}.x whose compiler builds for every GPU); PyTorch builds extensions with it and warns about the minor-version difference",
         torch_cuda.prefix(2),

@@ -343,7 +343,10 @@ mod plans {
         let row = c.cuda.series.iter().find(|r| r.version == series).unwrap();
         for g in s.nvidia_gpus() {
             let cc = v(g.compute_capability.as_deref().unwrap());
-            let left_out = p.warnings.iter().any(|w| w.starts_with(&g.name) && w.contains("left out"));
+            let left_out = p
+                .warnings
+                .iter()
+                .any(|w| w.starts_with(&g.name) && w.contains("left out"));
             assert!(
                 left_out || row.builds_for(&cc),
                 "CUDA {series} is planned for {} ({cc}), which its compiler ({}) cannot build for:\n{p:#?}",
@@ -370,7 +373,9 @@ mod plans {
         assert!(variant == "cu129" || variant == "cu128", "{full:#?}");
         if variant == "cu128" {
             assert!(
-                full.warnings.iter().any(|w| w.contains("CUDA 12.8 cannot build for sm_103")),
+                full.warnings
+                    .iter()
+                    .any(|w| w.contains("CUDA 12.8 cannot build for sm_103")),
                 "{:#?}",
                 full.warnings
             );
@@ -405,7 +410,10 @@ mod plans {
         let full = plan(&s, &request(Profile::Full, Pins::default(), "keep"));
         assert_eq!(full.status, Status::Ok, "{full:#?}");
         let cuda = version(&full, "cuda");
-        assert!(cuda.starts_with("13.4.") || cuda.starts_with("13.5."), "{full:#?}");
+        assert!(
+            cuda.starts_with("13.4.") || cuda.starts_with("13.5."),
+            "{full:#?}"
+        );
         assert!(
             full.warnings
                 .iter()
@@ -454,7 +462,14 @@ mod plans {
         ];
         let mut planned = 0;
         for (name, cc, arch) in gpus {
-            for driver in [None, Some("570.211.01"), Some("575.57.08"), Some("580.95.05"), Some("595.71.05"), Some("615.71.09")] {
+            for driver in [
+                None,
+                Some("570.211.01"),
+                Some("575.57.08"),
+                Some("580.95.05"),
+                Some("595.71.05"),
+                Some("615.71.09"),
+            ] {
                 for profile in [Profile::Full, Profile::CudaDev] {
                     let s = system(name, cc, arch, driver);
                     let policy = if driver.is_some() { "keep" } else { "auto" };
