@@ -26,6 +26,9 @@ pub const PROJECTS: &[(u32, &str)] = &[
     (13, "nvidia-cuda-nvcc"),
 ];
 
+/// The largest ptxas read (13.5.37's is 50.7 MB; 12.8.93's 31.9 MB).
+const MAX_PTXAS: u64 = 128 << 20;
+
 /// What one series' compiler compiles for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompilerObs {
@@ -191,7 +194,7 @@ pub fn read(
                         continue;
                     }
                     left -= entry.compressed;
-                    let bin = zip::read(net, &w.url, &entry)?;
+                    let bin = zip::read(net, &w.url, &entry, MAX_PTXAS)?;
                     let t = targets_of_ptxas(&bin).map_err(|message| UpdateError::BadData {
                         url: format!("{}#{}", w.url, entry.name),
                         message,
