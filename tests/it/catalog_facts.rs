@@ -298,6 +298,10 @@ mod plans {
         Version::parse(s).unwrap()
     }
 
+    fn pin(s: &str) -> cudaup::model::version::VersionPin {
+        cudaup::model::version::VersionPin::parse(s).unwrap()
+    }
+
     fn system(name: &str, cc: &str, arch: &str, driver: Option<&str>) -> System {
         serde_json::from_value(json!({
             "os": {"family": "linux", "distro": "ubuntu", "version": "24.04", "arch": "x86_64", "wsl": false},
@@ -388,7 +392,7 @@ mod plans {
             &request(
                 Profile::CudaDev,
                 Pins {
-                    cuda: Some("12.8".into()),
+                    cuda: Some(pin("12.8")),
                     ..Pins::default()
                 },
                 "keep",
@@ -435,7 +439,7 @@ mod plans {
             &request(
                 Profile::CudaDev,
                 Pins {
-                    cuda: Some("13.5".into()),
+                    cuda: Some(pin("13.5")),
                     ..Pins::default()
                 },
                 "keep",
