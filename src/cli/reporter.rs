@@ -85,12 +85,33 @@ impl Reporter for Bars {
     }
     fn finish(&self, id: usize, outcome: &str) {
         if let Some(b) = self.bars.lock().expect("bars lock").remove(&id) {
-            b.finish_with_message(outcome.to_owned());
+            if ended_well(outcome) {
+                b.finish_with_message(outcome.to_owned());
+            } else {
+                // indicatif's finish draws a bar full (and its rate from that jump): a stopped
+                // or failed task keeps the bar where its bytes stood.
+                b.abandon_with_message(if cancelled(outcome) {
+                    "stopped".to_owned()
+                } else {
+                    outcome.to_owned()
+                });
+            }
         }
     }
     fn message(&self, text: &str) {
         let _ = self.multi.println(text);
     }
+}
+
+/// Whether a task's outcome is a success (`done`, `cached`), as opposed to a failure.
+fn ended_well(outcome: &str) -> bool {
+    !outcome.starts_with("failed") && !cancelled(outcome)
+}
+
+/// Whether a task ended because of Ctrl-C. Every task then ends so: the command says it once,
+/// with how to resume, instead of one line per task.
+fn cancelled(outcome: &str) -> bool {
+    matches!(outcome, "failed: cancelled" | "cancelled")
 }
 
 impl Drop for Bars {
@@ -147,6 +168,9 @@ impl Reporter for Lines {
     }
     fn finish(&self, id: usize, outcome: &str) {
         if let Some((name, t0, bytes)) = self.started.lock().expect("lock").remove(&id) {
+            if cancelled(outcome) {
+                return;
+            }
             let secs = t0.elapsed().as_secs_f64();
             let rate = if secs > 0.0 && bytes > 0 {
                 format!(", {}/s", HumanBytes((bytes as f64 / secs) as u64))
@@ -218,5 +242,57 @@ impl Reporter for JsonLines {
     }
     fn message(&self, text: &str) {
         self.emit(serde_json::json!({"event": "message", "text": text}));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// A writer the test can read back.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Issue 27, finding 5: after Ctrl-C the bars stay where their bytes stood (indicatif's
+    /// finish would draw them full, at an absurd rate), and the plain lines say nothing per
+    /// task: the command's one "cancelled" line says it.
+    #[test]
+    fn a_cancelled_task_keeps_its_bar_and_prints_no_line() {
+        let bars = Bars::new(300);
+        bars.multi.set_draw_target(ProgressDrawTarget::hidden());
+        bars.start(0, "cudnn", Some(100));
+        bars.start(1, "cublas", Some(200));
+        let (a, b) = {
+            let map = bars.bars.lock().unwrap();
+            (map[&0].clone(), map[&1].clone())
+        };
+        bars.advance(0, 100);
+        bars.advance(1, 40);
+        bars.finish(0, "done");
+        bars.finish(1, "failed: cancelled");
+        assert_eq!(a.position(), 100);
+        assert_eq!(b.position(), 40, "frozen where it stood, not drawn full");
+        assert_eq!(b.message(), "stopped");
+        assert_eq!(bars.overall.position(), 140);
+
+        let out = Shared::default();
+        let lines = Lines::new(Box::new(out.clone()));
+        lines.start(0, "cudnn", Some(100));
+        lines.start(1, "cublas", Some(200));
+        lines.finish(0, "done");
+        lines.finish(1, "failed: cancelled");
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        assert!(text.contains("done   cudnn"), "{text}");
+        assert!(!text.contains("cancelled"), "{text}");
     }
 }

@@ -78,7 +78,7 @@ pub enum InstallError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
     /// Ctrl-C.
-    #[error("cancelled")]
+    #[error("cancelled (Ctrl-C): the prefix is as it was; what was downloaded stays in the cache, so the same command again resumes where it stopped")]
     Cancelled,
 }
 
@@ -460,10 +460,12 @@ fn install_locked(
         match r {
             Ok(t) => trees.push((item, t)),
             Err(e) => {
-                if first_err.is_some() {
-                    fetcher.reporter().message(&format!("also failed: {e}"));
-                } else {
-                    first_err = Some(e);
+                // Ctrl-C stops every task: that is said once, by the error, not once a task.
+                let cancelled = matches!(e, InstallError::Cancelled);
+                match &first_err {
+                    None => first_err = Some(e),
+                    Some(_) if cancelled => {}
+                    Some(_) => fetcher.reporter().message(&format!("also failed: {e}")),
                 }
             }
         }

@@ -364,3 +364,113 @@ fn uninstall_says_what_it_kept_and_the_command_that_removes_it() {
     );
     assert!(!cache.exists());
 }
+
+/// Finding 5: Ctrl-C during downloads says "cancelled" once, with how to resume (no line per
+/// task), exits 130, and the same command again finishes the install. The downloads come from a
+/// loopback mirror that trickles every archive, and the signal is a real SIGINT sent mid-way.
+#[test]
+fn ctrl_c_during_downloads_says_cancelled_once_with_the_resume_hint() {
+    use crate::common::server::{Fault, Server};
+    let mirror = crate::common::synthetic_mirror(&[]);
+    let server = Server::start(mirror.path().to_owned());
+    let mut archives = Vec::new();
+    let mut dirs = vec![mirror.path().to_owned()];
+    while let Some(d) = dirs.pop() {
+        for e in fs_err::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.to_string_lossy().ends_with(".tar.xz") {
+                archives.push(p.strip_prefix(mirror.path()).unwrap().display().to_string());
+            }
+        }
+    }
+    for a in &archives {
+        let slow = Fault::Trickle {
+            bytes_per_chunk: 16,
+            delay_ms: 100,
+        };
+        server.fault(a, slow, 1);
+    }
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().display().to_string();
+    let url = server.url();
+    let h200 = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/h200-detect.json"
+    );
+    let args = [
+        "--home",
+        &h,
+        "install",
+        "--system",
+        h200,
+        "--driver",
+        "keep",
+        "--profile",
+        "cuda-dev",
+        "--cuda",
+        "13.0.2",
+        "--cudnn",
+        "9.17",
+        "--mirror",
+        &url,
+        "--allow-http",
+        "--no-modify-path",
+        "--yes",
+    ];
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_cudaup"))
+        .args(args)
+        .current_dir(home.path())
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", "/usr/bin:/bin")
+        .env("NO_COLOR", "1")
+        .env("CUDAUP_NO_NVML", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until archives are on their way, then Ctrl-C.
+    let t0 = std::time::Instant::now();
+    while !server
+        .requests()
+        .iter()
+        .any(|r| r.path.ends_with(".tar.xz"))
+    {
+        assert!(t0.elapsed().as_secs() < 60, "no archive was asked for");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+    let said: Vec<&str> = stdout
+        .lines()
+        .chain(stderr.lines())
+        .filter(|l| l.contains("cancelled"))
+        .collect();
+    assert_eq!(said.len(), 1, "one cancelled line:\n{stdout}\n{stderr}");
+    assert!(
+        said[0].contains("the same command again resumes where it stopped"),
+        "{}",
+        said[0]
+    );
+    assert!(!stderr.contains("also failed"), "{stderr}");
+    assert!(
+        !home.path().join("toolkits/cuda-13.0.2/bin").exists(),
+        "nothing half-installed"
+    );
+
+    // The same command again, with the mirror at full speed, installs.
+    server.clear_faults();
+    let again = cudaup(&args, home.path());
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    assert!(home.path().join("toolkits/cuda-13.0.2/bin/nvcc").is_file());
+}
