@@ -86,6 +86,10 @@ impl Reporter for Bars {
     fn finish(&self, id: usize, outcome: &str) {
         if let Some(b) = self.bars.lock().expect("bars lock").remove(&id) {
             if ended_well(outcome) {
+                // What the task did not report byte by byte (a pip older than 24.1 prints no
+                // counters; a cached file is not read again) still counts towards the total.
+                let rest = b.length().unwrap_or(0).saturating_sub(b.position());
+                self.overall.inc(rest);
                 b.finish_with_message(outcome.to_owned());
             } else {
                 // indicatif's finish draws a bar full (and its rate from that jump): a stopped
@@ -263,9 +267,10 @@ mod tests {
         }
     }
 
-    /// Issue 27, finding 5: after Ctrl-C the bars stay where their bytes stood (indicatif's
-    /// finish would draw them full, at an absurd rate), and the plain lines say nothing per
-    /// task: the command's one "cancelled" line says it.
+    /// Issue 27, findings 5 and 8: after Ctrl-C the bars stay where their bytes stood
+    /// (indicatif's finish would draw them full, at an absurd rate), and the plain lines say
+    /// nothing per task: the command's one "cancelled" line says it. A download that ends well
+    /// moves the total by what it did not report (pip before 24.1 has no counters).
     #[test]
     fn a_cancelled_task_keeps_its_bar_and_prints_no_line() {
         let bars = Bars::new(300);
@@ -284,6 +289,18 @@ mod tests {
         assert_eq!(b.position(), 40, "frozen where it stood, not drawn full");
         assert_eq!(b.message(), "stopped");
         assert_eq!(bars.overall.position(), 140);
+
+        // pip without progress counters: each finished download still moves the total.
+        let pip = Bars::growing();
+        pip.multi.set_draw_target(ProgressDrawTarget::hidden());
+        pip.start(0, "torch", Some(1000));
+        pip.start(1, "nvidia-cublas", Some(500));
+        pip.advance(1, 100);
+        pip.finish(0, "downloaded");
+        assert_eq!(pip.overall.position(), 1100);
+        pip.finish(1, "downloaded");
+        assert_eq!(pip.overall.position(), 1500);
+        assert_eq!(pip.overall.length(), Some(1500));
 
         let out = Shared::default();
         let lines = Lines::new(Box::new(out.clone()));
