@@ -39,6 +39,74 @@ Commands (package installs, daemon restarts) run only with --yes; without it the
     Setup(SetupArgs),
     /// Put back every file `container setup` changed, byte for byte
     Uninstall(UninstallArgs),
+    /// Check the container setup: toolkit (missing, version skew, under the CVE floor), runtime
+    /// registration, rootless cgroups, CDI specs (missing, unreadable, stale), CDI next to the
+    /// legacy hook, engines too old for CDI, the daemon-reload risk, SELinux, WSL, old apt lists;
+    /// each with its evidence and fix
+    #[command(
+        after_help = "Examples:\n  cudaup container doctor\n  cudaup container doctor --error 'unresolvable CDI devices nvidia.com/gpu=all'\n  cudaup container doctor --image nvcr.io/nvidia/pytorch:25.01-py3"
+    )]
+    Doctor(DoctorArgs),
+    /// Print a Dockerfile of this machine's plan: NVIDIA's CUDA image whose CUDA the host driver
+    /// runs, or a slim Python base, with the plan's framework pins as pip constraints
+    #[command(
+        after_help = "Examples:\n  cudaup container dockerfile --profile pytorch > Dockerfile\n  cudaup container dockerfile --check nvcr.io/nvidia/pytorch:25.01-py3"
+    )]
+    Dockerfile(DockerfileArgs),
+    /// Prove it: build addKernel with the host's nvcc, import a tiny image holding it, run it in a
+    /// container through the chosen path, and compare the GPU UUIDs inside with the host's
+    Verify(VerifyArgs),
+}
+
+/// `cudaup container doctor` flags.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub root: RootArgs,
+    /// Say which check explains this error text (what `docker run` or `podman run` printed)
+    #[arg(long, value_name = "TEXT")]
+    pub error: Option<String>,
+    /// Also check whether this driver runs IMAGE (its NVIDIA_REQUIRE_CUDA; the image must be
+    /// pulled)
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// Print the findings as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cudaup container dockerfile` flags.
+#[derive(Debug, Args)]
+pub struct DockerfileArgs {
+    /// Plan for the machine described in FILE (a `detect --json` document) instead of this one
+    #[arg(long, value_name = "FILE")]
+    pub system: Option<PathBuf>,
+    #[command(flatten)]
+    pub stack: super::plan::StackArgs,
+    /// Instead: read IMAGE's NVIDIA_REQUIRE_CUDA (through the engine's inspect) and say whether
+    /// this driver runs it
+    #[arg(long, value_name = "IMAGE")]
+    pub check: Option<String>,
+    /// Print JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cudaup container verify` flags.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub root: RootArgs,
+    /// Only this engine (docker or podman)
+    #[arg(long, value_parser = ["docker", "podman"])]
+    pub engine: Option<String>,
+    /// The nvcc to build addKernel with [default: the active toolkit's, else the one on PATH,
+    /// else /usr/local/cuda/bin/nvcc]
+    #[arg(long, value_name = "FILE")]
+    pub nvcc: Option<PathBuf>,
+    /// Print the checks as JSON (verify's document)
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `cudaup container setup` flags.
@@ -123,6 +191,7 @@ pub(super) fn run(
     cmd: &ContainerCommand,
     process: &Process,
     runner: &dyn Runner,
+    catalog: &crate::catalog::Catalog,
     style: &Style,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
@@ -148,6 +217,22 @@ pub(super) fn run(
             Ok(ExitCode::Ok)
         }
         ContainerCommand::Setup(args) => setup(args, process, runner, style, out),
+        ContainerCommand::Doctor(args) => doctor(args, process, runner, catalog, style, out),
+        ContainerCommand::Dockerfile(args) => dockerfile(args, process, runner, catalog, out),
+        ContainerCommand::Verify(args) => {
+            let (report, _) = verify(args, process, runner)?;
+            if args.json {
+                let text = serde_json::to_string_pretty(&report).expect("serialises");
+                writeln!(out, "{text}")?;
+            } else {
+                write!(out, "{}", super::verify::render(&report, style, false))?;
+            }
+            Ok(if report.ok {
+                ExitCode::Ok
+            } else {
+                ExitCode::Verification
+            })
+        }
         ContainerCommand::Uninstall(args) => {
             let home = home(process)?;
             let undone = container::edit::undo(&home, args.dry_run)
@@ -384,4 +469,258 @@ fn render_plan(s: &Survey, style: &Style, out: &mut dyn Write) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The container checks as doctor findings.
+pub fn container_findings(
+    root: &Root,
+    process: &Process,
+    runner: &dyn Runner,
+) -> Result<Vec<crate::doctor::Diagnosis>> {
+    let home = home(process)?;
+    Ok(container::doctor::for_process(root, process, runner, &home))
+}
+
+fn doctor(
+    args: &DoctorArgs,
+    process: &Process,
+    runner: &dyn Runner,
+    catalog: &crate::catalog::Catalog,
+    style: &Style,
+    out: &mut dyn Write,
+) -> Result<ExitCode> {
+    if let Some(text) = &args.error {
+        let id = container::doctor::explain_error(text);
+        if args.json {
+            writeln!(out, "{}", serde_json::json!({"error": text, "check": id}))?;
+        } else {
+            match id {
+                Some(id) => writeln!(
+                    out,
+                    "{id}: run `cudaup container doctor` for its evidence and fix"
+                )?,
+                None => writeln!(out, "no container check explains this text")?,
+            }
+        }
+        return Ok(if id.is_some() {
+            ExitCode::Ok
+        } else {
+            ExitCode::Failure
+        });
+    }
+    let root = args.root.root()?;
+    let mut findings = container_findings(&root, process, runner)?;
+    if let Some(image) = &args.image {
+        findings.extend(image_finding(image, &root, process, runner, catalog)?);
+    }
+    let report = crate::doctor::Report {
+        findings,
+        skipped: Vec::new(),
+    };
+    if args.json {
+        let text = serde_json::to_string_pretty(&report.document()).expect("json");
+        writeln!(out, "{text}")?;
+    } else {
+        write!(out, "{}", super::doctor::render(&report, style, false))?;
+    }
+    Ok(if report.has_errors() {
+        ExitCode::Failure
+    } else {
+        ExitCode::Ok
+    })
+}
+
+fn image_fit(
+    image: &str,
+    root: &Root,
+    process: &Process,
+    runner: &dyn Runner,
+    catalog: &crate::catalog::Catalog,
+) -> Result<container::image::Fit> {
+    let engine = ["podman", "docker"]
+        .iter()
+        .find_map(|n| container::toolkit::on_path(&process.path_entries(), n))
+        .ok_or_else(|| {
+            Error::Usage(
+                "--check reads the image through docker or podman, and neither is on PATH".into(),
+            )
+        })?;
+    let requirement = container::image::inspect(runner, &engine, image).map_err(Error::Usage)?;
+    let driver = container::Host::probe(root)
+        .driver_version
+        .ok_or_else(|| Error::Usage("no NVIDIA driver is loaded here (/proc/driver/nvidia/version): nothing to compare the image with".into()))?;
+    // Forward compatibility is for Data Center GPUs (and Jetson): an H100/H200/A100-class name.
+    let datacenter = root
+        .list("/proc/driver/nvidia/gpus")
+        .iter()
+        .filter_map(|d| root.read(d.join("information")))
+        .any(|t| {
+            [
+                "H100", "H200", "H20", "A100", "A30", "A40", "L40", "L4", "B200", "GB200", "V100",
+                "T4",
+            ]
+            .iter()
+            .any(|m| t.contains(m))
+        });
+    Ok(container::image::fit(
+        requirement,
+        &driver,
+        catalog,
+        datacenter,
+    ))
+}
+
+fn image_finding(
+    image: &str,
+    root: &Root,
+    process: &Process,
+    runner: &dyn Runner,
+    catalog: &crate::catalog::Catalog,
+) -> Result<Vec<crate::doctor::Diagnosis>> {
+    let fit = image_fit(image, root, process, runner, catalog)?;
+    if fit.runs {
+        return Ok(Vec::new());
+    }
+    let need = fit
+        .requirement
+        .as_ref()
+        .and_then(|r| r.cuda.clone())
+        .unwrap_or_default();
+    let mut d = crate::doctor::Diagnosis::new(
+        "image-needs-newer-driver",
+        crate::model::finding::Severity::Error,
+        format!(
+            "{image} needs cuda>={need}; driver {} runs CUDA {}{}",
+            fit.driver,
+            fit.driver_cuda.as_deref().unwrap_or("?"),
+            fit.needs_driver
+                .as_deref()
+                .map(|n| format!(" (cuda>={need} needs driver ≥ {n})"))
+                .unwrap_or_default()
+        ),
+    )
+    .evidence(format!(
+        "NVIDIA_REQUIRE_CUDA={}",
+        fit.requirement
+            .as_ref()
+            .map(|r| r.raw.as_str())
+            .unwrap_or("")
+    ));
+    d = d.fix(fit.ways_out.join("\n"));
+    Ok(vec![d])
+}
+
+fn dockerfile(
+    args: &DockerfileArgs,
+    process: &Process,
+    runner: &dyn Runner,
+    catalog: &crate::catalog::Catalog,
+    out: &mut dyn Write,
+) -> Result<ExitCode> {
+    if let Some(image) = &args.check {
+        let fit = image_fit(image, &Root::live(), process, runner, catalog)?;
+        if args.json {
+            let text = serde_json::to_string_pretty(&fit).expect("serialises");
+            writeln!(out, "{text}")?;
+        } else if fit.runs {
+            writeln!(
+                out,
+                "{image} runs on driver {} (CUDA {}): it asks {}",
+                fit.driver,
+                fit.driver_cuda.as_deref().unwrap_or("?"),
+                fit.requirement
+                    .as_ref()
+                    .map(|r| r.raw.clone())
+                    .unwrap_or_else(|| "no NVIDIA_REQUIRE_CUDA".into())
+            )?;
+        } else {
+            for d in image_finding(image, &Root::live(), process, runner, catalog)? {
+                writeln!(out, "{}", d.finding.message)?;
+                for l in d.finding.fix.iter().flat_map(|f| f.lines()) {
+                    writeln!(out, "  - {l}")?;
+                }
+            }
+        }
+        return Ok(if fit.runs {
+            ExitCode::Ok
+        } else {
+            ExitCode::Failure
+        });
+    }
+    let system = match &args.system {
+        Some(path) => super::plan::load_system(path)?,
+        None => super::detect::detect_live(process, runner, catalog, false).system,
+    };
+    let request = args.stack.request()?;
+    let plan = crate::resolve::resolve(&system, &request, catalog);
+    let driver = system.driver.as_ref().map(|d| d.version.clone());
+    let df = container::dockerfile::render(&plan, driver.as_deref(), catalog)
+        .map_err(|e| Error::Usage(e.to_string()))?;
+    if args.json {
+        let j = serde_json::json!({"base": df.base, "notes": df.notes, "dockerfile": df.text});
+        writeln!(out, "{}", serde_json::to_string_pretty(&j).expect("json"))?;
+    } else {
+        for n in &df.notes {
+            writeln!(out, "# {n}")?;
+        }
+        write!(out, "{}", df.text)?;
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// Runs the in-container proof; the report is verify's document (`cudaup verify --container`
+/// can append its checks). Returns the report and the engine used.
+pub fn verify(
+    args: &VerifyArgs,
+    process: &Process,
+    runner: &dyn Runner,
+) -> Result<(crate::verify::Report, Option<String>)> {
+    let survey = survey(&args.root, process, runner)?;
+    let only = args.engine.as_deref();
+    let pick = survey.engines.iter().zip(&survey.choices).find(|(e, c)| {
+        c.path != container::choice::Path::None && only.is_none_or(|o| e.kind.program() == o)
+    });
+    let checks = match pick {
+        None => vec![crate::verify::Check::skip(
+            "container-kernel",
+            vec!["no container engine set up for the GPUs here: `cudaup container setup` first (`cudaup container plan` shows the engines)".into()],
+        )],
+        Some((engine, choice)) => {
+            let work = tempfile::tempdir()?;
+            let path = process.path_entries();
+            let nvcc = args
+                .nvcc
+                .clone()
+                .or_else(|| {
+                    process
+                        .cudaup_home()
+                        .and_then(|h| crate::install::receipts::Active::read(&h).toolkit)
+                        .map(|t| t.join("bin/nvcc"))
+                        .filter(|p| p.is_file())
+                })
+                .or_else(|| container::toolkit::on_path(&path, "nvcc"))
+                .or_else(|| Some(PathBuf::from("/usr/local/cuda/bin/nvcc")).filter(|p| p.is_file()));
+            let opts = container::smoke::Options {
+                engine,
+                choice,
+                nvcc,
+                work: work.path(),
+                host_nvidia_smi: container::toolkit::on_path(&path, "nvidia-smi"),
+                ldd: container::toolkit::on_path(&path, "ldd").unwrap_or_else(|| PathBuf::from("/usr/bin/ldd")),
+            };
+            container::smoke::run(&opts, runner)
+        }
+    };
+    let count = |s: crate::verify::Status| checks.iter().filter(|c| c.status == s).count();
+    let report = crate::verify::Report {
+        schema_version: crate::verify::SCHEMA_VERSION,
+        ok: count(crate::verify::Status::Fail) == 0,
+        passed: count(crate::verify::Status::Pass),
+        failed: count(crate::verify::Status::Fail),
+        skipped: count(crate::verify::Status::Skip),
+        toolkit: None,
+        venvs: Vec::new(),
+        checks,
+    };
+    Ok((report, pick.map(|(e, _)| e.label())))
 }

@@ -256,7 +256,9 @@ pub fn run(
             out,
         ),
         Some(Command::Fleet(cmd)) => fleet::run(&cmd, &style, out),
-        Some(Command::Container(cmd)) => container::run(&cmd, process, runner, &style, out),
+        Some(Command::Container(cmd)) => {
+            container::run(&cmd, process, runner, &catalog, &style, out)
+        }
         Some(Command::Bench(args)) => {
             bench::run(&args, &cli.global, process, runner, &catalog, &style, out)
         }

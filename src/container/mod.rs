@@ -8,10 +8,14 @@
 pub mod cdi;
 pub mod choice;
 pub mod config;
+pub mod dockerfile;
+pub mod doctor;
 pub mod edit;
 pub mod engine;
 pub mod host;
+pub mod image;
 pub mod setup;
+pub mod smoke;
 pub mod toolkit;
 
 use std::path::{Path, PathBuf};

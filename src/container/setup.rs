@@ -138,7 +138,7 @@ pub fn plan(survey: &Survey, opts: &Options<'_>) -> Result<Plan, SetupError> {
                      what: &str,
                      system: bool,
                      f: &EditFn<'_>|
-     -> Result<(), SetupError> {
+     -> Result<bool, SetupError> {
         let current = planned
             .iter()
             .find(|e| e.path == path)
@@ -156,8 +156,9 @@ pub fn plan(survey: &Survey, opts: &Options<'_>) -> Result<Plan, SetupError> {
                 bytes: Some(new.into_bytes()),
                 needs_root: needs_root(system),
             });
+            return Ok(true);
         }
-        Ok(())
+        Ok(false)
     };
     let mut spec: Option<Generated> = None;
     let mut restarts: Vec<Vec<String>> = Vec::new();
@@ -222,19 +223,21 @@ pub fn plan(survey: &Survey, opts: &Options<'_>) -> Result<Plan, SetupError> {
                                 cdi_spec_dirs: vec![d.clone()],
                                 ..Default::default()
                             };
-                            edit_text(
+                            let changed = edit_text(
                                 &mut planned,
                                 conf,
                                 "rootless Docker reads cudaup's CDI spec directory",
                                 false,
                                 &|cur| daemon_json::edit(cur, &change, &name),
                             )?;
-                            restarts.push(vec![
-                                "systemctl".into(),
-                                "--user".into(),
-                                "restart".into(),
-                                "docker".into(),
-                            ]);
+                            restarts.extend(changed.then(|| {
+                                vec![
+                                    "systemctl".into(),
+                                    "--user".into(),
+                                    "restart".into(),
+                                    "docker".into(),
+                                ]
+                            }));
                         }
                     }
                 } else if *enable_feature {
@@ -244,14 +247,17 @@ pub fn plan(survey: &Survey, opts: &Options<'_>) -> Result<Plan, SetupError> {
                         cdi_feature: true,
                         ..Default::default()
                     };
-                    edit_text(&mut planned, conf, "Docker's CDI feature", true, &|cur| {
-                        daemon_json::edit(cur, &change, &name)
-                    })?;
-                    restarts.push(sudo(
-                        ["sudo", "systemctl", "restart", "docker"]
-                            .map(str::to_owned)
-                            .to_vec(),
-                    ));
+                    let changed =
+                        edit_text(&mut planned, conf, "Docker's CDI feature", true, &|cur| {
+                            daemon_json::edit(cur, &change, &name)
+                        })?;
+                    restarts.extend(changed.then(|| {
+                        sudo(
+                            ["sudo", "systemctl", "restart", "docker"]
+                                .map(str::to_owned)
+                                .to_vec(),
+                        )
+                    }));
                 }
                 if survey.host.legacy_hook {
                     plan.notices.push(format!(
@@ -279,24 +285,26 @@ pub fn plan(survey: &Survey, opts: &Options<'_>) -> Result<Plan, SetupError> {
                         nvidia_runtime: true,
                         ..Default::default()
                     };
-                    edit_text(
+                    let changed = edit_text(
                         &mut planned,
                         conf,
                         "Docker's `nvidia` runtime",
                         system,
                         &|cur| daemon_json::edit(cur, &change, &name),
                     )?;
-                    restarts.push(if engine.rootless {
-                        ["systemctl", "--user", "restart", "docker"]
-                            .map(str::to_owned)
-                            .to_vec()
-                    } else {
-                        sudo(
-                            ["sudo", "systemctl", "restart", "docker"]
+                    restarts.extend(changed.then(|| {
+                        if engine.rootless {
+                            ["systemctl", "--user", "restart", "docker"]
                                 .map(str::to_owned)
-                                .to_vec(),
-                        )
-                    });
+                                .to_vec()
+                        } else {
+                            sudo(
+                                ["sudo", "systemctl", "restart", "docker"]
+                                    .map(str::to_owned)
+                                    .to_vec(),
+                            )
+                        }
+                    }));
                 } else {
                     plan.notices.push(format!("{}: Podman before 4.1 reaches the GPUs through the toolkit's OCI hook ({}), which the toolkit package installs; upgrading Podman to get CDI is the better fix", engine.label(), super::host::LEGACY_HOOK));
                 }

@@ -467,6 +467,18 @@ pub fn diagnose(
     if inputs.live {
         out.extend(compiler::check(inputs, runner, scratch));
         out.extend(disk::check(inputs, runner));
+        // GPUs in containers, once they are set up (`cudaup container doctor` always checks).
+        let root = Root::live();
+        if let Some(home) = inputs.process.cudaup_home() {
+            if crate::container::doctor::in_use(&root, inputs.process, &home) {
+                out.extend(crate::container::doctor::for_process(
+                    &root,
+                    inputs.process,
+                    runner,
+                    &home,
+                ));
+            }
+        }
     } else {
         report.skipped.push(
             "environment (PATH, CUDA_HOME, LD_LIBRARY_PATH), host compiler and disk space: they describe this process and this machine, not the --system-root tree".to_owned(),

@@ -31,6 +31,12 @@ pub enum Step {
         /// Its receipt.
         receipt: PathBuf,
     },
+    /// Put back the host files `cudaup container setup` changed (CDI spec, `daemon.json`,
+    /// `containers.conf`, the toolkit's `config.toml`), byte for byte.
+    ContainerFiles {
+        /// Them.
+        files: Vec<PathBuf>,
+    },
     /// Take cudaup's lines out of an rc file (byte for byte what was inserted).
     RcFile {
         /// The file.
@@ -73,6 +79,15 @@ impl std::fmt::Display for Step {
                 dir.display()
             ),
             Step::RcFile { file } => write!(f, "take cudaup's lines out of {}", file.display()),
+            Step::ContainerFiles { files } => write!(
+                f,
+                "put back the container setup's files ({})",
+                files
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             Step::File { path } => write!(f, "remove {}", path.display()),
             Step::Cache { dir } => write!(f, "remove the download cache {}", dir.display()),
             Step::SelfCopy { path, keep: None } => {
@@ -131,6 +146,13 @@ pub fn plan(home: &Path, purge: bool) -> Vec<Step> {
                 receipt: path.clone(),
             }
         });
+    }
+    if let Ok(r) = crate::container::edit::Receipt::read(home) {
+        if !r.files.is_empty() {
+            steps.push(Step::ContainerFiles {
+                files: r.files.iter().map(|f| f.path.clone()).collect(),
+            });
+        }
     }
     for hook in &receipts.shell.hooks {
         steps.push(Step::RcFile {
@@ -291,6 +313,15 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
                     remove_tree(path)?;
                 } else if path.symlink_metadata().is_ok() {
                     fs_err::remove_file(path)?;
+                }
+            }
+            Step::ContainerFiles { .. } => {
+                let undone = crate::container::edit::undo(home, false)
+                    .map_err(|e| std::io::Error::other(e.to_string()))?;
+                for u in undone {
+                    if let Some(why) = u.why {
+                        out.kept.push((u.path, why));
+                    }
                 }
             }
             Step::Cache { dir } => remove_tree(dir)?,

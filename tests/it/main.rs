@@ -5,6 +5,7 @@ mod bench;
 mod catalog_facts;
 mod common;
 mod config;
+mod container;
 mod detect;
 mod docs;
 mod doctor;
