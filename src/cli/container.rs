@@ -651,8 +651,8 @@ fn dockerfile(
         Some(path) => super::plan::load_system(path)?,
         None => super::detect::detect_live(process, runner, catalog, false).system,
     };
-    let request = args.stack.request()?;
-    let plan = crate::resolve::resolve(&system, &request, catalog);
+    let settings = crate::settings::InstallSettings::resolve(args.stack.options()?, process, None)?;
+    let plan = crate::resolve::resolve(&system, &settings.request, catalog);
     let driver = system.driver.as_ref().map(|d| d.version.clone());
     let df = container::dockerfile::render(&plan, driver.as_deref(), catalog)
         .map_err(|e| Error::Usage(e.to_string()))?;
