@@ -320,10 +320,15 @@ mod plans {
         }
     }
 
+    fn catalog() -> &'static Catalog {
+        static C: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
+        C.get_or_init(Catalog::embedded)
+    }
+
     fn plan(s: &System, r: &Request) -> Plan {
-        let c = Catalog::embedded();
-        let p = cudaup::resolve::resolve_on(s, r, &c, Date::parse("2026-12-01").unwrap());
-        promise_holds(s, &c, &p);
+        let c = catalog();
+        let p = cudaup::resolve::resolve_on(s, r, c, Date::parse("2026-12-01").unwrap());
+        promise_holds(s, c, &p);
         p
     }
 
@@ -484,4 +489,147 @@ mod plans {
         }
         assert!(planned > 60, "{planned} plans were ok");
     }
+
+    /// `--cudnn 9.26.0` (the build torch 2.15 pins) is a row now: cuda-dev and full plan it.
+    #[test]
+    fn a_cudnn_9_26_0_pin_is_planned() {
+        let s = system("NVIDIA H200", "9.0", "Hopper", Some("580.95.05"));
+        for profile in [Profile::CudaDev, Profile::Full] {
+            let p = plan(
+                &s,
+                &request(
+                    profile,
+                    Pins {
+                        cudnn: Some(pin("9.26.0")),
+                        ..Pins::default()
+                    },
+                    "keep",
+                ),
+            );
+            assert_eq!(p.status, Status::Ok, "{p:#?}");
+            assert_eq!(version(&p, "cudnn"), "9.26.0", "{p:#?}");
+        }
+        // Every release a framework pins has its row (PyPI's builds: 9.23.x, 9.21.0, ...).
+        let c = catalog();
+        for (release, variant) in [
+            ("9.26.0", "13"),
+            ("9.24.0", "13"),
+            ("9.23.0", "13"),
+            ("9.23.1", "12"),
+            ("9.21.0", "13"),
+            ("9.18.0", "12"),
+            ("9.17.1", "13"),
+            ("9.15.0", "12"),
+            ("9.13.0", "13"),
+            ("9.11.0", "12"),
+        ] {
+            assert!(
+                c.cudnn
+                    .release
+                    .iter()
+                    .any(|r| r.version.to_string() == release && r.cuda_variant == variant),
+                "no cuDNN {release} cuda{variant} row"
+            );
+        }
+    }
+}
+
+/// `manifests update` over its own output changes nothing: every file is byte for byte the same
+/// (before, each run rewrote the cuDNN 9.10.2 cuda12 row and restamped catalog.toml). NVIDIA's and
+/// PyTorch's hosts are left out: they are not reachable from CI.
+#[test]
+fn needs_network_manifests_update_run_twice_writes_nothing() {
+    let test = "catalog_facts::needs_network_manifests_update_run_twice_writes_nothing";
+    let home = tempfile::tempdir().unwrap();
+    let first = tempfile::tempdir().unwrap();
+    let second = tempfile::tempdir().unwrap();
+    let update = |base: Option<&Path>, out: &Path| {
+        let mut args = Vec::new();
+        if let Some(b) = base {
+            args.extend(["--manifests".to_owned(), b.display().to_string()]);
+        }
+        args.extend(
+            [
+                "manifests",
+                "update",
+                "--skip",
+                "nvidia-redist,pytorch-index",
+                "--write",
+            ]
+            .map(str::to_owned),
+        );
+        args.push(out.display().to_string());
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        cudaup_env(&refs, home.path(), &[("CUDAUP_HTTP_RETRIES", "1")])
+    };
+    let up = update(None, first.path());
+    if up.code == 3 && up.stdout.contains("unreachable") {
+        return skipped(test, "PyPI is not reachable");
+    }
+    assert_eq!(up.code, 0, "{}\n{}", up.stdout, up.stderr);
+    assert!(!up.stdout.contains("cuDNN 9.10.2"), "{}", up.stdout);
+    let again = update(Some(first.path()), second.path());
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    assert!(again.stdout.contains("No row changed"), "{}", again.stdout);
+    for (name, _) in EMBEDDED {
+        assert_eq!(
+            fs_err::read_to_string(first.path().join(name)).unwrap(),
+            fs_err::read_to_string(second.path().join(name)).unwrap(),
+            "{name} was rewritten"
+        );
+    }
+}
+
+/// A fact taken out of the catalog is caught by `manifests check`: a series whose compiler
+/// confirmation is removed, and one whose range no longer matches its compiler's list.
+#[test]
+fn a_removed_compiler_fact_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in EMBEDDED {
+        let text = if *name == "cuda.toml" {
+            let mut series = String::new();
+            text.lines()
+                .filter_map(|l| {
+                    if let Some(v) = l.strip_prefix("version = ") {
+                        series = v.trim_matches('"').to_owned();
+                    }
+                    match (series.as_str(), l.split(" = ").next()) {
+                        ("13.4", Some("compiler")) => None,
+                        ("12.9", Some("sm_max")) => Some("sm_max = \"12.0\"".to_owned()),
+                        _ => Some(l.to_owned()),
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+                + "\n"
+        } else {
+            (*text).to_owned()
+        };
+        fs_err::write(dir.path().join(name), text).unwrap();
+    }
+    let home = tempfile::tempdir().unwrap();
+    let check = cudaup(
+        &["manifests", "check", dir.path().to_str().unwrap()],
+        home.path(),
+    );
+    assert_eq!(check.code, 2, "{}\n{}", check.stdout, check.stderr);
+    assert!(
+        check
+            .stdout
+            .contains("series 13.4: no compiler confirms its targets"),
+        "{}",
+        check.stdout
+    );
+    assert!(
+        check.stdout.contains(
+            "series 12.9: sm_min..sm_max (5.0..12.0) is not the range of its compiler's list"
+        ),
+        "{}",
+        check.stdout
+    );
+    assert!(
+        check.stdout.contains("cuda.toml:"),
+        "file:line: {}",
+        check.stdout
+    );
 }

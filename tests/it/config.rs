@@ -63,7 +63,7 @@ fn flags_override_variables_which_override_the_file() {
     let home = tempfile::tempdir().unwrap();
     let config = write(
         home.path(),
-        "version = 1\nprofile = \"cuda-dev\"\n\n[pins]\ncuda = \"13.0.2\"\ncudnn = \"9.17\"\n\n[sources]\nnvidia_mirror = \"/nonexistent/from-the-file\"\n",
+        "version = 1\nprofile = \"cuda-dev\"\n\n[pins]\ncuda = \"13.0.2\"\ncudnn = \"9.17.0\"\n\n[sources]\nnvidia_mirror = \"/nonexistent/from-the-file\"\n",
     );
     let h = home.path().display().to_string();
     let m = mirror.path().display().to_string();
@@ -248,7 +248,7 @@ fn a_second_run_reports_nothing_changed() {
         "--cuda",
         "13.0.2",
         "--cudnn",
-        "9.17",
+        "9.17.0",
         "--mirror",
         &m,
         "--yes",

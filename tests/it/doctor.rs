@@ -368,7 +368,7 @@ fn an_installed_toolkit_checked_against_its_receipt() {
             "--cuda",
             "13.0.2",
             "--cudnn",
-            "9.17",
+            "9.17.0",
             "--mirror",
             &mirror,
             "--prefix",

@@ -33,7 +33,7 @@ fn install_args(home: &Path, mirror: &Path, torch: &str) -> Vec<String> {
         "--cuda",
         "13.0.2",
         "--cudnn",
-        "9.17",
+        "9.17.0",
         "--mirror",
         &mirror.display().to_string(),
         "--allow-http",

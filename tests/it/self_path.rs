@@ -82,7 +82,7 @@ impl Machine {
             "--cuda",
             "13.0.2",
             "--cudnn",
-            "9.17",
+            "9.17.0",
             "--mirror",
             &self.mirror.path().display().to_string(),
             "--yes",
@@ -301,7 +301,7 @@ fn needs_shells_wizard_puts_cudaup_on_path_and_says_so() {
     fs_err::write(
         &config,
         format!(
-            "version = 1\nprofile = \"cuda-dev\"\n[pins]\ncuda = \"13.0.2\"\ncudnn = \"9.17\"\n[install]\nverify = false\n[shell]\nmodify_path = true\n[sources]\nnvidia_mirror = \"{}\"\n",
+            "version = 1\nprofile = \"cuda-dev\"\n[pins]\ncuda = \"13.0.2\"\ncudnn = \"9.17.0\"\n[install]\nverify = false\n[shell]\nmodify_path = true\n[sources]\nnvidia_mirror = \"{}\"\n",
             m.mirror.path().display()
         ),
     )
@@ -400,7 +400,7 @@ fn a_file_cudaup_did_not_write_stops_the_install_before_anything_changes() {
     fs_err::write(
         &config,
         format!(
-            "version = 1\nprofile = \"cuda-dev\"\n[pins]\ncuda = \"13.0.2\"\ncudnn = \"9.17\"\n[install]\nverify = false\n[sources]\nnvidia_mirror = \"{}\"\n",
+            "version = 1\nprofile = \"cuda-dev\"\n[pins]\ncuda = \"13.0.2\"\ncudnn = \"9.17.0\"\n[install]\nverify = false\n[sources]\nnvidia_mirror = \"{}\"\n",
             m.mirror.path().display()
         ),
     )

@@ -101,7 +101,7 @@ fn component_sets_from_the_redist_route() {
             "--cuda",
             "13.0.2",
             "--cudnn",
-            "9.17",
+            "9.17.0",
             "--mirror",
             &mirror,
             "--prefix",

@@ -44,7 +44,7 @@ fn full_install(home: &Path, mirror: &Path, torch: &str, extra: &[&str]) -> Run 
         "--cuda",
         "13.0.2",
         "--cudnn",
-        "9.17",
+        "9.17.0",
         "--mirror",
         &m,
         "--allow-http",

@@ -51,7 +51,7 @@ impl VerifyContext for TestContext {
             "--cuda",
             "13.0.2",
             "--cudnn",
-            "9.17",
+            "9.17.0",
             "--mirror",
             &mirror.path().display().to_string(),
             "--yes",

@@ -452,7 +452,7 @@ fn without_a_terminal_a_config_with_yes_installs_and_without_yes_stops() {
     fs_err::write(
         &config,
         format!(
-            "version = 1\nprofile = \"cuda-dev\"\n[pins]\ncuda = \"13.0.2\"\ncudnn = \"9.17\"\n[install]\nprefix = \"{}\"\nverify = false\n[shell]\nmodify_path = false\n[sources]\nnvidia_mirror = \"{}\"\n",
+            "version = 1\nprofile = \"cuda-dev\"\n[pins]\ncuda = \"13.0.2\"\ncudnn = \"9.17.0\"\n[install]\nprefix = \"{}\"\nverify = false\n[shell]\nmodify_path = false\n[sources]\nnvidia_mirror = \"{}\"\n",
             prefix.display(),
             mirror.path().display()
         ),

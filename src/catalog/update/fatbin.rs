@@ -259,7 +259,7 @@ pub fn probe_all(
             .cudnn
             .release
             .iter()
-            .any(|r| r.cuda_variant == c.major && r.version.prefix(2) == c.version.prefix(2));
+            .any(|r| r.cuda_variant == c.major && r.version.prefix(3) == c.version.prefix(3));
         if catalogued {
             continue;
         }

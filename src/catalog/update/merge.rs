@@ -633,12 +633,15 @@ fn tensorflow(
 
 /// Rewrites catalog.toml in place: how each part went, and the catalog's date (today when every
 /// part was read, else the base catalog's: a stale part keeps the whole catalog's age honest).
+/// A run that changed no row keeps the origin and the byte counts of the run that made the rows,
+/// so an update run twice writes nothing the second time.
 pub fn stamp(
     base: &Catalog,
     files: &mut BTreeMap<String, String>,
     report: &[PartReport],
     today: Date,
     complete: bool,
+    changed: bool,
 ) -> Result<(), UpdateError> {
     let parts = parts_after(&base.meta.part, report, today);
     let date = if complete {
@@ -658,7 +661,9 @@ pub fn stamp(
     let mut t = Texts { files };
     t.edit("catalog.toml", |doc| {
         doc.set_top("date", &lit(&date.to_string()));
-        doc.set_top("origin", &lit(&origin));
+        if changed {
+            doc.set_top("origin", &lit(&origin));
+        }
         for p in &parts {
             let Some(row) = doc.find("part", "name", &p.name) else {
                 continue;
@@ -668,7 +673,9 @@ pub fn stamp(
                 doc.set(row, "read", &lit(&r.to_string()));
             }
             doc.set(row, "status", &lit(&p.status));
-            doc.set(row, "bytes", &p.bytes.to_string());
+            if changed {
+                doc.set(row, "bytes", &p.bytes.to_string());
+            }
         }
     })?;
     Ok(())

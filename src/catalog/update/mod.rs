@@ -336,7 +336,14 @@ pub fn refresh(
     let complete = PARTS
         .iter()
         .all(|n| parts.iter().any(|p| p.name == *n && p.status == "ok"));
-    merge::stamp(base, &mut texts, &parts, opts.today, complete)?;
+    merge::stamp(
+        base,
+        &mut texts,
+        &parts,
+        opts.today,
+        complete,
+        !changes.is_empty(),
+    )?;
     Ok(Refreshed {
         texts,
         changes,

@@ -551,25 +551,27 @@ pub fn read(
             continue;
         };
         obs.pages.insert(name.clone(), p.page.to_string());
-        let mut by_minor: BTreeMap<String, Version> = BTreeMap::new();
+        // Every release a framework may pin (torch 2.15 pins 9.26.0, not the newer 9.26.1): the
+        // newest build of each x.y.z.
+        let mut by_release: BTreeMap<String, Version> = BTreeMap::new();
         for v in p
             .releases()
             .into_iter()
             .filter(|v| v.major() >= 9 && v.parts().len() == 4)
         {
-            by_minor.insert(v.prefix(2), v);
+            by_release.insert(v.prefix(3), v);
         }
-        for (minor, v) in by_minor.iter().rev() {
+        for (release, v) in by_release.iter().rev() {
             let rows: Vec<_> = catalog
                 .cudnn
                 .release
                 .iter()
-                .filter(|r| r.cuda_variant == major && r.version.prefix(2) == *minor)
+                .filter(|r| r.cuda_variant == major && r.version.prefix(3) == *release)
                 .collect();
             let catalogued = !rows.is_empty();
-            let needs_wheel = rows
-                .iter()
-                .any(|r| r.wheel.is_none() && r.version.prefix(3) == v.prefix(3));
+            // A curated row without a wheel that another row of the release already names is
+            // not missing one (9.10.2 cuda12: two matrix rows, one package).
+            let needs_wheel = rows.iter().all(|r| r.wheel.is_none());
             if catalogued && !needs_wheel {
                 continue;
             }
