@@ -23,6 +23,10 @@ pub mod unpack;
 pub mod verify;
 pub mod world;
 
+// Seeded fuzzing of every parser of outside input (issue 25; scripts/fuzz runs it long).
+#[cfg(test)]
+mod fuzz;
+
 pub use error::{Error, ExitCode, Result};
 
 // The paths these modules had before the layout of model/, world/, install/ and settings/. Kept so that code written

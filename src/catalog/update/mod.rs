@@ -10,16 +10,16 @@
 //! half-updates a catalog.
 
 mod compiler;
-mod fatbin;
-mod marker;
+pub(crate) mod fatbin;
+pub(crate) mod marker;
 mod merge;
-mod pypi;
+pub(crate) mod pypi;
 mod pytorch_index;
-mod redist;
+pub(crate) mod redist;
 mod rows;
 mod series;
 mod write;
-mod zip;
+pub(crate) mod zip;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

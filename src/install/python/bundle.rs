@@ -117,7 +117,9 @@ pub fn read(fetcher: &Fetcher, base: &Location) -> Option<BundleManifest> {
 
 /// Reads the manifest of a local bundle directory.
 pub fn read_dir(dir: &Path) -> Option<BundleManifest> {
-    let bytes = fs_err::read(dir.join(MANIFEST)).ok()?;
+    // A regular file of a manifest's size only: a FIFO or a device there is no bundle.
+    let bytes =
+        crate::detect::root::read_regular(&dir.join(MANIFEST), crate::fetch::MAX_DOCUMENT).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
