@@ -412,7 +412,7 @@ fn ctrl_c_during_downloads_says_cancelled_once_with_the_resume_hint() {
         "--cuda",
         "13.0.2",
         "--cudnn",
-        "9.17",
+        "9.17.0",
         "--mirror",
         &url,
         "--allow-http",
