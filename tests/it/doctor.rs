@@ -4,7 +4,6 @@
 //! CPU-only torch — are each named by their id; a healthy install has no error.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::common::*;
 
@@ -324,28 +323,9 @@ fn system_and_wheel_cudnn_disagree() {
         .contains("torch loads the wheel's copy"));
 }
 
-/// A synthetic mirror (CUDA 13.0.2, cuDNN 9.17.0).
-fn synthetic_mirror() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let out = Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/scripts/make-synthetic-mirror.py"
-        ))
-        .arg(dir.path())
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    dir
-}
-
 #[test]
 fn an_installed_toolkit_checked_against_its_receipt() {
-    let m = synthetic_mirror();
+    let m = synthetic_mirror(&[]);
     let home = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
     let prefix = root.path().join("cuda");

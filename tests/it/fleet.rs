@@ -233,10 +233,6 @@ fn ansible_installs_each_host_its_own_stack_and_a_second_run_changes_nothing() {
 
     // One mirror for the fleet, with every release the hosts need, served over plain HTTP.
     let mirror = tempfile::tempdir().unwrap();
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/scripts/make-synthetic-mirror.py"
-    );
     for (cuda, cudnn) in [
         ("12.1.1", "9.10.2"),
         ("12.2.2", "9.10.2"),
@@ -244,17 +240,8 @@ fn ansible_installs_each_host_its_own_stack_and_a_second_run_changes_nothing() {
         ("13.0.3", "9.28.1"),
         ("13.2.2", "9.28.1"),
     ] {
-        let out = Command::new(&python)
-            .arg(script)
-            .arg(mirror.path())
-            .args(["--cuda", cuda, "--cudnn", cudnn])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        crate::common::mirror::MirrorSpec::from_args(&["--cuda", cuda, "--cudnn", cudnn])
+            .build(mirror.path());
     }
     let server = Server::start(mirror.path().to_owned());
 

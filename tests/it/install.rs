@@ -1,5 +1,5 @@
 //! `cudaup install --profile cuda-dev` and `cudaup mirror create` against synthetic mirrors in
-//! NVIDIA's exact layout (scripts/make-synthetic-mirror.py), served from a directory or from a
+//! NVIDIA's exact layout (tests/it/common/mirror.rs), served from a directory or from a
 //! loopback HTTP server that injects faults, and against real NVIDIA wheels through a loopback
 //! index. Every failure must leave nothing installed.
 

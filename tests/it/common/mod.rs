@@ -4,10 +4,12 @@
 #![allow(dead_code)]
 
 pub mod context;
+pub mod mirror;
 pub mod server;
 pub mod wheels;
 
 pub use context::TestContext;
+pub use mirror::synthetic_mirror;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -276,28 +278,6 @@ pub const UBUNTU_2204: &str = "PRETTY_NAME=\"Ubuntu 22.04.4 LTS\"\nNAME=\"Ubuntu
 pub const LINUX_VERSION: &str = "Linux version 6.8.0-45-generic (buildd@lcy02-amd64-115) (x86_64-linux-gnu-gcc-13 (Ubuntu 13.2.0-23ubuntu4) 13.2.0, GNU ld (GNU Binutils for Ubuntu) 2.42) #45-Ubuntu SMP PREEMPT_DYNAMIC Fri Aug 30 12:02:04 UTC 2024\n";
 pub const TORCH_CU130: &str = "__version__ = '2.11.0+cu130'\ndebug = False\ncuda: Optional[str] = '13.0'\nhip: Optional[str] = None\n";
 pub const TORCH_CPU: &str = "__version__ = '2.11.0+cpu'\ndebug = False\ncuda: Optional[str] = None\nhip: Optional[str] = None\n";
-
-/// A synthetic mirror in NVIDIA's layout (CUDA 13.0.2, cuDNN 9.17.0), made by
-/// `scripts/make-synthetic-mirror.py` with `extra` options (`--evil`, `--pad-mib N`).
-pub fn synthetic_mirror(extra: &[&str]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/scripts/make-synthetic-mirror.py"
-    );
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(dir.path())
-        .args(extra)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    dir
-}
 
 /// Starts `cmd` (a cudaup run with `CUDAUP_TEST_CHECKPOINT=checkpoint`), waits (at most two
 /// minutes) until it parks at that checkpoint, and kills it there.
