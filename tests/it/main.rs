@@ -15,6 +15,7 @@ mod framework;
 mod hostile;
 mod hostile_crash;
 mod hostile_fetch;
+mod hostile_inputs;
 mod hostile_merge;
 mod hostile_small;
 mod install;
