@@ -119,3 +119,38 @@ short_campaigns! {
     fuzz_system_root: SYSTEM_ROOT, 300;
     fuzz_fleet: FLEET, 2000;
 }
+
+/// The fuzzer is strong enough to matter: on the PEP 503 parser as it was before issue 25, with
+/// the same seeds and tokens, it finds finding 1 (`<a </a>`, a backwards slice) by itself.
+#[test]
+fn the_campaign_rediscovers_finding_1_in_the_old_parser() {
+    fn old_parse_html(input: &[u8], _: &std::path::Path) {
+        let text = String::from_utf8_lossy(input);
+        let mut rest = &text[..];
+        while let Some(start) = rest.find("<a ") {
+            rest = &rest[start + 3..];
+            let Some(close) = rest.find('>') else { break };
+            let Some(end) = rest.find("</a>") else { break };
+            let _ = rest[close + 1..end].trim();
+            rest = &rest[end..];
+        }
+    }
+    let old = Target {
+        name: "old_index_html",
+        run: old_parse_html,
+        seeds: || {
+            // The real pages only: the `<a </a>` seed the target carries is left out.
+            let mut s = (targets::INDEX_HTML.seeds)();
+            s.retain(|p| p.len() > 100);
+            s
+        },
+        ..targets::INDEX_HTML
+    };
+    let s = campaign(&old, 25, Budget::Runs(3000), None, HANG);
+    assert!(s.panics > 0, "3,000 inputs did not find it: {s:?}");
+    assert!(
+        s.messages[0].contains("begin > end") || s.messages[0].contains("byte index"),
+        "{:?}",
+        s.messages
+    );
+}
