@@ -52,9 +52,7 @@ pub struct EnvArgs {
 
 /// `cudaup env`: prints the env script of the active stack.
 pub fn run(args: &EnvArgs, process: &Process, out: &mut dyn Write) -> Result<ExitCode> {
-    let home = process.cudaup_home().ok_or_else(|| {
-        Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
-    })?;
+    let home = crate::install::home::Home::of(process)?.root().to_owned();
     let name = args
         .shell
         .clone()

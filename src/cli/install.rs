@@ -402,9 +402,7 @@ pub(super) fn install_with(
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
     let request = &s.request;
-    let home = process.cudaup_home().ok_or_else(|| {
-        Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
-    })?;
+    let home = crate::install::home::Home::of(process)?.root().to_owned();
     let live_root = crate::detect::Root::live();
     // A driver installed by an earlier run waits for a reboot; once it has happened, continue.
     if crate::install::driver::clear_if_rebooted(&home, &live_root)
@@ -439,7 +437,7 @@ pub(super) fn install_with(
     let venv_dir = s
         .venv
         .clone()
-        .unwrap_or_else(|| home.join("venvs").join(request.profile.name()));
+        .unwrap_or_else(|| crate::install::home::Home::at(&home).venv(request.profile.name()));
     // An existing venv is the Python to plan for: what it has decides keep or upgrade.
     if let Some(found) = probe_venv(runner, &venv_dir) {
         system.pythons.retain(|p| p.path != found.path);
@@ -534,7 +532,7 @@ pub(super) fn install_with(
                 let prefix = s
                     .prefix
                     .clone()
-                    .unwrap_or_else(|| home.join("toolkits").join(format!("cuda-{cuda}")));
+                    .unwrap_or_else(|| crate::install::home::Home::at(&home).toolkit(&cuda));
                 let spec = ToolkitSpec {
                     cuda,
                     cudnn,
@@ -765,7 +763,7 @@ pub(super) fn install_with(
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let log = home.join("logs").join(format!("install-{stamp}.log"));
+        let log = crate::install::home::Home::at(&home).log("install", stamp);
         let progress: Arc<dyn Reporter> = if global.quiet && !flags.json {
             Arc::new(crate::world::progress::Silent)
         } else if flags.json {
@@ -1247,13 +1245,8 @@ pub(super) fn run_mirror(
         }
         let candidates = crate::install::python::route::candidates(want, &settings);
         let probe = probe_fetcher(process, s.allow_http, cancel.clone())?;
-        let home = process.cudaup_home().ok_or_else(|| {
-            Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
-        })?;
-        let log = home.join("logs").join(format!(
-            "mirror-{}.log",
-            crate::install::python::bundle::now_secs()
-        ));
+        let home = crate::install::home::Home::of(process)?;
+        let log = home.log("mirror", crate::install::python::bundle::now_secs());
         let progress: Arc<dyn Reporter> = if global.quiet {
             Arc::new(crate::world::progress::Silent)
         } else if process.stdout_is_tty {
@@ -1484,8 +1477,6 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Some(parent) = path.parent() {
         fs_err::create_dir_all(parent)?;
     }
-    let tmp = path.with_extension("tmp-cudaup");
-    fs_err::write(&tmp, bytes)?;
-    fs_err::rename(&tmp, path)?;
-    Ok(())
+    use crate::world::fs::{write_atomic, Durability, Temp};
+    Ok(write_atomic(path, bytes, Temp::Unique, Durability::Fast)?)
 }

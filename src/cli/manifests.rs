@@ -89,6 +89,13 @@ fn name_of(source: &Source) -> String {
     }
 }
 
+impl ManifestsCommand {
+    /// Whether the command writes into `$CUDAUP_HOME` (a refreshed catalog).
+    pub fn changes_home(&self) -> bool {
+        matches!(self, ManifestsCommand::Update(a) if a.write.is_none())
+    }
+}
+
 pub(super) fn run(
     cmd: &ManifestsCommand,
     selection: &Selection,
@@ -194,9 +201,7 @@ fn run_update(
         .filter(|p| !args.skip.iter().any(|s| s == *p))
         .map(|p| (*p).to_owned())
         .collect();
-    let home = process.cudaup_home().ok_or_else(|| {
-        Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
-    })?;
+    let home = crate::install::home::Home::of(process)?.root().to_owned();
     let opts = Options {
         nvidia: location(
             &pick(
@@ -225,7 +230,7 @@ fn run_update(
         parts,
         fatbin_budget: args.fatbin_budget.saturating_mul(1 << 20),
         today: Date::today(),
-        cache_dir: home.join("cache"),
+        cache_dir: crate::install::home::Home::at(&home).cache(),
     };
     // The base: the directory being rewritten, else the catalog in effect.
     let base_source = match &args.write {

@@ -75,6 +75,10 @@ pub struct GlobalArgs {
     /// When to use colours
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// When another cudaup is changing $CUDAUP_HOME, exit (code 1, naming it) instead of
+    /// waiting for it to finish
+    #[arg(long, global = true)]
+    pub no_wait: bool,
 }
 
 /// When to colour output.
@@ -171,6 +175,30 @@ pub struct DetectArgs {
     pub deep: bool,
 }
 
+/// Whether `command` changes `$CUDAUP_HOME` (and so takes its lock).
+fn changes_home(command: &Command) -> bool {
+    match command {
+        Command::Install(a) => !a.dry_run,
+        Command::Repair(a) => !a.dry_run,
+        Command::Uninstall(_) | Command::Mirror(_) => true,
+        Command::Wizard(a) => !a.dry_run,
+        Command::Manifests(m) => m.changes_home(),
+        _ => false,
+    }
+}
+
+/// Takes the home's lock, saying on stderr whom it waits for.
+fn lock_home(process: &Process, no_wait: bool) -> Result<crate::install::home::HomeLock> {
+    let home = crate::install::home::Home::of(process)?;
+    Ok(home.lock(!no_wait, |holder| {
+        let _ = writeln!(
+            std::io::stderr(),
+            "waiting for another cudaup ({holder}) to finish changing {} (--no-wait exits instead)",
+            home.root().display()
+        );
+    })?)
+}
+
 /// Runs a parsed command line. Output goes to `out`; the caller prints errors.
 pub fn run(
     cli: Cli,
@@ -203,6 +231,15 @@ pub fn run(
         cli.global.manifests.as_deref(),
         process.cudaup_home().as_deref(),
     );
+    // One cudaup at a time changes a home: receipts, env scripts, rc hooks and the self copy
+    // are read, changed and written back as one.
+    let _lock = match &cli.command {
+        Some(c) if changes_home(c) => Some(lock_home(process, cli.global.no_wait)?),
+        None if process.stdin_is_tty && process.stdout_is_tty => {
+            Some(lock_home(process, cli.global.no_wait)?)
+        }
+        _ => None,
+    };
     // `manifests check` must work on a catalog too broken to load.
     if let Some(Command::Manifests(cmd)) = &cli.command {
         return manifests::run(cmd, &selection, &cli.global, process, cancel, &style, out);

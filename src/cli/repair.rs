@@ -99,9 +99,7 @@ pub(super) fn run(
     cancel: Arc<AtomicBool>,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
-    let home = process.cudaup_home().ok_or_else(|| {
-        Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
-    })?;
+    let home = crate::install::home::Home::of(process)?.root().to_owned();
     let ids = [
         "toolkit-files",
         "venv-packages",
@@ -221,7 +219,7 @@ pub(super) fn run(
                 let mut session = Session::new(
                     runner,
                     tool,
-                    home.join("logs").join(format!("repair-{stamp}.log")),
+                    crate::install::home::Home::at(&home).log("repair", stamp),
                     &progress,
                 )?;
                 let venv = Venv {

@@ -32,9 +32,7 @@ pub(super) fn run(
     style: &Style,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
-    let home = process.cudaup_home().ok_or_else(|| {
-        Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
-    })?;
+    let home = crate::install::home::Home::of(process)?.root().to_owned();
     let steps = crate::install::uninstall::plan(&home, args.purge);
     if steps.is_empty() {
         if args.json {

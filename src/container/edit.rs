@@ -69,7 +69,7 @@ fn sha(bytes: &[u8]) -> String {
 impl Receipt {
     /// Where it is kept.
     pub fn path(home: &Path) -> PathBuf {
-        home.join("receipts").join("container.json")
+        crate::install::home::Home::at(home).container_receipt()
     }
 
     /// Reads it; absent means nothing changed.
@@ -98,7 +98,6 @@ impl Receipt {
         fs_err::create_dir_all(dir).map_err(io(dir))?;
         crate::install::receipt_file::write_whole(
             &path,
-            &path.with_extension("json.tmp"),
             &serde_json::to_vec_pretty(self).expect("serialises"),
         )
         .map_err(io(&path))

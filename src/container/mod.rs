@@ -64,7 +64,7 @@ pub fn survey(inputs: &Inputs<'_>, runner: &dyn Runner) -> Survey {
         .map(|d| d.join("docker.sock"))
         .filter(|s| s.exists());
     let engines = engine::detect(runner, &inputs.path_entries, socket.as_deref(), host.root);
-    let user_spec_dir = inputs.cudaup_home.join("cdi");
+    let user_spec_dir = crate::install::home::Home::at(inputs.cudaup_home).cdi();
     let choices = choice::choose(&engines, &host, &user_spec_dir);
     Survey {
         host,

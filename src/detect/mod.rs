@@ -307,7 +307,7 @@ fn python_candidates(process: &Process, root: &Root) -> Vec<python::Candidate> {
         .filter_map(|v| process.path_var(v))
         .collect();
     if let Some(home) = process.cudaup_home() {
-        env_roots.extend(root.list(home.join("venvs")));
+        env_roots.extend(root.list(crate::install::home::Home::at(&home).venvs()));
     }
     env_roots.push(process.cwd().join(".venv"));
     for env in env_roots {

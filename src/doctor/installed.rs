@@ -348,7 +348,7 @@ fn shell(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
         );
     }
     if let (false, Some(home)) = (hooks.is_empty(), inputs.process.cudaup_home()) {
-        let script = home.join("env");
+        let script = crate::install::home::Home::at(&home).env_script(crate::shell::Shell::Posix);
         if !script.is_file() {
             out.push(
                 Diagnosis::new(

@@ -120,7 +120,7 @@ pub fn check(inputs: &Inputs<'_>) -> Option<Diagnosis> {
         )
         .evidence(format!(
             "receipts in {} name what cudaup installed; {} is not there (an older cudaup made no copy)",
-            home.join("receipts").display(),
+            crate::install::home::Home::at(&home).receipts().display(),
             path.display()
         ))
         .fix(fix()),

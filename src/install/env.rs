@@ -10,15 +10,14 @@ use super::receipts::{Active, ShellReceipt};
 use crate::shell::{self, EnvSpec, Shell};
 use crate::world::process::Process;
 
-/// Writes `bytes` to `path` through `<path>.tmp-cudaup`.
+/// Writes `bytes` to `path` whole and durably.
 fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    super::receipt_file::write_whole(path, &tmp_of(path), bytes)
+    super::receipt_file::write_whole(path, bytes)
 }
 
+/// The temporary a killed write of `path` leaves.
 fn tmp_of(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".tmp-cudaup");
-    path.with_file_name(name)
+    crate::world::fs::temporary(path, crate::world::fs::Temp::Fixed)
 }
 
 /// The temporary files [`write_scripts`] may leave when killed (for uninstall and litter).
@@ -144,7 +143,7 @@ pub struct Intent {
 
 /// Where the intent is kept: beside the toolkit journals, under a name their reader skips.
 fn intent_path(home: &Path) -> PathBuf {
-    home.join("receipts").join("pending").join(".env.json")
+    crate::install::home::Home::at(home).env_intent()
 }
 
 impl Intent {
@@ -175,7 +174,7 @@ impl Intent {
                 _ => {}
             }
         }
-        let _ = fs_err::remove_dir(home.join("receipts").join("pending"));
+        let _ = fs_err::remove_dir(crate::install::home::Home::at(home).pending());
         Ok(())
     }
 

@@ -29,6 +29,11 @@ impl Home {
             .ok_or(SettingsError::NoHome)
     }
 
+    /// The home at `root` (borrowed paths from older signatures).
+    pub fn at(root: &Path) -> Home {
+        Home::new(root)
+    }
+
     /// The directory itself.
     pub fn root(&self) -> &Path {
         &self.root
@@ -92,6 +97,16 @@ impl Home {
     /// The env step begun and not yet done.
     pub fn env_intent(&self) -> PathBuf {
         self.pending().join(".env.json")
+    }
+
+    /// What `cudaup container setup` changed on the host, for a byte-exact revert.
+    pub fn container_receipt(&self) -> PathBuf {
+        self.receipts().join("container.json")
+    }
+
+    /// CDI specs cudaup writes for a rootless engine that reads them from here.
+    pub fn cdi(&self) -> PathBuf {
+        self.root.join("cdi")
     }
 
     /// Which toolkit and cudaup the env scripts put on PATH.

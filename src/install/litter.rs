@@ -34,7 +34,7 @@ fn prefixes(home: &Path, receipts: &Receipts) -> Vec<PathBuf> {
         .chain(&receipts.pending)
         .map(|(_, r)| r.prefix.clone())
         .collect();
-    let toolkits = home.join("toolkits");
+    let toolkits = crate::install::home::Home::at(home).toolkits();
     if let Ok(rd) = fs_err::read_dir(&toolkits) {
         for e in rd.flatten() {
             let n = e.file_name().to_string_lossy().into_owned();
@@ -97,7 +97,7 @@ fn temporaries(home: &Path, receipts: &Receipts) -> Vec<PathBuf> {
 /// Everything killed runs left that no running cudaup is using.
 pub fn find(home: &Path, receipts: &Receipts) -> Vec<Litter> {
     let mut out = Vec::new();
-    let cache = Cache::new(home.join("cache"));
+    let cache = Cache::new(crate::install::home::Home::at(home).cache());
     for (tree, key) in cache.unpacking_trees() {
         if matches!(cache.try_lock_unpacking(&key), Ok(Some(_))) {
             out.push(Litter {
@@ -141,7 +141,7 @@ pub fn find(home: &Path, receipts: &Receipts) -> Vec<Litter> {
 /// Removes what [`find`] would return, each piece under its lock (pieces in use are left).
 /// A prefix a killed commit set aside is put back in place when the prefix is missing.
 pub fn clean(home: &Path, receipts: &Receipts) -> std::io::Result<Vec<PathBuf>> {
-    let mut removed = super::sweep_unpacking(&Cache::new(home.join("cache")))?;
+    let mut removed = super::sweep_unpacking(&Cache::new(crate::install::home::Home::at(home).cache()))?;
     // Safe without a lock: a live writer whose temporary file goes writes it again
     // (`receipt_file::write_whole`).
     if let Some(intent) = super::env::Intent::read(home) {

@@ -249,7 +249,7 @@ fn ensure_unpacked(
     stamps.write(&tmp)?;
     // Last: a tree with its entry list is complete.
     assemble::write_entries(&tmp.join(assemble::ENTRIES_FILE), &entries)?;
-    fs_err::rename(&tmp, &dir)?;
+    crate::world::fs::rename(&tmp, &dir)?;
     fetcher.reporter().finish(id, "done");
     Ok(Unpacked {
         dir,
@@ -402,7 +402,7 @@ pub fn install(
 
 /// Whether `home` has a receipt for `prefix`.
 fn registered(home: &Path, prefix: &Path) -> bool {
-    home.join("receipts")
+    crate::install::home::Home::at(home).receipts()
         .join(receipt_file::file_name(receipt_file::TOOLKIT, prefix))
         .exists()
 }

@@ -50,28 +50,27 @@ fn legacy_name(kind: &str, target: &Path) -> String {
     format!("{kind}{}.json", readable(target))
 }
 
-/// Writes `bytes` to `path` whole: into `tmp` (a fixed name beside it), then renamed over. A
-/// write killed halfway leaves `tmp`, which the next write of the same file reuses and
-/// `repair --fix litter` or uninstall removes; should one of those remove it under a live
-/// writer's feet, the writer writes it again.
-pub(crate) fn write_whole(path: &Path, tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut tries = 0;
-    loop {
-        fs_err::write(tmp, bytes)?;
-        match fs_err::rename(tmp, path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 3 => tries += 1,
-            other => return other,
-        }
-    }
+/// Writes `bytes` to `path` whole and durably ([`crate::world::fs::write_atomic`]): a fixed
+/// temporary name beside it is safe because the home's lock keeps writers one at a time, and a
+/// write killed halfway leaves a temporary the next write reuses and `repair --fix litter` or
+/// uninstall removes.
+pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use crate::world::fs::{write_atomic, Durability, Temp};
+    write_atomic(path, bytes, Temp::Fixed, Durability::Fsync)
+}
+
+/// Whether a file name is a temporary of a killed write (today's, or an older cudaup's `.tmp`).
+pub(crate) fn is_temporary(name: &str) -> bool {
+    name.ends_with(crate::world::fs::TEMP_SUFFIX) || name.ends_with(".tmp")
 }
 
 /// The temporary files killed writes leave in `$CUDAUP_HOME/receipts/` (and its `pending/`).
 pub(crate) fn temporaries(home: &Path) -> Vec<PathBuf> {
-    let receipts = home.join("receipts");
+    let receipts = crate::install::home::Home::at(home).receipts();
     let mut out = Vec::new();
     for dir in [receipts.clone(), receipts.join("pending")] {
         for e in fs_err::read_dir(&dir).into_iter().flatten().flatten() {
-            if e.file_name().to_string_lossy().ends_with(".tmp") {
+            if is_temporary(&e.file_name().to_string_lossy()) {
                 out.push(e.path());
             }
         }
@@ -89,14 +88,12 @@ pub(crate) fn register(
     target: &Path,
     value: &impl Serialize,
 ) -> std::io::Result<PathBuf> {
-    let dir = home.join("receipts");
+    let dir = crate::install::home::Home::at(home).receipts();
     fs_err::create_dir_all(&dir)?;
     let name = file_name(kind, target);
     let path = dir.join(&name);
-    let tmp = dir.join(format!(".{name}.tmp"));
     write_whole(
         &path,
-        &tmp,
         &serde_json::to_vec_pretty(value).expect("receipts serialise"),
     )?;
     crate::world::checkpoint::reach("receipt-registered");
@@ -112,7 +109,7 @@ pub(crate) fn register(
 /// directory) can exist and removed once its receipt is registered, it lets uninstall, repair
 /// and doctor find a prefix whose install was killed at any moment.
 pub(crate) fn pending_path(home: &Path, target: &Path) -> PathBuf {
-    home.join("receipts")
+    crate::install::home::Home::at(home).receipts()
         .join("pending")
         .join(file_name(TOOLKIT, target))
 }
@@ -126,13 +123,8 @@ pub(crate) fn write_pending(
     let path = pending_path(home, target);
     let dir = path.parent().expect("has a parent");
     fs_err::create_dir_all(dir)?;
-    let tmp = dir.join(format!(
-        ".{}.tmp",
-        path.file_name().unwrap_or_default().to_string_lossy()
-    ));
     write_whole(
         &path,
-        &tmp,
         &serde_json::to_vec_pretty(value).expect("receipts serialise"),
     )?;
     Ok(path)
@@ -143,10 +135,7 @@ pub(crate) fn write_pending(
 pub(crate) fn remove_pending(home: &Path, target: &Path) -> std::io::Result<()> {
     let path = pending_path(home, target);
     let dir = path.parent().expect("has a parent");
-    let tmp = dir.join(format!(
-        ".{}.tmp",
-        path.file_name().unwrap_or_default().to_string_lossy()
-    ));
+    let tmp = crate::world::fs::temporary(&path, crate::world::fs::Temp::Fixed);
     for p in [&tmp, &path] {
         match fs_err::remove_file(p) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),

@@ -23,7 +23,7 @@ pub struct Active {
 impl Active {
     /// Where it is kept.
     pub fn path(home: &Path) -> PathBuf {
-        home.join("active.json")
+        crate::install::home::Home::at(home).active()
     }
 
     /// Reads it (absent: nothing active).
@@ -60,7 +60,7 @@ pub struct ShellReceipt {
 impl ShellReceipt {
     /// Where it is kept.
     pub fn path(home: &Path) -> PathBuf {
-        home.join("receipts").join("shell.json")
+        crate::install::home::Home::at(home).shell_receipt()
     }
 
     /// Reads it (absent: nothing changed).
@@ -75,10 +75,8 @@ impl ShellReceipt {
     pub fn write(&self, home: &Path) -> std::io::Result<()> {
         let path = Self::path(home);
         fs_err::create_dir_all(path.parent().expect("has a parent"))?;
-        let tmp = path.with_extension("json.tmp");
         crate::install::receipt_file::write_whole(
             &path,
-            &tmp,
             &serde_json::to_vec_pretty(self).expect("serialises"),
         )
     }
@@ -112,7 +110,7 @@ impl Receipts {
             active: Active::read(home),
             ..Receipts::default()
         };
-        if let Ok(rd) = fs_err::read_dir(home.join("receipts").join("pending")) {
+        if let Ok(rd) = fs_err::read_dir(crate::install::home::Home::at(home).pending()) {
             let mut journals: Vec<PathBuf> = rd
                 .flatten()
                 .map(|e| e.path())
@@ -137,7 +135,7 @@ impl Receipts {
                 }
             }
         }
-        let Ok(dir) = fs_err::read_dir(home.join("receipts")) else {
+        let Ok(dir) = fs_err::read_dir(crate::install::home::Home::at(home).receipts()) else {
             return out;
         };
         let mut files: Vec<PathBuf> = dir

@@ -80,16 +80,14 @@ impl Stamps {
 
     /// Writes them atomically (a temporary file renamed over).
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".cudaup-stamps-")
-            .tempfile_in(dir)?;
-        std::io::Write::write_all(
-            &mut tmp,
+        use crate::world::fs::{write_atomic, Durability, Temp};
+        // A cache: rebuilt (rehashed) when lost, so no fsync.
+        write_atomic(
+            &dir.join(STAMPS_FILE),
             &serde_json::to_vec(self).expect("stamps serialise"),
-        )?;
-        tmp.persist(dir.join(STAMPS_FILE))
-            .map_err(|e| e.error)
-            .map(drop)
+            Temp::Unique,
+            Durability::Fast,
+        )
     }
 
     /// Stamps every file of a tree just unpacked and hashed.

@@ -187,9 +187,9 @@ pub fn plan(home: &Path, purge: bool) -> Vec<Step> {
             steps.push(Step::File { path: p });
         }
     }
-    if purge && home.join("cache").exists() {
+    if purge && crate::install::home::Home::at(home).cache().exists() {
         steps.push(Step::Cache {
-            dir: home.join("cache"),
+            dir: crate::install::home::Home::at(home).cache(),
         });
     }
     // The catalog `cudaup manifests update` wrote is cudaup's data as much as its cache.
@@ -336,10 +336,10 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
     }
     // Journals of installs whose prefixes are gone by now, and the temporary files killed
     // receipt writes left (`.<name>.json.tmp`, `shell.json.tmp`).
-    remove_tree(&home.join("receipts").join("pending"))?;
-    if let Ok(rd) = fs_err::read_dir(home.join("receipts")) {
+    remove_tree(&crate::install::home::Home::at(home).pending())?;
+    if let Ok(rd) = fs_err::read_dir(crate::install::home::Home::at(home).receipts()) {
         for e in rd.flatten() {
-            if e.file_name().to_string_lossy().ends_with(".tmp") {
+            if crate::install::receipt_file::is_temporary(&e.file_name().to_string_lossy()) {
                 let _ = fs_err::remove_file(e.path());
             }
         }
@@ -360,8 +360,9 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
         {
             out.kept.push((path, why));
         }
-        let _ = fs_err::remove_dir(home.join("receipts"));
+        let _ = fs_err::remove_dir(crate::install::home::Home::at(home).receipts());
     }
+    let _ = fs_err::remove_file(crate::install::home::Home::new(home).lock_path());
     let _ = fs_err::remove_dir(home);
     Ok(out)
 }

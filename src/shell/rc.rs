@@ -418,10 +418,7 @@ fn remove_created_dirs(applied: &Applied) {
 
 /// The temporary file a write of `target` goes through: `.<name>.cudaup-tmp` beside it.
 fn temporary(target: &Path) -> PathBuf {
-    let mut name = std::ffi::OsString::from(".");
-    name.push(target.file_name().unwrap_or_default());
-    name.push(".cudaup-tmp");
-    target.with_file_name(name)
+    crate::world::fs::temporary(target, crate::world::fs::Temp::Fixed)
 }
 
 /// The temporary file a killed write of the rc file `file` (followed through its symlinks)
@@ -528,72 +525,16 @@ fn writable(path: &Path, metadata: &std::fs::Metadata) -> bool {
     !metadata.permissions().readonly() && fs_err::OpenOptions::new().write(true).open(path).is_ok()
 }
 
-/// Replaces `target` with `bytes`: a temporary file in the same directory gets the bytes, the
-/// original's permissions (and owner, where allowed), and an fsync, then is renamed over it.
+/// Replaces `target` with `bytes` through the one atomic writer: the original's permissions
+/// (and owner, where allowed) are kept, and a fixed temporary name beside it means a run killed
+/// mid-write leaves a file the next write of the same rc file (or its revert) removes.
 fn write_atomically(
     target: &Path,
     bytes: &[u8],
     original: Option<&std::fs::Metadata>,
 ) -> io::Result<()> {
-    let dir = match target.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    fs_err::create_dir_all(dir)?;
-    let in_dir = |error: io::Error| {
-        io::Error::new(
-            error.kind(),
-            format!("{error} (temporary file in '{}')", dir.display()),
-        )
-    };
-    // A fixed name beside the file, not a random one: a run killed here leaves a file the next
-    // write of the same rc file (or its revert) removes, instead of one that stays forever.
-    let temp_path = temporary(target);
-    match fs_err::remove_file(&temp_path) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(in_dir(e)),
-        _ => {}
-    }
-    let mut options = fs_err::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    fs_err::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut temp = options.open(&temp_path).map_err(in_dir)?.into_parts().0;
-    temp.write_all(bytes).map_err(in_dir)?;
-    match original {
-        Some(metadata) => {
-            temp.set_permissions(metadata.permissions())
-                .map_err(in_dir)?;
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::MetadataExt;
-                // Keeps the user's ownership when run with privileges; an unprivileged user can
-                // only "change" it to themselves, so a failure here changes nothing that matters.
-                let _ =
-                    std::os::unix::fs::fchown(&temp, Some(metadata.uid()), Some(metadata.gid()));
-            }
-        }
-        None => {
-            // Created as 0600; a new rc file is as readable as the user's others.
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                temp.set_permissions(std::fs::Permissions::from_mode(0o644))
-                    .map_err(in_dir)?;
-            }
-        }
-    }
-    temp.sync_all().map_err(in_dir)?;
-    drop(temp);
-    std::fs::rename(&temp_path, target).map_err(|error| {
-        io::Error::new(
-            error.kind(),
-            format!("{error} (renaming over '{}')", target.display()),
-        )
-    })?;
-    // Makes the rename itself durable; not every platform lets a directory be synced.
-    #[cfg(unix)]
-    let _ = fs_err::File::open(dir).and_then(|dir| dir.sync_all());
-    Ok(())
+    use crate::world::fs::{write_atomic_with, Durability, Temp};
+    write_atomic_with(target, bytes, Temp::Fixed, Durability::Fsync, original)
 }
 
 #[cfg(all(test, unix))]

@@ -108,6 +108,17 @@ pub fn rename(from: &Path, to: &Path) -> io::Result<()> {
     fs_err::rename(from, to)
 }
 
+/// Puts a finished temporary file (written and synced by its maker) at `target` in one rename.
+pub fn persist(temp: tempfile::NamedTempFile, target: &Path) -> io::Result<()> {
+    #[allow(clippy::disallowed_methods)]
+    temp.persist(target).map(drop).map_err(|e| {
+        io::Error::new(
+            e.error.kind(),
+            format!("{} (renaming over {})", e.error, target.display()),
+        )
+    })
+}
+
 fn set_mode(file: &File, original: Option<&std::fs::Metadata>) -> io::Result<()> {
     match original {
         Some(metadata) => {

@@ -145,7 +145,7 @@ pub fn write_refreshed(
     texts: &BTreeMap<String, String>,
 ) -> Result<Written, UpdateError> {
     let mut aside = Vec::new();
-    let generations = home.join("manifests.d");
+    let generations = crate::install::home::Home::at(home).manifests_d();
     match generations.symlink_metadata() {
         Ok(m) if m.is_dir() => {}
         // A link (or a file) there is not the directory cudaup keeps: never delete through it.

@@ -71,7 +71,7 @@ pub(super) fn customise(
             .as_ref()
             .and_then(|f| f.default_prefix.clone())
             .or_else(|| preview.default_prefix.clone())
-            .unwrap_or_else(|| ctx.home.join("toolkits").join("cuda"));
+            .unwrap_or_else(|| crate::install::home::Home::at(&ctx.home).toolkits().join("cuda"));
         let current = a.prefix.clone().unwrap_or_else(|| default.clone());
         let text = p.input(s.prefix_prompt, &current.display().to_string(), &path_ok)?;
         let chosen = expand(&text, home.as_deref());
@@ -111,7 +111,7 @@ pub(super) fn customise(
         a.components = ask_components(ctx, p, a, fresh.as_ref().unwrap_or(preview))?;
     }
     if a.profile != Profile::CudaDev {
-        let default = ctx.home.join("venvs").join(a.profile.name());
+        let default = crate::install::home::Home::at(&ctx.home).venv(a.profile.name());
         let current = a.venv.clone().unwrap_or_else(|| default.clone());
         let text = p.input(s.venv_prompt, &current.display().to_string(), &path_ok)?;
         let chosen = expand(&text, home.as_deref());

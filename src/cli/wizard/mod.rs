@@ -165,9 +165,7 @@ pub(super) fn run(
     if !terminal && !args.yes && config.is_none() {
         return Err(Error::Usage(s.no_terminal.to_owned()));
     }
-    let home = process.cudaup_home().ok_or_else(|| {
-        Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
-    })?;
+    let home = crate::install::home::Home::of(process)?.root().to_owned();
 
     let detection = {
         let spinner = (process.stdout_is_tty && !global.quiet).then(|| {

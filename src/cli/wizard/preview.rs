@@ -73,7 +73,7 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
     let venv_dir = a
         .venv
         .clone()
-        .unwrap_or_else(|| ctx.home.join("venvs").join(a.profile.name()));
+        .unwrap_or_else(|| crate::install::home::Home::at(&ctx.home).venv(a.profile.name()));
     if let Some(found) = probe_venv(ctx.runner, &venv_dir) {
         system.pythons.retain(|p| p.path != found.path);
         system.pythons.insert(0, found);
@@ -101,7 +101,7 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
             let version = c.version.as_deref().and_then(Version::parse);
             preview.default_prefix = version.map(|v| {
                 let v = crate::install::summary::release_to_install(ctx.catalog, &v);
-                ctx.home.join("toolkits").join(format!("cuda-{v}"))
+                crate::install::home::Home::at(&ctx.home).toolkit(&v)
             });
             let kept = c.path.clone().filter(|_| c.action == Action::Keep);
             preview.toolkit = match (kept, &a.prefix) {

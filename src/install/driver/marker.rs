@@ -57,12 +57,9 @@ pub fn write_reboot_marker(
     fs_err::create_dir_all(home).map_err(|e| marker_error(&path, e))?;
     let mut json = serde_json::to_string_pretty(&marker).map_err(|e| marker_error(&path, e))?;
     json.push('\n');
-    let tmp = home.join(format!(".{MARKER_FILE}.{}.tmp", std::process::id()));
-    fs_err::write(&tmp, json).map_err(|e| marker_error(&path, e))?;
-    fs_err::rename(&tmp, &path).map_err(|e| {
-        let _ = fs_err::remove_file(&tmp);
-        marker_error(&path, e)
-    })?;
+    use crate::world::fs::{write_atomic, Durability, Temp};
+    write_atomic(&path, json.as_bytes(), Temp::Unique, Durability::Fsync)
+        .map_err(|e| marker_error(&path, e))?;
     Ok(marker)
 }
 

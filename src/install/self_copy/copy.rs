@@ -341,12 +341,7 @@ fn put_in_place(home: &Path, running: &Running, replacing: Option<String>) -> io
     let mut receipt = receipt_for(&target, running, &sha256, size, replacing);
     receipt.write(home)?;
     checkpoint::reach("self-copy-recorded");
-    temp.persist(&target).map_err(|e| {
-        io::Error::new(
-            e.error.kind(),
-            format!("{} (renaming over {})", e.error, target.display()),
-        )
-    })?;
+    crate::world::fs::persist(temp, &target)?;
     sync_dir(&dir);
     checkpoint::reach("self-copy-renamed");
     // Final: nothing is being replaced any more, and the stamp spares later checks a rehash.

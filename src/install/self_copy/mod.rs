@@ -48,7 +48,7 @@ const TEMP_PREFIX: &str = ".cudaup-";
 
 /// The directory the env scripts put on `PATH` for cudaup itself.
 pub fn bin_dir(home: &Path) -> PathBuf {
-    home.join("bin")
+    crate::install::home::Home::at(home).bin()
 }
 
 /// Where the installed copy lives: `$CUDAUP_HOME/bin/cudaup`.
@@ -68,5 +68,5 @@ pub fn on_path(home: &Path) -> Option<PathBuf> {
 
 /// Where its receipt lives.
 pub fn receipt_path(home: &Path) -> PathBuf {
-    home.join("receipts").join(RECEIPT)
+    crate::install::home::Home::at(home).self_receipt()
 }

@@ -1,7 +1,7 @@
 //! The receipt of the copy (`$CUDAUP_HOME/receipts/self.json`) and the stamp that spares
 //! rehashing a copy nobody touched.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -87,20 +87,13 @@ impl SelfReceipt {
         }
     }
 
-    /// Writes it whole (a fixed-name temporary beside it, fsync, rename): a write killed
-    /// halfway leaves `.self.json.tmp`, which the next write reuses and litter counts.
+    /// Writes it whole and durably: a write killed halfway leaves a temporary beside it, which
+    /// the next write reuses and litter counts.
     pub(super) fn write(&self, home: &Path) -> io::Result<()> {
-        let path = receipt_path(home);
-        let dir = path.parent().expect("receipts/ has a parent");
-        fs_err::create_dir_all(dir)?;
-        let tmp = dir.join(".self.json.tmp");
-        let mut temp = fs_err::File::create(&tmp)?;
-        temp.write_all(&serde_json::to_vec_pretty(self).expect("receipts serialise"))?;
-        temp.sync_all()?;
-        drop(temp);
-        fs_err::rename(&tmp, &path)?;
-        sync_dir(dir);
-        Ok(())
+        crate::install::receipt_file::write_whole(
+            &receipt_path(home),
+            &serde_json::to_vec_pretty(self).expect("receipts serialise"),
+        )
     }
 
     /// Whether the receipt vouches for a file with this sha256 at `path`.
