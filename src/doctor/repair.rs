@@ -269,7 +269,11 @@ pub fn plan(home: &Path, venv_ok: &dyn Fn(&VenvReceipt) -> Option<String>) -> Ve
             });
         }
     }
-    if receipts.active != Active::default() || crate::install::home::Home::at(home).env_script(crate::shell::Shell::Posix).exists() {
+    if receipts.active != Active::default()
+        || crate::install::home::Home::at(home)
+            .env_script(crate::shell::Shell::Posix)
+            .exists()
+    {
         let spec = receipts.active.spec();
         let stale: Vec<&str> = Shell::ALL
             .iter()

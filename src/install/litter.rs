@@ -141,7 +141,8 @@ pub fn find(home: &Path, receipts: &Receipts) -> Vec<Litter> {
 /// Removes what [`find`] would return, each piece under its lock (pieces in use are left).
 /// A prefix a killed commit set aside is put back in place when the prefix is missing.
 pub fn clean(home: &Path, receipts: &Receipts) -> std::io::Result<Vec<PathBuf>> {
-    let mut removed = super::sweep_unpacking(&Cache::new(crate::install::home::Home::at(home).cache()))?;
+    let mut removed =
+        super::sweep_unpacking(&Cache::new(crate::install::home::Home::at(home).cache()))?;
     // Safe without a lock: a live writer whose temporary file goes writes it again
     // (`receipt_file::write_whole`).
     if let Some(intent) = super::env::Intent::read(home) {

@@ -402,7 +402,8 @@ pub fn install(
 
 /// Whether `home` has a receipt for `prefix`.
 fn registered(home: &Path, prefix: &Path) -> bool {
-    crate::install::home::Home::at(home).receipts()
+    crate::install::home::Home::at(home)
+        .receipts()
         .join(receipt_file::file_name(receipt_file::TOOLKIT, prefix))
         .exists()
 }

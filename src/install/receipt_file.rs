@@ -109,7 +109,8 @@ pub(crate) fn register(
 /// directory) can exist and removed once its receipt is registered, it lets uninstall, repair
 /// and doctor find a prefix whose install was killed at any moment.
 pub(crate) fn pending_path(home: &Path, target: &Path) -> PathBuf {
-    crate::install::home::Home::at(home).receipts()
+    crate::install::home::Home::at(home)
+        .receipts()
         .join("pending")
         .join(file_name(TOOLKIT, target))
 }

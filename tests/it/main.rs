@@ -21,6 +21,7 @@ mod hostile_small;
 mod install;
 mod manifests;
 mod manifests_constraints;
+mod pipeline;
 mod plan;
 mod repair;
 mod routes;

@@ -71,7 +71,11 @@ pub(super) fn customise(
             .as_ref()
             .and_then(|f| f.default_prefix.clone())
             .or_else(|| preview.default_prefix.clone())
-            .unwrap_or_else(|| crate::install::home::Home::at(&ctx.home).toolkits().join("cuda"));
+            .unwrap_or_else(|| {
+                crate::install::home::Home::at(&ctx.home)
+                    .toolkits()
+                    .join("cuda")
+            });
         let current = a.prefix.clone().unwrap_or_else(|| default.clone());
         let text = p.input(s.prefix_prompt, &current.display().to_string(), &path_ok)?;
         let chosen = expand(&text, home.as_deref());

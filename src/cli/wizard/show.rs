@@ -76,7 +76,10 @@ pub fn render_changes(ctx: &Ctx<'_>, p: &Preview) -> String {
         Err(why) => rows.push((s.label_self, ctx.style.warn(&(s.self_refused)(why)))),
     }
     if p.env {
-        let script = crate::install::home::Home::at(&ctx.home).env_script(crate::shell::Shell::Posix).display().to_string();
+        let script = crate::install::home::Home::at(&ctx.home)
+            .env_script(crate::shell::Shell::Posix)
+            .display()
+            .to_string();
         rows.push((
             s.label_env,
             if p.toolkit.is_some() {
@@ -103,7 +106,12 @@ pub fn render_changes(ctx: &Ctx<'_>, p: &Preview) -> String {
     if matches!(p.toolkit, Some(ToolkitChange::New(_))) {
         rows.push((
             s.label_cache,
-            (s.cache)(&crate::install::home::Home::at(&ctx.home).cache().display().to_string()),
+            (s.cache)(
+                &crate::install::home::Home::at(&ctx.home)
+                    .cache()
+                    .display()
+                    .to_string(),
+            ),
         ));
     }
     rows.push((
