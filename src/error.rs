@@ -61,6 +61,15 @@ pub enum Error {
     #[error(transparent)]
     Settings(#[from] crate::settings::SettingsError),
 
+    /// The driver step failed (a package manager's command, the reboot marker): exit code 1,
+    /// never "bad usage".
+    #[error(transparent)]
+    Driver(#[from] crate::install::driver::DriverStepError),
+
+    /// Some rc files could not be hooked (each message says what to add by hand).
+    #[error(transparent)]
+    Hook(#[from] crate::install::env::HookError),
+
     /// `$CUDAUP_HOME` is locked by another cudaup (`--no-wait`), or cannot be locked.
     #[error(transparent)]
     Home(#[from] crate::install::home::HomeError),
@@ -107,7 +116,7 @@ impl Error {
             | Error::SystemFile { .. }
             | Error::Usage(_)
             | Error::Settings(_) => ExitCode::Usage,
-            Error::Home(_) => ExitCode::Failure,
+            Error::Home(_) | Error::Driver(_) | Error::Hook(_) => ExitCode::Failure,
             Error::Io(_) | Error::Command { .. } | Error::SelfCopy(_) => ExitCode::Failure,
             Error::Fetch(e) => fetch_code(e),
             Error::Unsupported(_) => ExitCode::Unsupported,
@@ -178,5 +187,28 @@ fn install_code(e: &crate::install::InstallError) -> ExitCode {
         I::Prefix(_) => ExitCode::Usage,
         I::Io(_) => ExitCode::Failure,
         I::Cancelled => ExitCode::Cancelled,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_driver_command_or_a_refused_rc_file_is_a_failure_not_bad_usage() {
+        let driver = crate::install::driver::DriverStepError::CommandFailed {
+            command: "sudo apt-get install -y nvidia-open-580".into(),
+            status: Some(100),
+            output: "E: Unable to locate package".into(),
+            completed: 1,
+        };
+        assert_eq!(Error::from(driver).exit_code(), ExitCode::Failure);
+        let hook = crate::install::env::HookError::Refused(vec!["~/.bashrc: read-only".into()]);
+        assert_eq!(Error::from(hook).exit_code(), ExitCode::Failure);
+        let lock = crate::install::home::HomeError::Busy {
+            lock: "/h/.cudaup.lock".into(),
+            holder: "pid 1".into(),
+        };
+        assert_eq!(Error::from(lock).exit_code(), ExitCode::Failure);
     }
 }

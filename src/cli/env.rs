@@ -36,10 +36,7 @@ pub fn write_scripts(home: &Path, toolkit: Option<&Path>) -> std::io::Result<Env
 
 /// Hooks the env scripts into the rc files of `shells` ([`crate::install::env::hook`]).
 pub fn hook(process: &Process, home: &Path, shells: &[Shell]) -> Result<Vec<PathBuf>> {
-    crate::install::env::hook(process, home, shells).map_err(|e| match e {
-        crate::install::env::HookError::Io(e) => Error::Io(e),
-        refused => Error::Usage(refused.to_string()),
-    })
+    Ok(crate::install::env::hook(process, home, shells)?)
 }
 
 /// `cudaup env` flags.

@@ -405,9 +405,7 @@ pub(super) fn install_with(
     let home = crate::install::home::Home::of(process)?.root().to_owned();
     let live_root = crate::detect::Root::live();
     // A driver installed by an earlier run waits for a reboot; once it has happened, continue.
-    if crate::install::driver::clear_if_rebooted(&home, &live_root)
-        .map_err(|e| Error::Usage(e.to_string()))?
-    {
+    if crate::install::driver::clear_if_rebooted(&home, &live_root)? {
         if !flags.json && !global.quiet {
             writeln!(
                 out,
@@ -670,8 +668,7 @@ pub(super) fn install_with(
                 let _ = writeln!(stderr, "{l}");
             }
         };
-        let done = crate::install::driver::execute(step, runner, &mut echo)
-            .map_err(|e| Error::Usage(e.to_string()))?;
+        let done = crate::install::driver::execute(step, runner, &mut echo)?;
         changed = true;
         if done.reboot_required {
             let version = step.driver_version.clone().unwrap_or_default();
@@ -680,8 +677,7 @@ pub(super) fn install_with(
                 &live_root,
                 &version,
                 "a new NVIDIA driver was installed",
-            )
-            .map_err(|e| Error::Usage(e.to_string()))?;
+            )?;
             reboot_required = true;
         }
         report["driver"] = serde_json::json!({"commands": step.shell_lines(), "mok_enrolment_needed": done.mok_enrolment_needed});

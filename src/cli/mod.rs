@@ -187,16 +187,27 @@ fn changes_home(command: &Command) -> bool {
     }
 }
 
-/// Takes the home's lock, saying on stderr whom it waits for.
-fn lock_home(process: &Process, no_wait: bool) -> Result<crate::install::home::HomeLock> {
+/// Takes the home's lock, saying on stderr whom it waits for. A home that does not exist has
+/// nothing to protect from repair or uninstall, and is not made for them.
+fn lock_home(
+    process: &Process,
+    no_wait: bool,
+    command: Option<&Command>,
+) -> Result<Option<crate::install::home::HomeLock>> {
     let home = crate::install::home::Home::of(process)?;
-    Ok(home.lock(!no_wait, |holder| {
-        let _ = writeln!(
+    if matches!(command, Some(Command::Repair(_) | Command::Uninstall(_))) && !home.root().is_dir()
+    {
+        return Ok(None);
+    }
+    Ok(home
+        .lock(!no_wait, |holder| {
+            let _ = writeln!(
             std::io::stderr(),
             "waiting for another cudaup ({holder}) to finish changing {} (--no-wait exits instead)",
             home.root().display()
         );
-    })?)
+        })
+        .map(Some)?)
 }
 
 /// Runs a parsed command line. Output goes to `out`; the caller prints errors.
@@ -234,9 +245,9 @@ pub fn run(
     // One cudaup at a time changes a home: receipts, env scripts, rc hooks and the self copy
     // are read, changed and written back as one.
     let _lock = match &cli.command {
-        Some(c) if changes_home(c) => Some(lock_home(process, cli.global.no_wait)?),
+        Some(c) if changes_home(c) => lock_home(process, cli.global.no_wait, Some(c))?,
         None if process.stdin_is_tty && process.stdout_is_tty => {
-            Some(lock_home(process, cli.global.no_wait)?)
+            lock_home(process, cli.global.no_wait, None)?
         }
         _ => None,
     };

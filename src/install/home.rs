@@ -172,7 +172,7 @@ impl Home {
             crate::world::fs::lock_file(&path, None::<fn(&str)>)
         };
         match file {
-            Ok(Some(f)) => Ok(HomeLock { _file: f }),
+            Ok(Some(f)) => Ok(HomeLock { file: f, path }),
             Ok(None) => Err(HomeError::Busy {
                 holder: fs_err::read_to_string(&path)
                     .unwrap_or_default()
@@ -185,10 +185,19 @@ impl Home {
     }
 }
 
-/// The home's lock, released when dropped.
+/// The home's lock, released when dropped. Its file goes with it, so a home cudaup left alone
+/// holds no trace of the lock (a waiter then locks a fresh file: [`crate::world::fs::lock_file`]).
 #[derive(Debug)]
 pub struct HomeLock {
-    _file: File,
+    file: File,
+    path: PathBuf,
+}
+
+impl Drop for HomeLock {
+    fn drop(&mut self) {
+        let _ = &self.file;
+        let _ = fs_err::remove_file(&self.path);
+    }
 }
 
 /// The home could not be locked.

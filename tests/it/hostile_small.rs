@@ -224,7 +224,7 @@ fn uninstall_removes_the_fish_directories_it_created() {
     assert!(!sb.home.path().join(".config/fish/conf.d").exists());
 }
 
-/// A read-only `.bashrc`: the install says which line to add by hand (exit 2) and is otherwise
+/// A read-only `.bashrc`: the install says which line to add by hand (exit 1, not "bad usage") and is otherwise
 /// complete; `repair` does not fail on it again and again, and uninstall leaves it as it was.
 #[test]
 fn a_read_only_bashrc_is_named_once_not_forever() {
@@ -234,7 +234,7 @@ fn a_read_only_bashrc_is_named_once_not_forever() {
     fs_err::set_permissions(&bashrc, std::fs::Permissions::from_mode(0o444)).unwrap();
     let m = Redist::new(&[]);
     let run = sb.install(&["--mirror", &m.arg()], Some(&sb.prefix()));
-    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("yourself"), "{}", run.stderr);
     assert!(sb.cudaup_home().join("env").is_file());
     let repair = sb.run(&["repair", "--yes"]);

@@ -307,7 +307,7 @@ fn read_config(path: &Path, process: &Process) -> Result<Config> {
         process.cwd().join(path)
     };
     // Errors name FILE:LINE:COLUMN (exit code 2), as for `cudaup install --config`.
-    Config::load(&full).map_err(|e| Error::Usage(e.to_string()))
+    Ok(Config::load(&full).map_err(crate::settings::SettingsError::from)?)
 }
 
 /// The questions, from the profile to Confirm / Customise / Cancel. Prints the plan and the
