@@ -268,8 +268,11 @@ pub fn campaign(
     let started = Arc::new(AtomicU64::new(0));
     let current: Arc<Mutex<Vec<u8>>> = Arc::new(Mutex::new(Vec::new()));
     let done = Arc::new(AtomicU64::new(0));
+    // Counts the watchdog can report when it ends the process.
+    let counts = Arc::new((AtomicU64::new(0), AtomicU64::new(0)));
     let watchdog = {
         let (started, current, done) = (started.clone(), current.clone(), done.clone());
+        let counts = counts.clone();
         let out = out.map(Path::to_path_buf);
         let name = target.name;
         std::thread::spawn(move || {
@@ -288,6 +291,15 @@ pub fn campaign(
                             hang,
                             input.len(),
                             saved
+                        );
+                    }
+                    #[allow(clippy::print_stdout)]
+                    {
+                        println!(
+                            "FUZZ target={name} runs={} panics={} hang=1 peak_rss_kib={}",
+                            counts.0.load(Ordering::Relaxed) + 1,
+                            counts.1.load(Ordering::Relaxed),
+                            peak_rss_kib().unwrap_or(0)
                         );
                     }
                     std::process::exit(HANG_EXIT);
@@ -338,8 +350,10 @@ pub fn campaign(
             stats.slowest_input.clone_from(&input);
         }
         stats.runs += 1;
+        counts.0.store(stats.runs, Ordering::Relaxed);
         if result.is_err() {
             stats.panics += 1;
+            counts.1.store(stats.panics, Ordering::Relaxed);
             let msg = CAUGHT.with(|c| c.borrow_mut().take()).unwrap_or_default();
             if stats.messages.len() < 5 {
                 stats.messages.push(msg);

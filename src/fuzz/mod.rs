@@ -40,8 +40,8 @@ fn short(target: &Target, runs: u64) {
 }
 
 /// One long campaign, for `scripts/fuzz`: `CUDAUP_FUZZ_TARGET`, `CUDAUP_FUZZ_SECONDS`,
-/// `CUDAUP_FUZZ_SEED`, `CUDAUP_FUZZ_OUT` (where panicking and hanging inputs are saved). Prints
-/// one line of counts.
+/// `CUDAUP_FUZZ_SEED`, `CUDAUP_FUZZ_OUT` (where panicking and hanging inputs are saved),
+/// `CUDAUP_FUZZ_HANG_MS` (the hang limit). Prints one line of counts.
 #[test]
 #[ignore = "long: run by scripts/fuzz"]
 fn long_campaign() {
@@ -55,6 +55,10 @@ fn long_campaign() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1);
     let out = std::env::var_os("CUDAUP_FUZZ_OUT").map(PathBuf::from);
+    let hang = std::env::var("CUDAUP_FUZZ_HANG_MS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map_or(HANG, Duration::from_millis);
     let target = targets::ALL
         .iter()
         .find(|t| t.name == name)
@@ -64,7 +68,7 @@ fn long_campaign() {
         seed,
         Budget::Time(Duration::from_secs(seconds)),
         out.as_deref(),
-        HANG,
+        hang,
     );
     #[allow(clippy::print_stdout)]
     {
