@@ -624,7 +624,7 @@ pub fn write_report(report: &Report) -> Result<()> {
         &tmp,
         serde_json::to_vec_pretty(report).expect("the report serialises"),
     )?;
-    fs_err::rename(&tmp, &report.report)?;
+    crate::world::fs::rename(&tmp, &report.report)?;
     Ok(())
 }
 

@@ -132,7 +132,7 @@ pub fn write(path: &Path, title: &str, series: &[Series]) -> Result<(), PlotErro
     }
     let tmp = path.with_extension("png.tmp");
     fs_err::write(&tmp, &bytes).map_err(|e| werr(&e))?;
-    fs_err::rename(&tmp, path).map_err(|e| werr(&e))
+    crate::world::fs::rename(&tmp, path).map_err(|e| werr(&e))
 }
 
 #[cfg(test)]

@@ -194,7 +194,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EditError> {
     let tmp = target.with_file_name(format!(".{name}.cudaup-tmp"));
     fs_err::write(&tmp, bytes).map_err(io(&tmp))?;
     fs_err::set_permissions(&tmp, std::fs::Permissions::from_mode(mode)).map_err(io(&tmp))?;
-    fs_err::rename(&tmp, &target).map_err(io(&target))
+    crate::world::fs::rename(&tmp, &target).map_err(io(&target))
 }
 
 /// What [`undo`] did with one file.

@@ -374,7 +374,7 @@ pub(super) fn remote<T>(
                         return Err(mismatch);
                     }
                     file.sync_all()?;
-                    fs_err::rename(&partial, &done)?;
+                    crate::world::fs::rename(&partial, &done)?;
                     return Err(e);
                 }
             }
@@ -408,7 +408,7 @@ pub(super) fn remote<T>(
             return Err(e);
         }
         file.sync_all()?;
-        fs_err::rename(&partial, &done)?;
+        crate::world::fs::rename(&partial, &done)?;
         Ok(())
     })?;
     Ok(Fetched {

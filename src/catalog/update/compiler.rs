@@ -130,7 +130,7 @@ impl Cache {
         let _ = fs_err::create_dir_all(&self.dir).and_then(|()| {
             let tmp = path.with_extension("tmp");
             fs_err::write(&tmp, serde_json::to_vec(t).unwrap_or_default())?;
-            fs_err::rename(&tmp, &path)
+            crate::world::fs::rename(&tmp, &path)
         });
     }
 }

@@ -238,7 +238,7 @@ pub fn probe(
         let _ = fs_err::create_dir_all(&budget.cache).and_then(|()| {
             let tmp = path.with_extension("tmp");
             fs_err::write(&tmp, serde_json::to_vec(&targets).unwrap_or_default())?;
-            fs_err::rename(&tmp, &path)
+            crate::world::fs::rename(&tmp, &path)
         });
     }
     Ok(Some(targets))

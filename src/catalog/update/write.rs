@@ -69,7 +69,7 @@ fn aside_name(path: &Path) -> PathBuf {
 /// Renames `path` aside (a rename never follows a link nor touches what is inside).
 fn set_aside(path: &Path, what: &str, log: &mut Vec<SetAside>) -> Result<(), UpdateError> {
     let to = aside_name(path);
-    fs_err::rename(path, &to)?;
+    crate::world::fs::rename(path, &to)?;
     tracing::warn!(
         "{} was not cudaup's; moved to {}",
         path.display(),
@@ -237,7 +237,7 @@ fn publish(
         fs_err::remove_file(&tmp)?;
     }
     std::os::unix::fs::symlink(&rel, &tmp)?;
-    fs_err::rename(&tmp, link)?;
+    crate::world::fs::rename(&tmp, link)?;
     Ok(previous)
 }
 
@@ -255,7 +255,7 @@ fn publish(
     let previous = if link.symlink_metadata().is_ok() {
         if link.is_dir() && crate::catalog::select::verify(link).is_ok() {
             let to = generations.join(format!("catalog-previous-{}", std::process::id()));
-            fs_err::rename(link, &to)?;
+            crate::world::fs::rename(link, &to)?;
             Some(to)
         } else {
             set_aside(link, "a catalog cudaup did not write", aside)?;
@@ -264,7 +264,7 @@ fn publish(
     } else {
         None
     };
-    fs_err::rename(gen, link)?;
+    crate::world::fs::rename(gen, link)?;
     Ok(previous)
 }
 
@@ -283,7 +283,7 @@ pub fn write_dir(dir: &Path, texts: &BTreeMap<String, String>) -> Result<Written
         }
         let tmp = dir.join(format!(".{name}.new-{}", std::process::id()));
         fs_err::write(&tmp, text)?;
-        fs_err::rename(&tmp, &path)?;
+        crate::world::fs::rename(&tmp, &path)?;
         changed.push(name.clone());
     }
     Ok(Written {

@@ -136,7 +136,7 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         f.write_all(bytes)?;
         f.sync_all()?;
     }
-    fs_err::rename(&tmp, path)
+    crate::world::fs::rename(&tmp, path)
 }
 
 /// The project a wheel file belongs to (`torch-2.15.0-….whl` → `torch`).
@@ -187,7 +187,7 @@ pub fn add_wheel(
         if std::fs::hard_link(src, &tmp).is_err() {
             fs_err::copy(src, &tmp)?;
         }
-        fs_err::rename(&tmp, &target)?;
+        crate::world::fs::rename(&tmp, &target)?;
     }
     Ok(BundleFile {
         path: format!("{project}/{filename}"),
