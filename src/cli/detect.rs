@@ -1,5 +1,6 @@
 //! `cudaup detect`: runs detection and renders the report (human or JSON).
 
+use crate::cli::i18n::report::{pad, Report};
 use std::io::Write;
 
 use crate::catalog::Catalog;
@@ -89,12 +90,13 @@ pub(super) fn detect_live(
 /// The human report: short, aligned, in plain words.
 pub fn render(d: &Detection, catalog: &Catalog, style: &Style) -> String {
     let s = &d.system;
+    let w = style.words();
     let mut o = String::new();
     let row = |o: &mut String, label: &str, value: &str| {
-        o.push_str(&format!("  {label:<14}{value}\n"));
+        o.push_str(&format!("  {}{value}\n", pad(label, 14)));
     };
 
-    o.push_str(&style.heading("Machine"));
+    o.push_str(&style.heading(w.machine));
     o.push('\n');
     let os_name = d
         .os_pretty_name
@@ -108,25 +110,25 @@ pub fn render(d: &Detection, catalog: &Catalog, style: &Style) -> String {
     if let Some(c) = &d.container {
         os_line.push_str(&format!(", in a {c} container"));
     }
-    row(&mut o, "OS", &os_line);
+    row(&mut o, w.os, &os_line);
     if let Some(k) = &s.os.kernel {
-        row(&mut o, "Kernel", k);
+        row(&mut o, w.kernel, k);
     }
     row(
         &mut o,
-        "Secure Boot",
+        w.secure_boot,
         match s.os.secure_boot {
-            Some(true) => "on (kernel modules must be signed)",
-            Some(false) => "off",
-            None => "unknown (no EFI variables)",
+            Some(true) => w.secure_boot_state[0],
+            Some(false) => w.secure_boot_state[1],
+            None => w.secure_boot_state[2],
         },
     );
 
     o.push('\n');
-    o.push_str(&style.heading(&format!("GPUs ({})", d.gpu_source)));
+    o.push_str(&style.heading(&(w.gpus)(&d.gpu_source.to_string())));
     o.push('\n');
     if s.gpus.is_empty() {
-        o.push_str("  none found\n");
+        o.push_str(&format!("  {}\n", w.none_found));
     }
     let driver_cuda = s
         .driver
@@ -142,7 +144,7 @@ pub fn render(d: &Detection, catalog: &Catalog, style: &Style) -> String {
     }
 
     o.push('\n');
-    o.push_str(&style.heading("Installed"));
+    o.push_str(&style.heading(w.installed));
     o.push('\n');
     match &s.driver {
         Some(drv) => {
@@ -155,16 +157,17 @@ pub fn render(d: &Detection, catalog: &Catalog, style: &Style) -> String {
             if let Some(c) = &driver_cuda {
                 line.push_str(&format!(" (runs CUDA up to {c})"));
             }
-            row(&mut o, "Driver", &line);
+            row(&mut o, w.driver, &line);
         }
-        None => row(&mut o, "Driver", &style.warn("no NVIDIA driver loaded")),
+        None => row(&mut o, w.driver, &style.warn(w.no_driver)),
     }
     if s.nouveau_loaded {
         row(&mut o, "", &style.warn("nouveau is loaded"));
     }
     list_rows(
         &mut o,
-        "CUDA toolkit",
+        w,
+        w.cuda_toolkit,
         s.toolkits.iter().map(|t| {
             let owner = if t.owner == Owner::Cudaup {
                 " (cudaup)"
@@ -176,6 +179,7 @@ pub fn render(d: &Detection, catalog: &Catalog, style: &Style) -> String {
     );
     list_rows(
         &mut o,
+        w,
         "cuDNN",
         s.cudnn
             .iter()
@@ -183,6 +187,7 @@ pub fn render(d: &Detection, catalog: &Catalog, style: &Style) -> String {
     );
     list_rows(
         &mut o,
+        w,
         "Python",
         s.pythons.iter().map(|p| {
             let mut line = format!("{:<12}{}", p.version, p.path);
@@ -205,33 +210,33 @@ pub fn render(d: &Detection, catalog: &Catalog, style: &Style) -> String {
     );
 
     o.push('\n');
-    o.push_str(&style.heading("Findings"));
+    o.push_str(&style.heading(w.findings));
     o.push('\n');
     if d.findings.is_empty() {
-        o.push_str(&format!("  {}\n", style.good("nothing looks wrong")));
+        o.push_str(&format!("  {}\n", style.good(w.nothing_wrong)));
     }
     for f in &d.findings {
         let tag = match f.severity {
-            Severity::Error => style.bad("error"),
-            Severity::Warning => style.warn("warning"),
-            Severity::Info => style.dim("note"),
+            Severity::Error => style.bad(w.error),
+            Severity::Warning => style.warn(w.warning),
+            Severity::Info => style.dim(w.note),
         };
         o.push_str(&format!("  {tag}: {}\n", f.message));
         if let Some(fix) = &f.fix {
-            o.push_str(&format!("    fix: {fix}\n"));
+            o.push_str(&format!("    {} {fix}\n", w.fix));
         }
     }
     o
 }
 
-fn list_rows(o: &mut String, label: &str, rows: impl Iterator<Item = String>) {
+fn list_rows(o: &mut String, w: &Report, label: &str, rows: impl Iterator<Item = String>) {
     let rows: Vec<String> = rows.collect();
     if rows.is_empty() {
-        o.push_str(&format!("  {label:<14}none found\n"));
+        o.push_str(&format!("  {}{}\n", pad(label, 14), w.none_found));
     }
     for (i, r) in rows.iter().enumerate() {
         let l = if i == 0 { label } else { "" };
-        o.push_str(&format!("  {l:<14}{r}\n"));
+        o.push_str(&format!("  {}{r}\n", pad(l, 14)));
     }
 }
 

@@ -15,6 +15,7 @@ use crate::model::finding::Severity;
 use crate::world::process::Process;
 use crate::world::runner::Runner;
 
+use super::i18n::report::pad;
 use super::{GlobalArgs, Style};
 
 /// What the exit code means, for `--help`.
@@ -150,12 +151,13 @@ fn nvml_library(process: &Process) -> Option<String> {
 /// The human report: one block per finding (severity, id, message, evidence, fix), then the
 /// summary. `quiet` keeps only the errors.
 pub fn render(report: &Report, style: &Style, quiet: bool) -> String {
+    let w = style.words();
     let mut o = String::new();
     if !quiet {
-        o.push_str(&style.heading("Doctor"));
+        o.push_str(&style.heading(w.doctor));
         o.push('\n');
         if report.findings.is_empty() {
-            o.push_str(&format!("  {}\n", style.good("nothing looks wrong")));
+            o.push_str(&format!("  {}\n", style.good(w.nothing_wrong)));
         }
     }
     for d in &report.findings {
@@ -163,39 +165,32 @@ pub fn render(report: &Report, style: &Style, quiet: bool) -> String {
             continue;
         }
         let tag = match d.severity() {
-            Severity::Error => style.bad("error"),
-            Severity::Warning => style.warn("warning"),
-            Severity::Info => style.dim("note"),
+            Severity::Error => style.bad(w.error),
+            Severity::Warning => style.warn(w.warning),
+            Severity::Info => style.dim(w.note),
         };
         o.push_str(&format!("  {tag} [{}]: {}\n", d.id(), d.finding.message));
         let mut block = |label: &str, lines: &mut dyn Iterator<Item = &str>| {
             for (i, line) in lines.enumerate() {
                 let l = if i == 0 { label } else { "" };
-                o.push_str(&format!("    {} {line}\n", style.dim(&format!("{l:<9}"))));
+                o.push_str(&format!("    {} {line}\n", style.dim(&pad(l, 9))));
             }
         };
-        block("evidence:", &mut d.evidence.iter().map(String::as_str));
+        block(w.evidence, &mut d.evidence.iter().map(String::as_str));
         if let Some(fix) = &d.finding.fix {
-            block("fix:", &mut fix.lines());
+            block(w.fix, &mut fix.lines());
         }
     }
     if quiet {
         return o;
     }
-    let (e, w, n) = (
+    let (e, warnings, n) = (
         report.count(Severity::Error),
         report.count(Severity::Warning),
         report.count(Severity::Info),
     );
-    let plural =
-        |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
     o.push('\n');
-    let summary = format!(
-        "{}, {}, {}",
-        plural(e, "error", "errors"),
-        plural(w, "warning", "warnings"),
-        plural(n, "note", "notes")
-    );
+    let summary = (w.doctor_summary)(e, warnings, n);
     o.push_str(&if e > 0 {
         style.bad(&summary)
     } else {
@@ -203,7 +198,7 @@ pub fn render(report: &Report, style: &Style, quiet: bool) -> String {
     });
     o.push('\n');
     for s in &report.skipped {
-        o.push_str(&format!("{}\n", style.dim(&format!("skipped: {s}"))));
+        o.push_str(&format!("{}\n", style.dim(&(w.skipped_checks)(s))));
     }
     o
 }

@@ -79,6 +79,9 @@ pub struct GlobalArgs {
     /// waiting for it to finish
     #[arg(long, global = true)]
     pub no_wait: bool,
+    /// The language of the reports (en, zh) [default: from LC_ALL, LC_MESSAGES or LANG]
+    #[arg(long, global = true, value_enum)]
+    pub lang: Option<i18n::Lang>,
 }
 
 /// When to colour output.
@@ -233,7 +236,16 @@ pub fn run(
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => process.stdout_is_tty && process.var("NO_COLOR").is_none(),
+    })
+    .with_lang({
+        // The wizard has a `--lang` of its own (the global one then does not reach it).
+        let flag = match &cli.command {
+            Some(Command::Wizard(a)) => a.lang.or(cli.global.lang),
+            _ => cli.global.lang,
+        };
+        flag.unwrap_or_else(|| i18n::Lang::from_env(process))
     });
+    i18n::report::set_progress_lang(style.lang());
     if cli.version {
         return version::run(process, out);
     }

@@ -16,6 +16,7 @@ use crate::settings::{InstallOptions, InstallSettings, SettingsError};
 use crate::world::process::Process;
 use crate::world::runner::Runner;
 
+use super::i18n::report::pad;
 use super::{GlobalArgs, Style};
 
 /// `cudaup plan` flags.
@@ -318,26 +319,27 @@ pub(super) fn run(
 
 /// The human plan: a table, then reasons, warnings and (with -v) the rejected alternatives.
 pub fn render(plan: &Plan, system: &System, style: &Style, verbose: bool) -> String {
+    let w = style.words();
     let mut o = String::new();
     let gpus: Vec<&str> = system.nvidia_gpus().map(|g| g.name.as_str()).collect();
     let target = if gpus.is_empty() {
-        "this machine".to_owned()
+        w.this_machine.to_owned()
     } else {
         gpus.join(" + ")
     };
+    let profile = plan.profile.to_string();
     match plan.status {
-        Status::Ok => {
-            o.push_str(&style.heading(&format!("Plan ({} profile) for {target}", plan.profile)))
-        }
-        Status::Unsupported => {
-            o.push_str(&style.bad(&format!("No {} stack for {target}", plan.profile)))
-        }
+        Status::Ok => o.push_str(&style.heading(&(w.plan_for)(&profile, &target))),
+        Status::Unsupported => o.push_str(&style.bad(&(w.no_stack_for)(&profile, &target))),
     }
     o.push('\n');
     if !plan.components.is_empty() {
+        let [component, action, version, reason] = w.columns;
         o.push_str(&format!(
-            "  {:<12} {:<8} {:<22} {}\n",
-            "component", "action", "version", "reason"
+            "  {} {} {} {reason}\n",
+            pad(component, 12),
+            pad(action, 8),
+            pad(version, 22)
         ));
         for c in &plan.components {
             let mut version = c.version.clone().unwrap_or_else(|| "-".into());
@@ -397,7 +399,7 @@ pub fn render(plan: &Plan, system: &System, style: &Style, verbose: bool) -> Str
     }
     if !plan.constraints.is_empty() {
         o.push('\n');
-        o.push_str(&style.heading("Constraints (passed to pip as -c)"));
+        o.push_str(&style.heading(w.constraints));
         o.push('\n');
         for c in &plan.constraints {
             o.push_str(&format!("  {:<34} {}\n", c.requirement, c.reason));
@@ -406,9 +408,9 @@ pub fn render(plan: &Plan, system: &System, style: &Style, verbose: bool) -> Str
     if !plan.reasons.is_empty() {
         o.push('\n');
         o.push_str(&style.heading(if plan.status == Status::Ok {
-            "Why"
+            w.why
         } else {
-            "Why not"
+            w.why_not
         }));
         o.push('\n');
         for r in &plan.reasons {
@@ -417,31 +419,30 @@ pub fn render(plan: &Plan, system: &System, style: &Style, verbose: bool) -> Str
     }
     if !plan.warnings.is_empty() {
         o.push('\n');
-        o.push_str(&style.heading("Warnings"));
+        o.push_str(&style.heading(w.warnings));
         o.push('\n');
         for w in &plan.warnings {
             o.push_str(&format!("  {} {w}\n", style.warn("!")));
         }
     }
     o.push_str(&style.dim(&format!(
-        "\ncatalog: {}, {} ({} days old)\n",
-        plan.catalog.origin, plan.catalog.date, plan.catalog.age_days
+        "\n{}\n",
+        (w.catalog)(
+            &plan.catalog.origin,
+            &plan.catalog.date.to_string(),
+            plan.catalog.age_days
+        )
     )));
     if verbose && !plan.rejected.is_empty() {
         o.push('\n');
-        o.push_str(&style.heading("Rejected alternatives"));
+        o.push_str(&style.heading(w.rejected));
         o.push('\n');
         for r in &plan.rejected {
             o.push_str(&format!("  - {r}\n"));
         }
     } else if !plan.rejected.is_empty() {
         let n = plan.rejected.len();
-        let what = if n == 1 {
-            "alternative was"
-        } else {
-            "alternatives were"
-        };
-        o.push_str(&style.dim(&format!("\n{n} {what} rejected; -v lists them\n")));
+        o.push_str(&style.dim(&format!("\n{}\n", (w.rejected_count)(n))));
     }
     o
 }

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use indicatif::{HumanBytes, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::cli::i18n::report::{pad, progress_words};
 use crate::world::progress::{Phase, Reporter};
 
 /// Bars per file and one for the whole install.
@@ -29,7 +30,7 @@ impl Bars {
                 .expect("valid template")
                 .progress_chars("=> "),
         );
-        overall.set_prefix("total");
+        overall.set_prefix(progress_words().total);
         Self {
             multi,
             overall,
@@ -63,12 +64,12 @@ impl Reporter for Bars {
             .progress_chars("=> "),
         );
         bar.set_prefix(name.to_owned());
-        bar.set_message("queued");
+        bar.set_message(progress_words().queued);
         self.bars.lock().expect("bars lock").insert(id, bar);
     }
     fn phase(&self, id: usize, phase: Phase) {
         if let Some(b) = self.bars.lock().expect("bars lock").get(&id) {
-            b.set_message(phase.name());
+            b.set_message(progress_words().phase(phase));
             if matches!(
                 phase,
                 Phase::Downloading | Phase::Resuming | Phase::Verifying
@@ -90,12 +91,12 @@ impl Reporter for Bars {
                 // counters; a cached file is not read again) still counts towards the total.
                 let rest = b.length().unwrap_or(0).saturating_sub(b.position());
                 self.overall.inc(rest);
-                b.finish_with_message(outcome.to_owned());
+                b.finish_with_message(progress_words().outcome(outcome));
             } else {
                 // indicatif's finish draws a bar full (and its rate from that jump): a stopped
                 // or failed task keeps the bar where its bytes stood.
                 b.abandon_with_message(if cancelled(outcome) {
-                    "stopped".to_owned()
+                    progress_words().outcome("stopped")
                 } else {
                     outcome.to_owned()
                 });
@@ -150,18 +151,23 @@ impl Reporter for Lines {
             .lock()
             .expect("lock")
             .insert(id, (name.to_owned(), Instant::now(), 0));
+        let fetch = pad(progress_words().fetch, 6);
         match total {
-            Some(t) => self.line(&format!("fetch  {name} ({})", HumanBytes(t))),
-            None => self.line(&format!("fetch  {name}")),
+            Some(t) => self.line(&format!("{fetch} {name} ({})", HumanBytes(t))),
+            None => self.line(&format!("{fetch} {name}")),
         }
     }
     fn phase(&self, id: usize, phase: Phase) {
         if matches!(phase, Phase::Resuming | Phase::Unpacking) {
             if let Some((name, _, _)) = self.started.lock().expect("lock").get(&id) {
-                self.line(&format!(
-                    "{:<6} {name}",
-                    &phase.name()[..phase.name().len().min(6)]
-                ));
+                let words = progress_words();
+                let word = if std::ptr::eq(words, &crate::cli::i18n::report::EN) {
+                    // `resumi`, `unpack`: the plain lines keep their six-column verbs.
+                    phase.name()[..phase.name().len().min(6)].to_owned()
+                } else {
+                    words.phase(phase).to_owned()
+                };
+                self.line(&format!("{} {name}", pad(&word, 6)));
             }
         }
     }
@@ -181,11 +187,15 @@ impl Reporter for Lines {
             } else {
                 String::new()
             };
-            self.line(&format!("{outcome:<6} {name} in {secs:.1}s{rate}"));
+            let outcome = pad(&progress_words().outcome(outcome), 6);
+            self.line(&format!("{outcome} {name} in {secs:.1}s{rate}"));
         }
     }
     fn message(&self, text: &str) {
-        self.line(&format!("note   {text}"));
+        self.line(&format!(
+            "{} {text}",
+            pad(progress_words().progress_note, 6)
+        ));
     }
 }
 

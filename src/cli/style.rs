@@ -6,12 +6,31 @@ use anstyle::{AnsiColor, Effects, Style as S};
 #[derive(Debug, Clone, Copy)]
 pub struct Style {
     color: bool,
+    lang: crate::cli::i18n::Lang,
 }
 
 impl Style {
-    /// Colours on or off.
+    /// Colours on or off; English.
     pub fn new(color: bool) -> Self {
-        Self { color }
+        Self {
+            color,
+            lang: crate::cli::i18n::Lang::En,
+        }
+    }
+
+    /// The same style, speaking `lang` in the reports.
+    pub fn with_lang(self, lang: crate::cli::i18n::Lang) -> Self {
+        Self { lang, ..self }
+    }
+
+    /// The language of the reports.
+    pub fn lang(&self) -> crate::cli::i18n::Lang {
+        self.lang
+    }
+
+    /// The reports' fixed words in that language.
+    pub fn words(&self) -> &'static crate::cli::i18n::Report {
+        self.lang.report()
     }
 
     fn paint(&self, style: S, text: &str) -> String {

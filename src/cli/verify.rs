@@ -144,15 +144,16 @@ pub fn render(report: &Report, style: &Style, quiet: bool) -> String {
     if quiet {
         return o;
     }
+    let w = style.words();
     let mut tally = Vec::new();
     if report.failed > 0 {
-        tally.push(style.bad(&format!("{} failed", report.failed)));
+        tally.push(style.bad(&(w.failed)(report.failed)));
     }
-    tally.push(format!("{} passed", report.passed));
+    tally.push((w.passed)(report.passed));
     if report.skipped > 0 {
-        tally.push(format!("{} skipped", report.skipped));
+        tally.push((w.skipped)(report.skipped));
     }
-    o.push_str(&format!("\n{}\n", tally.join(", ")));
+    o.push_str(&format!("\n{}\n", tally.join(w.comma)));
     o
 }
 

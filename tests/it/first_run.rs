@@ -474,3 +474,95 @@ fn ctrl_c_during_downloads_says_cancelled_once_with_the_resume_hint() {
     assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
     assert!(home.path().join("toolkits/cuda-13.0.2/bin/nvcc").is_file());
 }
+
+/// Finding 9: with `--lang zh` (or a zh_* locale) detect, plan, verify and doctor speak Chinese
+/// in every fixed heading, label and table header, and the same runs in English show the
+/// English ones: no fixed English heading is left in the Chinese output.
+#[test]
+fn reports_speak_chinese_with_lang_zh_and_no_english_heading_is_left() {
+    use cudaup::cli::i18n::report::{EN, ZH};
+    let home = tempfile::tempdir().unwrap();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/h200-root");
+    let h200 = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/h200-detect.json"
+    );
+    // Each command, and the fixed words its report must show.
+    let cases: [(Vec<&str>, fn(&cudaup::cli::i18n::Report) -> Vec<String>); 4] = [
+        (vec!["detect", "--system-root", root], |w| {
+            [
+                w.machine,
+                w.os,
+                w.kernel,
+                w.secure_boot,
+                w.installed,
+                w.driver,
+                w.cuda_toolkit,
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([
+                (w.gpus)("PCI scan"),
+                w.findings.into(),
+                w.nothing_wrong.into(),
+            ])
+            .collect()
+        }),
+        (vec!["plan", "--system", h200, "--profile", "full"], |w| {
+            let mut v: Vec<String> = w.columns.iter().map(|s| s.to_string()).collect();
+            v.extend([
+                (w.plan_for)("full", "NVIDIA H200"),
+                w.why.into(),
+                w.warnings.into(),
+            ]);
+            v
+        }),
+        (vec!["doctor", "--system-root", root], |w| {
+            vec![
+                w.doctor.into(),
+                w.warning.into(),
+                w.evidence.into(),
+                w.fix.into(),
+                (w.doctor_summary)(0, 1, 0),
+            ]
+        }),
+        (vec!["verify"], |w| vec![(w.passed)(0)]),
+    ];
+    let only_ascii_words = |s: &str| s.chars().any(|c| c.is_ascii_alphabetic()) && s.is_ascii();
+    for (args, words) in cases {
+        let en = cudaup(&args, home.path());
+        let mut zh_args = args.clone();
+        zh_args.extend(["--lang", "zh"]);
+        let zh = cudaup(&zh_args, home.path());
+        let by_locale = crate::common::cudaup_env(&args, home.path(), &[("LANG", "zh_CN.UTF-8")]);
+        assert_eq!(en.code, zh.code, "{args:?}: {}\n{}", zh.stdout, zh.stderr);
+        assert_eq!(
+            zh.stdout, by_locale.stdout,
+            "{args:?}: --lang zh and LANG=zh_CN agree"
+        );
+        for (w, other) in words(&EN).iter().zip(words(&ZH)) {
+            assert!(
+                en.stdout.contains(w.as_str()),
+                "{args:?}: English shows {w:?}:\n{}",
+                en.stdout
+            );
+            assert!(
+                zh.stdout.contains(other.as_str()),
+                "{args:?}: Chinese shows {other:?}:\n{}",
+                zh.stdout
+            );
+            // A fixed English word that is not a name (CUDA, cuDNN) is gone from the Chinese.
+            if only_ascii_words(w) && w != &other {
+                let line_start = zh
+                    .stdout
+                    .lines()
+                    .any(|l| l.trim_start().starts_with(w.as_str()));
+                assert!(
+                    !line_start,
+                    "{args:?}: {w:?} left in English:\n{}",
+                    zh.stdout
+                );
+            }
+        }
+    }
+}

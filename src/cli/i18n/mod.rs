@@ -6,7 +6,10 @@
 //! and `plan` (tables of versions, paths and reasons) stay in English.
 
 mod en;
+pub mod report;
 mod zh;
+
+pub use report::Report;
 
 use crate::world::process::Process;
 
@@ -38,6 +41,14 @@ impl Lang {
         match locale {
             Some(l) if l.to_ascii_lowercase().starts_with("zh") => Lang::Zh,
             _ => Lang::En,
+        }
+    }
+
+    /// The words of the reports (detect, plan, verify, doctor) in this language.
+    pub fn report(self) -> &'static Report {
+        match self {
+            Lang::En => &report::EN,
+            Lang::Zh => &report::ZH,
         }
     }
 
