@@ -125,7 +125,7 @@ pub fn render(d: &Detection, catalog: &Catalog, style: &Style) -> String {
     );
 
     o.push('\n');
-    o.push_str(&style.heading(&(w.gpus)(&d.gpu_source.to_string())));
+    o.push_str(&style.heading(&(w.gpus)(d.gpu_source)));
     o.push('\n');
     if s.gpus.is_empty() {
         o.push_str(&format!("  {}\n", w.none_found));

@@ -475,6 +475,9 @@ fn ctrl_c_during_downloads_says_cancelled_once_with_the_resume_hint() {
     assert!(home.path().join("toolkits/cuda-13.0.2/bin/nvcc").is_file());
 }
 
+/// The fixed words a report must show, in one language.
+type Words = fn(&cudaup::cli::i18n::Report) -> Vec<String>;
+
 /// Finding 9: with `--lang zh` (or a zh_* locale) detect, plan, verify and doctor speak Chinese
 /// in every fixed heading, label and table header, and the same runs in English show the
 /// English ones: no fixed English heading is left in the Chinese output.
@@ -488,7 +491,7 @@ fn reports_speak_chinese_with_lang_zh_and_no_english_heading_is_left() {
         "/tests/fixtures/h200-detect.json"
     );
     // Each command, and the fixed words its report must show.
-    let cases: [(Vec<&str>, fn(&cudaup::cli::i18n::Report) -> Vec<String>); 4] = [
+    let cases: [(Vec<&str>, Words); 4] = [
         (vec!["detect", "--system-root", root], |w| {
             [
                 w.machine,
