@@ -233,10 +233,10 @@ impl Root {
             || self.host_path(path).symlink_metadata().is_ok()
     }
 
-    /// Whether the machine path is a directory.
+    /// Whether the machine path is a directory (through links: on the live machine the
+    /// system's own, in a capture the ones [`Root::resolve`] followed inside it).
     pub fn is_dir(&self, path: impl AsRef<Path>) -> bool {
-        self.resolve(path.as_ref())
-            .is_some_and(|h| h.symlink_metadata().is_ok_and(|m| m.is_dir()))
+        self.resolve(path.as_ref()).is_some_and(|h| h.is_dir())
     }
 
     /// The entries of a directory as machine paths, sorted; empty when unreadable.
@@ -364,5 +364,13 @@ mod tests {
         );
         assert!(root.exists("/usr/local/cuda/bin"));
         assert!(!root.exists("/usr/local/cuda/nothing"));
+        // On the live machine, links are the system's own and followed as such.
+        let live = Root::live();
+        symlink(base.join("usr/local/cuda-13.0"), base.join("live-link")).unwrap();
+        assert!(live.is_dir(base.join("live-link")));
+        assert_eq!(
+            live.read(base.join("live-link/version.json")).as_deref(),
+            Some("{}")
+        );
     }
 }
