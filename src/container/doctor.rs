@@ -103,7 +103,7 @@ pub fn in_use(
     process: &crate::world::process::Process,
     cudaup_home: &std::path::Path,
 ) -> bool {
-    cudaup_home.join("receipts/container.json").is_file()
+    crate::container::edit::Receipt::path(cudaup_home).is_file()
         || read::scan(root, &[SYSTEM_SPEC_DIR.into(), "/var/run/cdi".into()])
             .iter()
             .any(|s| s.kind.as_deref() == Some(crate::container::cdi::KIND))

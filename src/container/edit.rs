@@ -2,7 +2,7 @@
 //! `containers.conf`, the CDI spec, stale apt lists), each with a receipt that lets
 //! [`undo`] put the exact bytes back — the way the rc-file hook works (`shell::rc`).
 //!
-//! The receipt (`$CUDAUP_HOME/receipts/container.json`) keeps, per file, its bytes before
+//! The receipt (`$CUDAUP_HOME/receipts/container/host-files.json`) keeps, per file, its bytes before
 //! cudaup's first change (or that it did not exist) and the sha256 of what cudaup wrote. It is
 //! written *before* the file, so a run killed in between leaves a receipt that names a change,
 //! never a change no receipt names. Undo restores a file only while it still holds what cudaup
@@ -67,7 +67,8 @@ fn sha(bytes: &[u8]) -> String {
 }
 
 impl Receipt {
-    /// Where it is kept.
+    /// Where it is kept: in a folder of its own under `receipts/`, whose top level holds the
+    /// toolkit and venv receipts that other readers parse.
     pub fn path(home: &Path) -> PathBuf {
         crate::install::home::Home::at(home).container_receipt()
     }
@@ -91,7 +92,11 @@ impl Receipt {
         if self.files.is_empty() {
             return match fs_err::remove_file(&path) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(&path)(e)),
-                _ => Ok(()),
+                _ => {
+                    // The folder too (uninstall removes `receipts/` only once it is empty).
+                    let _ = fs_err::remove_dir(path.parent().expect("has a parent"));
+                    Ok(())
+                }
             };
         }
         let dir = path.parent().expect("has a parent");

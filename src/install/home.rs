@@ -99,9 +99,11 @@ impl Home {
         self.pending().join(".env.json")
     }
 
-    /// What `cudaup container setup` changed on the host, for a byte-exact revert.
+    /// What `cudaup container setup` changed on the host, for a byte-exact revert: in a folder
+    /// of its own, since every JSON file at the top of `receipts/` is read as a toolkit or venv
+    /// receipt (doctor called `container.json` unreadable there).
     pub fn container_receipt(&self) -> PathBuf {
-        self.receipts().join("container.json")
+        self.receipts().join("container").join("host-files.json")
     }
 
     /// CDI specs cudaup writes for a rootless engine that reads them from here.

@@ -216,17 +216,33 @@ pub fn generate(root: &Root) -> Result<Generated, GenerateError> {
     };
     let mut library_dirs: Vec<PathBuf> = Vec::new();
     let suffix = format!(".so.{version}");
+    // A driver kept outside the distro's directories (`/usr/local/nvidia/lib64`, the GPU
+    // Operator's and many clouds' layout) is also mounted into the multiarch directory, which
+    // the loader of Debian and Ubuntu images searches without an ld.so.cache entry.
+    let multiarch =
+        if root.is_dir("/usr/lib/aarch64-linux-gnu") && !root.is_dir("/usr/lib/x86_64-linux-gnu") {
+            "/usr/lib/aarch64-linux-gnu"
+        } else {
+            "/usr/lib/x86_64-linux-gnu"
+        };
     for dir in LIBRARY_DIRS {
         let entries = root.list(dir);
+        let also = (!dir.ends_with("-linux-gnu")).then(|| PathBuf::from(multiarch));
         for lib in entries.iter().filter(|p| is_driver_library(p, &suffix)) {
             let host = root.host_path(lib);
-            common.mounts.push(ro_mount(host.clone(), lib.clone()));
+            let mut names = vec![lib.clone()];
             // The links that resolve to it (`libcuda.so.1 -> libcuda.so.580.95.05`).
             for link in &entries {
                 let target = root.read_link(link);
                 if target.as_deref().and_then(Path::file_name) == lib.file_name() {
-                    common.mounts.push(ro_mount(host.clone(), link.clone()));
+                    names.push(link.clone());
                 }
+            }
+            for name in names {
+                if let (Some(also), Some(file)) = (&also, name.file_name()) {
+                    common.mounts.push(ro_mount(host.clone(), also.join(file)));
+                }
+                common.mounts.push(ro_mount(host.clone(), name));
             }
             if !library_dirs.iter().any(|d| d == Path::new(dir)) {
                 library_dirs.push(PathBuf::from(dir));
@@ -239,10 +255,21 @@ pub fn generate(root: &Root) -> Result<Generated, GenerateError> {
             dirs: LIBRARY_DIRS.join(", "),
         });
     }
+    // Mounted at /usr/bin, on every image's PATH, wherever the host keeps them.
     for bin in BINARIES {
-        let path = PathBuf::from("/usr/bin").join(bin);
-        if root.exists(&path) {
-            common.mounts.push(ro_mount(root.host_path(&path), path));
+        let found: Vec<PathBuf> = ["/usr/bin", "/usr/local/nvidia/bin"]
+            .iter()
+            .map(|d| PathBuf::from(d).join(bin))
+            .filter(|p| root.exists(p))
+            .collect();
+        // A wrapper script (`exec /usr/local/nvidia/bin/nvidia-smi`, as on some cloud images)
+        // would name a path the container lacks: the program it wraps is mounted instead.
+        let is_script = |p: &PathBuf| root.read_bytes(p).is_some_and(|b| b.starts_with(b"#!"));
+        if let Some(path) = found.iter().find(|p| !is_script(p)).or(found.first()) {
+            common.mounts.push(ro_mount(
+                root.host_path(path),
+                PathBuf::from("/usr/bin").join(bin),
+            ));
         }
     }
     let firmware = PathBuf::from("/lib/firmware/nvidia").join(&version);
@@ -499,6 +526,49 @@ pub(crate) mod tests {
             generate(&Root::at(dir.path())),
             Err(GenerateError::NoDevices { .. })
         ));
+    }
+
+    #[test]
+    fn a_driver_under_usr_local_nvidia_is_also_mounted_where_the_loader_looks() {
+        let dir = tempfile::tempdir().unwrap();
+        fake_driver(dir.path(), "580.159.04");
+        let from = dir.path().join("usr/lib/x86_64-linux-gnu");
+        let to = dir.path().join("usr/local/nvidia/lib64");
+        fs_err::create_dir_all(to.parent().unwrap()).unwrap();
+        fs_err::rename(&from, &to).unwrap();
+        fs_err::create_dir_all(dir.path().join("usr/local/nvidia/bin")).unwrap();
+        fs_err::rename(
+            dir.path().join("usr/bin/nvidia-smi"),
+            dir.path().join("usr/local/nvidia/bin/nvidia-smi"),
+        )
+        .unwrap();
+        let g = generate(&Root::at(dir.path())).unwrap();
+        let smi = g
+            .spec
+            .container_edits
+            .mounts
+            .iter()
+            .find(|m| m.container_path == Path::new("/usr/bin/nvidia-smi"))
+            .unwrap();
+        assert!(
+            smi.host_path.ends_with("usr/local/nvidia/bin/nvidia-smi"),
+            "the program, not the wrapper script"
+        );
+        let containers: Vec<&Path> = g
+            .spec
+            .container_edits
+            .mounts
+            .iter()
+            .map(|m| m.container_path.as_path())
+            .collect();
+        for p in [
+            "/usr/local/nvidia/lib64/libcuda.so.1",
+            "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+            "/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04",
+            "/usr/bin/nvidia-smi",
+        ] {
+            assert!(containers.contains(&Path::new(p)), "{p} in {containers:?}");
+        }
     }
 
     #[test]
