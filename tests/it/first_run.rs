@@ -3,6 +3,12 @@
 
 use crate::common::cudaup;
 
+/// The H200 machine's `detect --json`.
+const H200: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/h200-detect.json"
+);
+
 /// Finding 7: a GPU given by its PCI id alone is looked up in the catalog's gpus.toml, not
 /// refused for want of a name and a compute capability.
 #[test]
@@ -72,10 +78,6 @@ fn a_system_document_gpu_given_by_pci_id_alone_is_looked_up_in_the_catalog() {
 #[test]
 fn a_pin_no_release_matches_is_named_and_no_reason_ends_at_a_colon() {
     let home = tempfile::tempdir().unwrap();
-    let h200 = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/h200-detect.json"
-    );
     let gpuless = home.path().join("gpuless.json");
     fs_err::write(&gpuless, r#"{"os": {"family": "linux"}}"#).unwrap();
     let gpuless = gpuless.to_str().unwrap();
@@ -92,11 +94,11 @@ fn a_pin_no_release_matches_is_named_and_no_reason_ends_at_a_colon() {
             "--cuda 99.9",
         ),
         (
-            vec!["--system", h200, "--profile", "cuda-dev", "--cuda", "99.9"],
+            vec!["--system", H200, "--profile", "cuda-dev", "--cuda", "99.9"],
             "--cuda 99.9",
         ),
         (
-            vec!["--system", h200, "--profile", "full", "--torch", "99.9"],
+            vec!["--system", H200, "--profile", "full", "--torch", "99.9"],
             "--torch 99.9",
         ),
     ] {
@@ -170,10 +172,6 @@ fn a_framework_venv_beside_a_toolkit_gets_ninja() {
     );
     let torch_index = format!("{}/whl", server.url());
     let pypi_index = format!("{}/simple", server.url());
-    let h200 = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/h200-detect.json"
-    );
     // The `full` plan has a toolkit (from a mirror in NVIDIA's layout).
     let mirror = crate::common::synthetic_mirror(&[]);
     let mirror_arg = mirror.path().display().to_string();
@@ -182,7 +180,7 @@ fn a_framework_venv_beside_a_toolkit_gets_ninja() {
         &home_arg,
         "install",
         "--system",
-        h200,
+        H200,
         "--profile",
         "full",
         "--torch",
@@ -229,49 +227,43 @@ fn a_framework_venv_beside_a_toolkit_gets_ninja() {
     );
 }
 
-/// Installs CUDA 13.0.2 from a synthetic mirror into `home` (no rc files touched).
+/// `install` of CUDA 13.0.2 and cuDNN 9.17.0 for the H200 picture from `mirror` into `home`,
+/// touching no rc file.
+fn toolkit_args<'a>(home: &'a str, mirror: &'a str) -> Vec<&'a str> {
+    vec![
+        "--home",
+        home,
+        "install",
+        "--system",
+        H200,
+        "--driver",
+        "keep",
+        "--profile",
+        "cuda-dev",
+        "--cuda",
+        "13.0.2",
+        "--cudnn",
+        "9.17.0",
+        "--mirror",
+        mirror,
+        "--no-modify-path",
+        "--yes",
+    ]
+}
+
+/// Installs CUDA 13.0.2 from a synthetic mirror into `home`.
 fn toolkit_install(home: &std::path::Path, mirror: &std::path::Path) {
     let (h, m) = (home.display().to_string(), mirror.display().to_string());
-    let h200 = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/h200-detect.json"
-    );
-    let run = cudaup(
-        &[
-            "--home",
-            &h,
-            "install",
-            "--system",
-            h200,
-            "--driver",
-            "keep",
-            "--profile",
-            "cuda-dev",
-            "--cuda",
-            "13.0.2",
-            "--cudnn",
-            "9.17.0",
-            "--mirror",
-            &m,
-            "--no-modify-path",
-            "--yes",
-        ],
-        home,
-    );
+    let run = cudaup(&toolkit_args(&h, &m), home);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
 }
 
 /// Runs a command line cudaup printed, through sh.
 fn run_printed(line: &str, home: &std::path::Path) -> std::process::Output {
-    std::process::Command::new("sh")
-        .arg("-c")
-        .arg(line)
-        .current_dir(home)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", "/usr/bin:/bin")
-        .output()
-        .unwrap()
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c").arg(line).current_dir(home);
+    crate::common::hermetic(&mut cmd, home);
+    crate::common::guarded_output(&mut cmd)
 }
 
 /// Finding 6: `uninstall` without `--purge` ends by saying what it kept, its size, and a
@@ -395,38 +387,12 @@ fn ctrl_c_during_downloads_says_cancelled_once_with_the_resume_hint() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path().display().to_string();
     let url = server.url();
-    let h200 = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/h200-detect.json"
-    );
-    let args = [
-        "--home",
-        &h,
-        "install",
-        "--system",
-        h200,
-        "--driver",
-        "keep",
-        "--profile",
-        "cuda-dev",
-        "--cuda",
-        "13.0.2",
-        "--cudnn",
-        "9.17.0",
-        "--mirror",
-        &url,
-        "--allow-http",
-        "--no-modify-path",
-        "--yes",
-    ];
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_cudaup"))
-        .args(args)
-        .current_dir(home.path())
-        .env_clear()
-        .env("HOME", home.path())
-        .env("PATH", "/usr/bin:/bin")
-        .env("NO_COLOR", "1")
-        .env("CUDAUP_NO_NVML", "1")
+    let mut args = toolkit_args(&h, &url);
+    args.push("--allow-http");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cudaup"));
+    cmd.args(&args).current_dir(home.path());
+    crate::common::hermetic(&mut cmd, home.path());
+    let child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -486,10 +452,6 @@ fn reports_speak_chinese_with_lang_zh_and_no_english_heading_is_left() {
     use cudaup::cli::i18n::report::{EN, ZH};
     let home = tempfile::tempdir().unwrap();
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/h200-root");
-    let h200 = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/h200-detect.json"
-    );
     // Each command, and the fixed words its report must show.
     let cases: [(Vec<&str>, Words); 4] = [
         (vec!["detect", "--system-root", root], |w| {
@@ -511,7 +473,7 @@ fn reports_speak_chinese_with_lang_zh_and_no_english_heading_is_left() {
             ])
             .collect()
         }),
-        (vec!["plan", "--system", h200, "--profile", "full"], |w| {
+        (vec!["plan", "--system", H200, "--profile", "full"], |w| {
             let mut v: Vec<String> = w.columns.iter().map(|s| s.to_string()).collect();
             v.extend([
                 (w.plan_for)("full", "NVIDIA H200"),
