@@ -3,7 +3,8 @@
 //! comes with JetPack.
 
 use crate::catalog::JetsonManifest;
-use crate::model::system::{Gpu, Jetson, Vendor};
+use crate::model::system::{Gpu, Jetson, OsFamily, System, Vendor};
+use crate::version::Version;
 
 use super::root::Root;
 
@@ -84,6 +85,37 @@ pub fn probe(root: &Root) -> Option<Jetson> {
         model,
         l4t,
         l4t_core,
+    })
+}
+
+/// The Jetson a machine is by its GPU, whatever else its picture says: on Linux aarch64, an
+/// NVIDIA GPU with no PCI id (integrated, not on the bus) whose compute capability is a Tegra
+/// one of the catalog's module table (Maxwell 5.3, Pascal 6.2, Xavier 7.2, Orin 8.7, Thor 11.0)
+/// is a Jetson's. No discrete GPU has those capabilities with no PCI id. The L4T release is not
+/// known this way (the picture did not carry /etc/nv_tegra_release), so the plan names the
+/// module's JetPacks.
+pub fn from_gpu(system: &System, table: &JetsonManifest) -> Option<(Jetson, String)> {
+    if system.os.family != OsFamily::Linux || system.os.arch != "aarch64" {
+        return None;
+    }
+    system.gpus.iter().find_map(|g| {
+        if g.vendor != Vendor::Nvidia || g.pci_id.is_some() {
+            return None;
+        }
+        let cc = Version::parse(g.compute_capability.as_deref()?)?;
+        let m = table.module.iter().find(|m| m.compute_capability == cc)?;
+        let why = format!(
+            "the {} has no PCI id and compute capability {cc}, the integrated GPU of a Jetson {} module on aarch64: this machine is planned as a Jetson",
+            g.name, m.name
+        );
+        Some((
+            Jetson {
+                model: Some(format!("Jetson {} module", m.name)),
+                l4t: None,
+                l4t_core: None,
+            },
+            why,
+        ))
     })
 }
 

@@ -71,11 +71,16 @@ pub(super) fn plan(ctx: &Ctx<'_>, j: &Jetson, warnings: Vec<String>) -> Plan {
         }
         None => {
             reasons.push(format!(
-                "{board} runs NVIDIA's Linux for Tegra{}: its driver, CUDA, cuDNN and TensorRT come with JetPack, so cudaup installs none of them; the catalog does not know this L4T release: find its JetPack at https://developer.nvidia.com/embedded/jetpack-archive",
+                "{board} runs NVIDIA's Linux for Tegra{}: its driver, CUDA, cuDNN and TensorRT come with JetPack, so cudaup installs none of them; {}: find its JetPack at https://developer.nvidia.com/embedded/jetpack-archive",
                 j.l4t
                     .as_deref()
                     .map(|v| format!(" {v}"))
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                if j.l4t.is_some() {
+                    "the catalog does not know this L4T release"
+                } else {
+                    "its L4T release is not known here (/etc/nv_tegra_release says it: `cat /etc/nv_tegra_release`)"
+                }
             ));
         }
     }

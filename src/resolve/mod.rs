@@ -157,6 +157,13 @@ fn plan(system: &System, req: &Request, catalog: &Catalog, today: Date) -> Plan 
     if let Some(j) = &system.os.jetson {
         return jetson::plan(&ctx, j, warnings);
     }
+    // A picture without the L4T files is still a Jetson when its GPU is one: never a desktop
+    // driver from apt on a board whose driver is part of its BSP.
+    if let Some((j, why)) = crate::detect::jetson::from_gpu(system, &catalog.jetson) {
+        let mut warnings = warnings;
+        warnings.push(why);
+        return jetson::plan(&ctx, &j, warnings);
+    }
     if system.os.family == OsFamily::Macos {
         return unsupported(
             profile,

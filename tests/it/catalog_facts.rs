@@ -633,3 +633,68 @@ fn a_removed_compiler_fact_is_caught() {
         check.stdout
     );
 }
+
+/// A `--system` picture of an Orin that carries no L4T files (GPU 8.7 with no PCI id, kernel
+/// `5.15.148-tegra`, aarch64) is planned as a Jetson: JetPack's answer, never an apt driver or
+/// PyTorch's desktop index; a discrete aarch64 GPU (with a PCI id) is not.
+#[test]
+fn a_jetson_picture_is_planned_as_a_jetson_from_its_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let picture = |gpu: &str| {
+        let p = dir.path().join("machine.json");
+        fs_err::write(
+            &p,
+            format!(
+                r#"{{"os": {{"family": "linux", "distro": "ubuntu", "version": "22.04", "arch": "aarch64", "wsl": false, "kernel": "5.15.148-tegra"}},
+                "gpus": [{gpu}], "pythons": [{{"path": "/usr/bin/python3", "version": "3.10.12"}}]}}"#
+            ),
+        )
+        .unwrap();
+        p
+    };
+    for profile in ["full", "pytorch", "cuda-dev"] {
+        let orin = picture(
+            r#"{"index": 0, "vendor": "nvidia", "name": "Orin (nvgpu)", "compute_capability": "8.7"}"#,
+        );
+        let run = cudaup(
+            &[
+                "plan",
+                "--system",
+                orin.to_str().unwrap(),
+                "--profile",
+                profile,
+                "--json",
+            ],
+            home.path(),
+        );
+        assert_eq!(run.code, 5, "{profile}: {}\n{}", run.stdout, run.stderr);
+        let plan = run.json();
+        assert_eq!(plan["jetson"]["module"], "Orin", "{plan}");
+        assert!(plan["components"].as_array().unwrap().is_empty(), "{plan}");
+        let text = plan.to_string();
+        assert!(
+            !text.contains("nvidia-open") && !text.contains("apt-get"),
+            "{text}"
+        );
+        assert!(!text.contains("download.pytorch.org"), "{text}");
+        assert!(text.contains("JetPack"), "{text}");
+    }
+    // Thor (11.0) likewise; a GH200-like discrete GPU with a PCI id is not a Jetson.
+    let thor = picture(
+        r#"{"index": 0, "vendor": "nvidia", "name": "NVIDIA Thor", "compute_capability": "11.0"}"#,
+    );
+    let run = cudaup(
+        &["plan", "--system", thor.to_str().unwrap(), "--json"],
+        home.path(),
+    );
+    assert_eq!(run.json()["jetson"]["module"], "Thor", "{}", run.stdout);
+    let gh200 = picture(
+        r#"{"index": 0, "vendor": "nvidia", "name": "NVIDIA GH200 480GB", "pci_id": "10de:2342", "compute_capability": "9.0", "architecture": "Hopper"}"#,
+    );
+    let run = cudaup(
+        &["plan", "--system", gh200.to_str().unwrap(), "--json"],
+        home.path(),
+    );
+    assert!(run.json()["jetson"].is_null(), "{}", run.stdout);
+}
