@@ -668,59 +668,99 @@ fn dockerfile(
     Ok(ExitCode::Ok)
 }
 
-/// Runs the in-container proof; the report is verify's document (`cudaup verify --container`
-/// can append its checks). Returns the report and the engine used.
+/// Runs the in-container proof; the report is verify's document. Returns the report and the
+/// engine used.
 pub fn verify(
     args: &VerifyArgs,
     process: &Process,
     runner: &dyn Runner,
 ) -> Result<(crate::verify::Report, Option<String>)> {
-    let survey = survey(&args.root, process, runner)?;
-    let only = args.engine.as_deref();
+    let checks = checks_in_container_at(
+        &args.root,
+        process,
+        runner,
+        args.engine.as_deref(),
+        args.nvcc.clone(),
+    )?;
+    let mut report = crate::verify::Report {
+        schema_version: crate::verify::SCHEMA_VERSION,
+        ok: true,
+        passed: 0,
+        failed: 0,
+        skipped: 0,
+        toolkit: None,
+        venvs: Vec::new(),
+        checks: Vec::new(),
+    };
+    append(&mut report, checks);
+    Ok((report, None))
+}
+
+/// Adds `checks` to `report`, counting them (`cudaup verify --container`).
+pub(super) fn append(report: &mut crate::verify::Report, checks: Vec<crate::verify::Check>) {
+    use crate::verify::Status;
+    report.checks.extend(checks);
+    let count = |s: Status| report.checks.iter().filter(|c| c.status == s).count();
+    report.passed = count(Status::Pass);
+    report.failed = count(Status::Fail);
+    report.skipped = count(Status::Skip);
+    report.ok = report.failed == 0;
+}
+
+/// The in-container checks on this machine (`cudaup verify --container`).
+pub(super) fn checks_in_container(
+    process: &Process,
+    runner: &dyn Runner,
+    engine: Option<&str>,
+    nvcc: Option<PathBuf>,
+) -> Result<Vec<crate::verify::Check>> {
+    checks_in_container_at(
+        &RootArgs { system_root: None },
+        process,
+        runner,
+        engine,
+        nvcc,
+    )
+}
+
+fn checks_in_container_at(
+    root: &RootArgs,
+    process: &Process,
+    runner: &dyn Runner,
+    only: Option<&str>,
+    nvcc: Option<PathBuf>,
+) -> Result<Vec<crate::verify::Check>> {
+    let survey = survey(root, process, runner)?;
     let pick = survey.engines.iter().zip(&survey.choices).find(|(e, c)| {
         c.path != container::choice::Path::None && only.is_none_or(|o| e.kind.program() == o)
     });
-    let checks = match pick {
-        None => vec![crate::verify::Check::skip(
+    let Some((engine, choice)) = pick else {
+        return Ok(vec![crate::verify::Check::skip(
             "container-kernel",
             vec!["no container engine set up for the GPUs here: `cudaup container setup` first (`cudaup container plan` shows the engines)".into()],
-        )],
-        Some((engine, choice)) => {
-            let work = tempfile::tempdir()?;
-            let path = process.path_entries();
-            let nvcc = args
-                .nvcc
-                .clone()
-                .or_else(|| {
-                    process
-                        .cudaup_home()
-                        .and_then(|h| crate::install::receipts::Active::read(&h).toolkit)
-                        .map(|t| t.join("bin/nvcc"))
-                        .filter(|p| p.is_file())
-                })
-                .or_else(|| container::toolkit::on_path(&path, "nvcc"))
-                .or_else(|| Some(PathBuf::from("/usr/local/cuda/bin/nvcc")).filter(|p| p.is_file()));
-            let opts = container::smoke::Options {
-                engine,
-                choice,
-                nvcc,
-                work: work.path(),
-                host_nvidia_smi: container::toolkit::on_path(&path, "nvidia-smi"),
-                ldd: container::toolkit::on_path(&path, "ldd").unwrap_or_else(|| PathBuf::from("/usr/bin/ldd")),
-            };
-            container::smoke::run(&opts, runner)
-        }
+        )]);
     };
-    let count = |s: crate::verify::Status| checks.iter().filter(|c| c.status == s).count();
-    let report = crate::verify::Report {
-        schema_version: crate::verify::SCHEMA_VERSION,
-        ok: count(crate::verify::Status::Fail) == 0,
-        passed: count(crate::verify::Status::Pass),
-        failed: count(crate::verify::Status::Fail),
-        skipped: count(crate::verify::Status::Skip),
-        toolkit: None,
-        venvs: Vec::new(),
-        checks,
+    let work = tempfile::tempdir()?;
+    let path = process.path_entries();
+    let nvcc = nvcc
+        .filter(|p| p.is_file())
+        .or_else(|| {
+            process
+                .cudaup_home()
+                .and_then(|h| crate::install::receipts::Active::read(&h).toolkit)
+                .map(|t| t.join("bin/nvcc"))
+                .filter(|p| p.is_file())
+        })
+        .or_else(|| container::toolkit::on_path(&path, "nvcc"))
+        .or_else(|| Some(PathBuf::from("/usr/local/cuda/bin/nvcc")).filter(|p| p.is_file()));
+    let opts = container::smoke::Options {
+        engine,
+        choice,
+        nvcc,
+        work: work.path(),
+        host_nvidia_smi: container::toolkit::on_path(&path, "nvidia-smi"),
+        ldd: container::toolkit::on_path(&path, "ldd")
+            .unwrap_or_else(|| PathBuf::from("/usr/bin/ldd")),
     };
-    Ok((report, pick.map(|(e, _)| e.label())))
+    Ok(container::smoke::run(&opts, runner))
 }

@@ -858,6 +858,7 @@ pub(super) fn install_with(
         let vargs = super::verify::VerifyArgs {
             json: flags.json,
             bench: false,
+            container: false,
             venvs: framework.iter().map(|f| f.venv.dir.clone()).collect(),
             toolkit: active_toolkit.clone(),
         };

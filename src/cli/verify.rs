@@ -27,6 +27,10 @@ pub struct VerifyArgs {
     /// Check the framework in this venv instead of the ones cudaup installed (repeatable)
     #[arg(long = "venv", value_name = "DIR")]
     pub venvs: Vec<PathBuf>,
+    /// Also run addKernel inside a container through the path `cudaup container setup` chose,
+    /// and compare the GPU UUIDs inside with the host's (`cudaup container verify`)
+    #[arg(long)]
+    pub container: bool,
     /// Check this CUDA toolkit instead of the active one [default: $CUDAUP_HOME/active.json, else
     /// the nvcc on PATH]
     #[arg(long, value_name = "DIR")]
@@ -85,7 +89,7 @@ pub(super) fn run(
         pci_gpus: &pci_gpus,
         components: &catalog.components,
     };
-    let report = verify::verify(
+    let mut report = verify::verify(
         &ctx,
         &Options {
             toolkit: args.toolkit.clone(),
@@ -93,6 +97,11 @@ pub(super) fn run(
             bench: args.bench,
         },
     );
+    if args.container {
+        let nvcc = args.toolkit.as_ref().map(|t| t.join("bin/nvcc"));
+        let inside = super::container::checks_in_container(process, runner, None, nvcc)?;
+        super::container::append(&mut report, inside);
+    }
     if args.json {
         writeln!(
             out,

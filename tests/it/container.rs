@@ -636,3 +636,29 @@ fn needs_root_podman_container_sees_the_cdi_devices_and_libraries() {
     assert!(!spec_dir.exists());
     let _ = Command::new("podman").args(["rmi", "-f", image]).output();
 }
+
+#[test]
+fn verify_container_adds_the_in_container_checks() {
+    let home = tempfile::tempdir().unwrap();
+    // No engine on PATH: the container check is a skip that says what to do, never a pass.
+    let r = cudaup_env(
+        &["verify", "--container", "--json"],
+        home.path(),
+        &[("PATH", "/nonexistent")],
+    );
+    let j = r.json();
+    let c = j["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "container-kernel")
+        .unwrap();
+    assert_eq!(c["status"], "skip");
+    assert!(
+        c["evidence"][0]
+            .as_str()
+            .unwrap()
+            .contains("cudaup container setup"),
+        "{c}"
+    );
+}

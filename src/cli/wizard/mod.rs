@@ -276,6 +276,7 @@ pub(super) fn run(
         let verify = super::verify::VerifyArgs {
             json: false,
             bench: false,
+            container: false,
             // The venv just installed; the toolkit is the active one install recorded.
             venvs: preview
                 .venv

@@ -535,11 +535,12 @@ pub(crate) mod tests {
         let from = dir.path().join("usr/lib/x86_64-linux-gnu");
         let to = dir.path().join("usr/local/nvidia/lib64");
         fs_err::create_dir_all(to.parent().unwrap()).unwrap();
-        fs_err::rename(&from, &to).unwrap();
+        crate::world::fs::rename(&from, &to).unwrap();
         fs_err::create_dir_all(dir.path().join("usr/local/nvidia/bin")).unwrap();
-        fs_err::rename(
-            dir.path().join("usr/bin/nvidia-smi"),
+        // /usr/bin/nvidia-smi stays a wrapper script; the program is beside the driver.
+        fs_err::write(
             dir.path().join("usr/local/nvidia/bin/nvidia-smi"),
+            b"\x7fELF",
         )
         .unwrap();
         let g = generate(&Root::at(dir.path())).unwrap();
