@@ -4,7 +4,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Bumped whenever a mapping changes, so unpacked-cache entries made by an older mapping are
 /// never reused.
-pub const LAYOUT_VERSION: u32 = 3;
+pub const LAYOUT_VERSION: u32 = 4;
 
 /// The shape of an artifact's contents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,15 +32,37 @@ pub const TOOL_LINKS: &[(&str, &str, Option<&str>)] = &[
         "../nsight-systems/target-linux-x64/nsys",
         Some("x86_64"),
     ),
+    // The sanitizer finds its injection libraries beside its own binary (the path of the file,
+    // links resolved): NVIDIA's toolkit runs `compute-sanitizer/compute-sanitizer` from `bin/`.
+    (
+        "bin/compute-sanitizer",
+        "../compute-sanitizer/compute-sanitizer",
+        None,
+    ),
 ];
 
 /// Wheel directories that NVIDIA's toolkit keeps elsewhere: (wheel, its directory, the place).
-/// The sanitizer wheel's headers collide with CUPTI's (`generated_cuda_meta.h` and friends
-/// differ): NVIDIA's toolkit has them in `compute-sanitizer/include`, as the redist archive.
-const WHEEL_PLACES: &[(&str, &str, &str)] = &[(
+/// NVIDIA's toolkit (and the redist archive) keeps the sanitizer in `compute-sanitizer/`: the
+/// binary with its injection and launcher libraries beside it (`libInterceptorInjectionTarget.so`,
+/// `libsanitizer-*.so`, `libTreeLauncher*.so`), which it loads from its own directory — in
+/// `lib64/` they are not found and the target "terminated before first instrumented API call".
+/// Its headers collide with CUPTI's (`generated_cuda_meta.h` and friends differ), so they go to
+/// `compute-sanitizer/include` as well.
+const WHEEL_PLACES: &[(&str, &str, &str)] = &[
+    (
+        "nvidia-cuda-sanitizer-api",
+        "include",
+        "compute-sanitizer/include",
+    ),
+    ("nvidia-cuda-sanitizer-api", "lib", "compute-sanitizer"),
+    ("nvidia-cuda-sanitizer-api", "bin", "compute-sanitizer"),
+];
+
+/// Files a wheel carries twice, left out of the second place: the sanitizer wheel has
+/// `libsanitizer-collection.so` in `bin/` and, byte for byte the same, in `lib/`.
+const WHEEL_DUPLICATES: &[(&str, &str)] = &[(
     "nvidia-cuda-sanitizer-api",
-    "include",
-    "compute-sanitizer/include",
+    "bin/libsanitizer-collection.so",
 )];
 
 /// Maps a path inside an artifact to its place in the prefix, or `None` to leave it out.
@@ -80,6 +102,13 @@ pub fn map(shape: Shape, component: &str, path: &Path) -> Option<PathBuf> {
                 .iter()
                 .any(|p| *p == "__pycache__" || p.ends_with(".dist-info"))
                 || rest == ["__init__.py"]
+            {
+                return None;
+            }
+            let inner = rest.join("/");
+            if WHEEL_DUPLICATES
+                .iter()
+                .any(|(w, p)| *w == component && *p == inner)
             {
                 return None;
             }
@@ -251,8 +280,33 @@ mod tests {
                 Path::new("nvidia/cu13/bin/compute-sanitizer")
             )
             .unwrap(),
-            Path::new("bin/compute-sanitizer")
+            Path::new("compute-sanitizer/compute-sanitizer")
         );
+        let san = |p: &str| {
+            map(Shape::Wheel, "nvidia-cuda-sanitizer-api", Path::new(p))
+                .map(|p| p.display().to_string())
+        };
+        // The real wheel's members (nvidia-cuda-sanitizer-api 13.0.85).
+        for lib in [
+            "libInterceptorInjectionTarget.so",
+            "libTreeLauncherPlaceholder.so",
+            "libTreeLauncherTargetInjection.so",
+            "libTreeLauncherTargetUpdatePreloadInjection.so",
+            "libsanitizer-collection.so",
+            "libsanitizer-public.so",
+        ] {
+            assert_eq!(
+                san(&format!("nvidia/cu13/lib/{lib}")),
+                Some(format!("compute-sanitizer/{lib}"))
+            );
+        }
+        assert_eq!(san("nvidia/cu13/bin/libsanitizer-collection.so"), None);
+        assert!(TOOL_LINKS
+            .iter()
+            .any(|(l, t, _)| *l == "bin/compute-sanitizer"
+                && Path::new("bin")
+                    .join(t)
+                    .ends_with("compute-sanitizer/compute-sanitizer")));
         assert_eq!(m(Shape::Wheel, "nvidia/__init__.py"), None);
     }
 }

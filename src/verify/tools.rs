@@ -8,6 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::system::Gpu;
+use crate::version::Version;
 
 use super::kernel::{Built, OK_LINE};
 use super::toolkit::Toolkit;
@@ -95,14 +96,8 @@ pub fn check(
                         path.display()
                     )],
                 ));
-            } else if installed.is_some_and(|i| i.iter().any(|c| c == t.component)) {
-                out.push(Check::skip(
-                    t.id,
-                    vec![format!(
-                        "{} is installed, but this route ships no {} (NVIDIA's redistributable archive has it)",
-                        t.component, t.bin
-                    )],
-                ));
+            } else if let Some(why) = route_gap(tk, t, installed) {
+                out.push(Check::skip(t.id, vec![why]));
             }
             continue;
         }
@@ -116,6 +111,39 @@ pub fn check(
         out.push(check.data(serde_json::json!({"tool": path})));
     }
     out
+}
+
+/// Why a tool is missing from a toolkit cudaup installed, when the route is the reason: the wheel
+/// route has no `cuobjdump`/`nvdisasm` wheels before CUDA 13.2 (components.toml: "wheels from
+/// CUDA 13.2") and no `cu++filt` binary at all (its wheel carries only the library), while
+/// NVIDIA's redistributable archives have each. `None` when the tool was simply not asked for.
+fn route_gap(tk: &Toolkit, t: &Tool, installed: Option<&[String]>) -> Option<String> {
+    let asked = installed.is_some_and(|i| i.iter().any(|c| c == t.component));
+    let receipt = tk.receipt.as_ref();
+    let wheels = receipt.is_some_and(|r| r.source.starts_with("wheels"));
+    let cuda = receipt.and_then(|r| Version::parse(&r.cuda));
+    let series = cuda.as_ref().map(|v| v.prefix(2)).unwrap_or_default();
+    let before_wheels = cuda
+        .as_ref()
+        .is_some_and(|v| (v.major(), v.minor()) < (13, 2));
+    let no_wheel = matches!(t.id, "cuobjdump" | "nvdisasm") && before_wheels;
+    if wheels && (no_wheel || (asked && t.id == "cu++filt")) {
+        let what = if asked {
+            format!("the {} wheel has no {} binary", t.component, t.bin)
+        } else {
+            format!("NVIDIA publishes no {} wheel for it", t.id)
+        };
+        return Some(format!(
+            "this route (PyPI wheels) has no {} for CUDA {series}: {what}; the redist route does (`cudaup install --source redist`)",
+            t.id
+        ));
+    }
+    asked.then(|| {
+        format!(
+            "{} is installed, but this route ships no {} (NVIDIA's redistributable archive has it)",
+            t.component, t.bin
+        )
+    })
 }
 
 fn run(
