@@ -731,29 +731,13 @@ fn needs_network_real_cuda_13_wheels_build_and_link_everything() {
         Ok(w) => w,
         Err(why) => return skipped(test, &format!("PyPI is not reachable: {why}")),
     };
-    // A static index of hard links to the cache (scripts/make-wheel-mirror.py).
+    // A static index of hard links to the cache, as scripts/make-wheel-mirror.py lays it out.
     let index = tempfile::tempdir().unwrap();
-    let src = index.path().join("wheels");
-    fs_err::create_dir_all(&src).unwrap();
-    for w in &wheels {
-        let to = src.join(w.file_name().unwrap());
-        if std::fs::hard_link(w, &to).is_err() {
-            std::os::unix::fs::symlink(w, &to).unwrap();
-        }
-    }
-    let out = Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/scripts/make-wheel-mirror.py"
-        ))
-        .arg(&src)
-        .arg(index.path().join("mirror"))
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let mirror = index.path().join("mirror");
+    crate::common::wheels::write_index_with(
+        &mirror.join("simple"),
+        &wheels,
+        Some(&mirror.join("packages")),
     );
     let server = Server::start(index.path().join("mirror"));
     let prefix = home.path().join("cuda");

@@ -346,20 +346,20 @@ pub fn pypi_wheels(cache: &str, requirements: &[&str], platforms: &[Option<&str>
     wheels
 }
 
-/// A PEP 503 index of the wheels in `wheels` (scripts/make-wheel-mirror.py), under `simple/`.
+/// A PEP 503 index of the wheels in the directory `wheels`, laid out as
+/// `scripts/make-wheel-mirror.py` lays out a mirror: `packages/` (hard links) and `simple/`.
 pub fn wheel_index(wheels: &Path) -> tempfile::TempDir {
     let index = tempfile::tempdir().unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/make-wheel-mirror.py");
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(wheels)
-        .arg(index.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let mut found: Vec<PathBuf> = fs_err::read_dir(wheels)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "whl"))
+        .collect();
+    found.sort();
+    wheels::write_index_with(
+        &index.path().join("simple"),
+        &found,
+        Some(&index.path().join("packages")),
     );
     index
 }

@@ -274,52 +274,99 @@ pub fn fake_tensorflow_requiring(
 /// `index_root/index.html` listing every project. Additive: calling it again for the same root
 /// keeps the wheels already there.
 pub fn write_index(index_root: &Path, wheels: &[PathBuf]) {
+    write_index_with(index_root, wheels, None);
+}
+
+/// The one PEP 503 index writer: [`write_index`] when `packages` is `None`; otherwise the wheels
+/// are hard-linked (symlinked across file systems) into `packages` and each project page
+/// links to them there (`../../packages/<wheel>` when `packages` is `index_root/../packages`,
+/// as `scripts/make-wheel-mirror.py` lays out a mirror for users).
+pub fn write_index_with(index_root: &Path, wheels: &[PathBuf], packages: Option<&Path>) {
+    fs_err::create_dir_all(index_root).unwrap();
+    let mut by_project: std::collections::BTreeMap<String, Vec<(String, PathBuf)>> =
+        Default::default();
     for wheel in wheels {
-        let file = wheel.file_name().unwrap().to_str().unwrap();
+        let file = wheel.file_name().unwrap().to_str().unwrap().to_owned();
         let project = normalize(file.split('-').next().unwrap());
         let dir = index_root.join(&project);
         fs_err::create_dir_all(&dir).unwrap();
-        if wheel.parent() != Some(dir.as_path()) {
-            fs_err::copy(wheel, dir.join(file)).unwrap();
+        let at = match packages {
+            None => dir.join(&file),
+            Some(p) => p.join(&file),
+        };
+        if wheel != &at && !at.exists() {
+            fs_err::create_dir_all(at.parent().unwrap()).unwrap();
+            if packages.is_none() {
+                fs_err::copy(wheel, &at).unwrap();
+            } else if std::fs::hard_link(wheel, &at).is_err() {
+                // Another file system (a tmpfs /tmp): a link, never a copy of gigabytes.
+                std::os::unix::fs::symlink(wheel, &at).unwrap();
+            }
+        }
+        by_project.entry(project).or_default().push((file, at));
+    }
+    // Wheels already beside their project pages (an index written before) stay listed.
+    if packages.is_none() {
+        for entry in fs_err::read_dir(index_root).unwrap() {
+            let dir = entry.unwrap().path();
+            if !dir.is_dir() {
+                continue;
+            }
+            let name = dir.file_name().unwrap().to_str().unwrap().to_owned();
+            let listed = by_project.entry(name).or_default();
+            for e in fs_err::read_dir(&dir).unwrap() {
+                let f = e.unwrap().file_name().into_string().unwrap();
+                if f.ends_with(".whl") && !listed.iter().any(|(l, _)| *l == f) {
+                    listed.push((f.clone(), dir.join(&f)));
+                }
+            }
         }
     }
     let mut projects = Vec::new();
-    for entry in fs_err::read_dir(index_root).unwrap() {
-        let dir = entry.unwrap().path();
-        if !dir.is_dir() {
-            continue;
-        }
-        let mut files: Vec<String> = fs_err::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .filter(|f| f.ends_with(".whl"))
-            .collect();
+    for (name, mut files) in by_project {
         if files.is_empty() {
             continue;
         }
         files.sort();
-        let name = dir.file_name().unwrap().to_str().unwrap().to_owned();
         let mut links = String::new();
-        for f in &files {
-            let sha = hex::encode(Sha256::digest(fs_err::read(dir.join(f)).unwrap()));
-            links += &format!(
-                "<a href=\"{}#sha256={sha}\">{f}</a><br/>\n",
-                f.replace('+', "%2B")
-            );
+        for (f, at) in &files {
+            let sha = hex::encode(Sha256::digest(fs_err::read(at).unwrap()));
+            let href = match packages {
+                None => f.replace('+', "%2B"),
+                Some(p) => format!(
+                    "{}/{}",
+                    relative(&index_root.join(&name), p),
+                    f.replace('+', "%2B")
+                ),
+            };
+            links += &format!("<a href=\"{href}#sha256={sha}\">{f}</a><br/>\n");
         }
         fs_err::write(
-            dir.join("index.html"),
+            index_root.join(&name).join("index.html"),
             page(&format!("Links for {name}"), &links),
         )
         .unwrap();
         projects.push(name);
     }
-    projects.sort();
     let links: String = projects
         .iter()
         .map(|p| format!("<a href=\"{p}/\">{p}</a><br/>\n"))
         .collect();
     fs_err::write(index_root.join("index.html"), page("Simple index", &links)).unwrap();
+}
+
+/// `to` relative to `from` (both absolute): `../../packages` from `simple/torch` to `packages`.
+fn relative(from: &Path, to: &Path) -> String {
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".into(); from.len() - common];
+    parts.extend(
+        to[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    parts.join("/")
 }
 
 fn page(title: &str, body: &str) -> String {
