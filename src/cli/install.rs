@@ -97,6 +97,27 @@ fn source_for(
     })
 }
 
+/// `--source auto` when nothing chose the toolkit's source (no `--source`, mirror, index or
+/// bundle): NVIDIA's archives where NVIDIA answers, else its CUDA wheels from PyPI
+/// ([`install::source_choice::auto`]). `None` when something else chose.
+fn auto_source(
+    s: &InstallSettings,
+    bundle: Option<&(String, crate::install::python::bundle::BundleManifest)>,
+    process: &Process,
+    cuda: &Version,
+    cancel: &Arc<AtomicBool>,
+) -> Result<Option<(Source, Option<String>)>> {
+    if s.source.is_some() || bundle.is_some() || s.mirror.is_some() || s.index_url.is_some() {
+        return Ok(None);
+    }
+    let probe = probe_fetcher(process, s.allow_http, cancel.clone())?;
+    let nvidia = Location::parse(redist::NVIDIA_BASE).map_err(fetch_usage)?;
+    let index = Location::parse(pypi::PYPI_SIMPLE).map_err(fetch_usage)?;
+    Ok(Some(install::source_choice::auto(
+        &probe, &nvidia, &index, cuda,
+    )?))
+}
+
 /// An offline bundle at `index_url` or `mirror`: a directory, or an http(s) mirror serving one
 /// (asked for its manifest with the probe's short timeout).
 fn find_bundle(
@@ -531,11 +552,20 @@ pub(super) fn install_with(
                     .prefix
                     .clone()
                     .unwrap_or_else(|| crate::install::home::Home::at(&home).toolkit(&cuda));
+                let source = match auto_source(s, bundle.as_ref(), process, &cuda, &cancel)? {
+                    Some((source, why)) => {
+                        if let (Some(why), true) = (why, talk || flags.dry_run) {
+                            writeln!(out, "{}", style.warn(&why))?;
+                        }
+                        source
+                    }
+                    None => source_for(s, bundle.as_ref().map(|(_, m)| m))?,
+                };
                 let spec = ToolkitSpec {
                     cuda,
                     cudnn,
                     prefix,
-                    source: source_for(s, bundle.as_ref().map(|(_, m)| m))?,
+                    source,
                     // The machine planned for: a `--system` picture of an aarch64 machine gets
                     // its linux-sbsa archives (checked by layout and hashes, not run, here).
                     arch: match system.os.arch.as_str() {

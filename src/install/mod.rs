@@ -15,6 +15,7 @@ pub mod python;
 pub(crate) mod receipt_file;
 pub mod receipts;
 pub mod self_copy;
+pub mod source_choice;
 pub mod sources;
 pub mod stamps;
 pub mod stub;
