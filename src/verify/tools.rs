@@ -105,7 +105,20 @@ pub fn check(
             "cuobjdump" => cuobjdump(exec, &path, built),
             "nvdisasm" => nvdisasm(exec, tk, &path, dir),
             "cu++filt" => cufilt(exec, &path),
-            "compute-sanitizer" => sanitizer(exec, &path, built, gpus),
+            "compute-sanitizer" => {
+                let mut c = sanitizer(exec, &path, built, gpus);
+                // Measured on the H200: without TreeLauncherSubreaper beside it the sanitizer
+                // exits 255, "Target application terminated before first instrumented API
+                // call"; PyPI's nvidia-cuda-sanitizer-api wheel (13.0.85) does not ship it.
+                let reaper = tk.dir.join("compute-sanitizer/TreeLauncherSubreaper");
+                if c.status == super::Status::Fail && !reaper.exists() {
+                    c.evidence.push(format!(
+                        "{} is missing: the sanitizer cannot start its target without it; PyPI's sanitizer wheel does not ship it, NVIDIA's redist archive does (`cudaup install --source redist`)",
+                        reaper.display()
+                    ));
+                }
+                c
+            }
             id => version(exec, id, &path),
         };
         out.push(check.data(serde_json::json!({"tool": path})));
