@@ -275,7 +275,12 @@ fn needs_shells_install_puts_cudaup_on_path_replaces_it_in_place_and_uninstall_t
     fs_err::write(&canary, "#!/bin/sh\necho mine\n").unwrap();
     let dry = m.run(&["uninstall", "--dry-run"]);
     ok(&dry);
-    let last = dry.stdout.lines().rfind(|l| l.starts_with("  - ")).unwrap();
+    // The copy is the last thing removed (what is kept, the download cache, is said after it).
+    let last = dry
+        .stdout
+        .lines()
+        .rfind(|l| l.starts_with("  - remove"))
+        .unwrap();
     assert_eq!(
         last,
         format!("  - remove cudaup's own copy {} (last)", copy.display()),
