@@ -32,7 +32,8 @@ pub use crate::model::request::{SourceKind, WithComponent};
 #[derive(Debug, Clone, Args)]
 pub struct SourceArgs {
     /// Fetch from NVIDIA's redistributable archives, or from NVIDIA's wheels on a package index
-    /// [default: redist]
+    /// [default: the archives where NVIDIA's server answers, else its CUDA 13+ wheels from PyPI;
+    /// a --mirror means redist]
     #[arg(long, value_enum)]
     pub source: Option<SourceKind>,
     /// A copy of NVIDIA's download layout (https://…, http://…, file://… or a directory), e.g.
