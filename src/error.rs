@@ -175,9 +175,9 @@ fn install_code(e: &crate::install::InstallError) -> ExitCode {
         I::Redist(RedistError::Malformed { .. }) | I::Index(IndexError::Malformed { .. }) => {
             ExitCode::Verification
         }
-        I::Redist(_) | I::Index(IndexError::NoMatch { .. }) | I::Unsupported(_) => {
-            ExitCode::Unsupported
-        }
+        I::Redist(_)
+        | I::Index(IndexError::NoMatch { .. } | IndexError::NoProject { .. })
+        | I::Unsupported(_) => ExitCode::Unsupported,
         I::Unpack { source, .. } => match source {
             crate::unpack::UnpackError::Cancelled => ExitCode::Cancelled,
             crate::unpack::UnpackError::Io(_) => ExitCode::Failure,

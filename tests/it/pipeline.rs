@@ -196,3 +196,36 @@ fn driver_skip_plans_and_runs_nothing_for_the_driver() {
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(!run.stdout.contains("The driver:"), "{}", run.stdout);
 }
+
+#[test]
+fn a_local_index_without_a_project_is_exit_5_naming_it() {
+    let home = tempfile::tempdir().unwrap();
+    let index = home.path().join("empty-index");
+    fs_err::create_dir_all(&index).unwrap();
+    let i = index.display().to_string();
+    let run = cudaup(
+        &[
+            "install",
+            "--system",
+            H200,
+            "--driver",
+            "keep",
+            "--profile",
+            "cuda-dev",
+            "--cuda",
+            "13.0.2",
+            "--no-cudnn",
+            "--components",
+            "minimal",
+            "--source",
+            "wheels",
+            "--index-url",
+            &i,
+            "--dry-run",
+        ],
+        home.path(),
+    );
+    assert_eq!(run.code, 5, "{}", run.stderr);
+    assert!(run.stderr.contains("has no nvidia-"), "{}", run.stderr);
+    assert!(run.stderr.contains(&i), "{}", run.stderr);
+}

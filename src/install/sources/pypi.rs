@@ -29,6 +29,14 @@ pub enum IndexError {
         /// What is wrong.
         message: String,
     },
+    /// A local index has no page for the project.
+    #[error("the index {index} has no {package} (no page for it): add its wheels, or use an index that has them")]
+    NoProject {
+        /// The index.
+        index: String,
+        /// The project.
+        package: String,
+    },
     /// No wheel matches.
     #[error(
         "{url}: no {package} wheel for version {wanted} on {arch} (the index has {available})"
@@ -120,7 +128,20 @@ pub fn list(
         Location::Http(_) => index.join(&format!("{name}/")),
         Location::File(_) => index.join(&format!("{name}/index.html")),
     };
-    let bytes = fetcher.get_bytes(&page, Some(ACCEPT))?;
+    let bytes = fetcher
+        .get_bytes(&page, Some(ACCEPT))
+        .map_err(|e| match (&e, index) {
+            // A local index (a mirror, a bundle) without the project's page lacks that project.
+            (FetchError::Local(io), Location::File(_))
+                if io.kind() == std::io::ErrorKind::NotFound =>
+            {
+                IndexError::NoProject {
+                    index: index.to_string(),
+                    package: package.to_owned(),
+                }
+            }
+            _ => IndexError::Fetch(e),
+        })?;
     let files = parse_page(&page, &bytes).map_err(|message| IndexError::Malformed {
         url: page.to_string(),
         message,
