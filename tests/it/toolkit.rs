@@ -856,7 +856,9 @@ fn needs_network_real_cuda_13_wheels_build_and_link_everything() {
     // verify: no GPU here, so everything is compiled and linked, and nothing fails.
     let mut path = format!("{}:{}", prefix.join("bin").display(), tools_path());
     let cmake = tool_dir("cmake");
-    for t in ["cmake", "ninja"] {
+    // cmake's own directory goes in front: ninja's (pip's bin/) may also hold pip's `cmake`
+    // entry-point script, which cannot import its module outside the environment it came with.
+    for t in ["ninja", "cmake"] {
         if let Some(d) = tool_dir(t) {
             path = format!("{}:{path}", d.display());
         }
