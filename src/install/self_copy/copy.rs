@@ -101,7 +101,9 @@ impl SelfCopyError {
                 path.display()
             ),
             SelfCopyError::Io { path, .. } => format!(
-                "check that {} is writable and has room; nothing else was changed",
+                "check that {} is writable and has room, then run the same command again: \
+                 cudaup's copy was left as it was, and what this run installed before it stays \
+                 installed (the re-run finishes the copy)",
                 path.parent().unwrap_or(path).display()
             ),
         }
