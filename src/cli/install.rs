@@ -216,12 +216,6 @@ pub struct InstallArgs {
 impl InstallArgs {
     /// The flags as one layer of settings, each value checked (a bad one names its flag).
     pub fn options(&self, process: &Process) -> Result<InstallOptions> {
-        let cwd = process.cwd();
-        let location = |flag: &str, v: &Option<String>| {
-            v.as_deref()
-                .map(|v| check_location(flag, v, cwd))
-                .transpose()
-        };
         let mut shells = Vec::new();
         for name in &self.shells {
             let shell = crate::shell::Shell::parse(name).ok_or_else(|| {
@@ -231,14 +225,8 @@ impl InstallArgs {
                 shells.push(shell);
             }
         }
+        let indexes = (&self.pypi_index, &self.torch_index, self.torch_source);
         Ok(InstallOptions {
-            source: self.source.source,
-            mirror: location("--mirror", &self.source.mirror)?,
-            index_url: location("--index-url", &self.source.index_url)?,
-            pypi_index: location("--pypi-index", &self.pypi_index)?,
-            torch_index: location("--torch-index", &self.torch_index)?,
-            torch_source: self.torch_source,
-            allow_http: self.source.allow_http.then_some(true),
             prefix: self.prefix.clone(),
             venv: self.venv.clone(),
             no_cudnn: self.no_cudnn.then_some(true),
@@ -246,9 +234,35 @@ impl InstallArgs {
             modify_path: self.no_modify_path.then_some(false),
             shells: (!shells.is_empty()).then_some(shells),
             with: (!self.with.is_empty()).then(|| self.with.clone()),
-            ..self.stack.options()?
+            ..source_options(&self.source, indexes, &self.stack, process)?
         })
     }
+}
+
+/// The flags where bytes come from (shared by install and mirror create), over the stack's
+/// flags, each location checked as its config key is.
+fn source_options(
+    source: &SourceArgs,
+    (pypi, torch, torch_source): (&Option<String>, &Option<String>, Option<TorchSource>),
+    stack: &StackArgs,
+    process: &Process,
+) -> Result<InstallOptions> {
+    let cwd = process.cwd();
+    let location = |flag: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|v| check_location(flag, v, cwd))
+            .transpose()
+    };
+    Ok(InstallOptions {
+        source: source.source,
+        mirror: location("--mirror", &source.mirror)?,
+        index_url: location("--index-url", &source.index_url)?,
+        pypi_index: location("--pypi-index", pypi)?,
+        torch_index: location("--torch-index", torch)?,
+        torch_source,
+        allow_http: source.allow_http.then_some(true),
+        ..stack.options()?
+    })
 }
 
 /// `cudaup mirror` subcommands.
@@ -302,22 +316,10 @@ pub use crate::settings::net::{fetcher, probe_fetcher};
 impl MirrorArgs {
     /// The flags as one layer of settings, each value checked.
     fn options(&self, process: &Process) -> Result<InstallOptions> {
-        let cwd = process.cwd();
-        let location = |flag: &str, v: &Option<String>| {
-            v.as_deref()
-                .map(|v| check_location(flag, v, cwd))
-                .transpose()
-        };
+        let indexes = (&self.pypi_index, &self.torch_index, self.torch_source);
         Ok(InstallOptions {
-            source: self.source.source,
-            mirror: location("--mirror", &self.source.mirror)?,
-            index_url: location("--index-url", &self.source.index_url)?,
-            pypi_index: location("--pypi-index", &self.pypi_index)?,
-            torch_index: location("--torch-index", &self.torch_index)?,
-            torch_source: self.torch_source,
-            allow_http: self.source.allow_http.then_some(true),
             no_cudnn: self.no_cudnn.then_some(true),
-            ..self.stack.options()?
+            ..source_options(&self.source, indexes, &self.stack, process)?
         })
     }
 }
