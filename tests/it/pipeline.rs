@@ -36,13 +36,8 @@ fn install_args<'a>(mirror: &'a str, prefix: &'a str) -> Vec<&'a str> {
 
 fn command(home: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudaup"));
-    cmd.args(args)
-        .current_dir(home)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", "/usr/bin:/bin")
-        .env("NO_COLOR", "1")
-        .env("CUDAUP_NO_NVML", "1");
+    cmd.args(args).current_dir(home);
+    hermetic(&mut cmd, home);
     cmd
 }
 
@@ -203,28 +198,13 @@ fn a_local_index_without_a_project_is_exit_5_naming_it() {
     let index = home.path().join("empty-index");
     fs_err::create_dir_all(&index).unwrap();
     let i = index.display().to_string();
-    let run = cudaup(
-        &[
-            "install",
-            "--system",
-            H200,
-            "--driver",
-            "keep",
-            "--profile",
-            "cuda-dev",
-            "--cuda",
-            "13.0.2",
-            "--no-cudnn",
-            "--components",
-            "minimal",
-            "--source",
-            "wheels",
-            "--index-url",
-            &i,
-            "--dry-run",
-        ],
-        home.path(),
-    );
+    // The install of the other tests, from a wheel index that has no page for any project.
+    let mut args = install_args("unused", "/nonexistent/prefix");
+    let at = args.iter().position(|a| *a == "--mirror").unwrap();
+    args.splice(at..at + 2, ["--source", "wheels", "--index-url", &i]);
+    args.retain(|a| *a != "--yes");
+    args.push("--dry-run");
+    let run = cudaup(&args, home.path());
     assert_eq!(run.code, 5, "{}", run.stderr);
     assert!(run.stderr.contains("has no nvidia-"), "{}", run.stderr);
     assert!(run.stderr.contains(&i), "{}", run.stderr);
