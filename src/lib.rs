@@ -1,9 +1,9 @@
 //! cudaup: takes a workstation from a bare OS to a working GPU deep-learning stack, and keeps it
 //! working.
 //!
-//! The pipeline (ARCHITECTURE.md): [`detect`] → [`system::System`] → resolve → plan → execute.
-//! Everything that touches the world sits behind a small trait ([`runner::Runner`] for commands)
-//! and reads the environment only through [`process::Process`].
+//! The pipeline (ARCHITECTURE.md): [`detect`] → [`model::system::System`] → resolve → plan → execute.
+//! Everything that touches the world sits behind a small trait ([`world::runner::Runner`] for commands)
+//! and reads the environment only through [`world::process::Process`].
 
 pub mod bench;
 pub mod catalog;
@@ -28,19 +28,3 @@ pub mod world;
 mod fuzz;
 
 pub use error::{Error, ExitCode, Result};
-
-// The paths these modules had before the layout of model/, world/, install/ and settings/. Kept so that code written
-// against them (tests, other branches) still builds; new code uses the new paths.
-#[doc(hidden)]
-pub use cli::i18n;
-#[doc(hidden)]
-pub use doctor::repair;
-use install::receipt_file;
-#[doc(hidden)]
-pub use install::{driver as driver_step, python as pyenv, receipts, sources, uninstall};
-#[doc(hidden)]
-pub use model::{finding as findings, plan, request, system, version};
-#[doc(hidden)]
-pub use settings::file as config;
-#[doc(hidden)]
-pub use world::{checkpoint, process, progress, prompt, runner, vars as env_vars};

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// The set an install gets when nothing says otherwise.
 pub const DEFAULT_SET: &str = "standard";

@@ -2,7 +2,7 @@
 //! the file and a needle (the row's key) that `check` turns into a line number.
 
 use super::{Catalog, Requirement};
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// Reports a problem: file, a needle locating the row, the message.
 pub(super) type Report<'a> = dyn FnMut(&str, &str, String) + 'a;

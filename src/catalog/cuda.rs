@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 use super::Date;
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// The whole cuda.toml.
 #[derive(Debug, Clone, Deserialize)]
@@ -264,7 +264,7 @@ impl CudaManifest {
 #[cfg(test)]
 mod tests {
     use crate::catalog::Catalog;
-    use crate::version::Version;
+    use crate::model::version::Version;
 
     #[test]
     fn driver_to_newest_cuda_matches_nvidia_smi() {

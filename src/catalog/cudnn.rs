@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 use super::{Date, Spec};
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// The whole cudnn.toml.
 #[derive(Debug, Clone, Deserialize)]

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use super::Date;
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// The whole drivers.toml.
 #[derive(Debug, Clone, Deserialize)]

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// The whole jetson.toml.
 #[derive(Debug, Clone, Deserialize)]
@@ -126,7 +126,7 @@ impl JetsonTorch {
 #[cfg(test)]
 mod tests {
     use crate::catalog::Catalog;
-    use crate::version::Version;
+    use crate::model::version::Version;
 
     #[test]
     fn models_and_releases_resolve() {

@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 use super::Date;
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// The whole pytorch.toml.
 #[derive(Debug, Clone, Deserialize)]

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// One comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -216,7 +216,7 @@ impl Requirement {
         let end = s
             .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
             .unwrap_or(s.len());
-        let name = crate::sources::pypi::normalize(&s[..end]);
+        let name = crate::install::sources::pypi::normalize(&s[..end]);
         if name.is_empty() {
             return None;
         }

@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 use super::{Date, Requirement};
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// The whole tensorflow.toml.
 #[derive(Debug, Clone, Deserialize)]

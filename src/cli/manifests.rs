@@ -12,7 +12,7 @@ use crate::catalog::update::{self, Options, PARTS};
 use crate::catalog::{check, Catalog, Date, Selection, Source, EMBEDDED};
 use crate::error::{Error, ExitCode, Result};
 use crate::fetch::Location;
-use crate::process::Process;
+use crate::world::process::Process;
 
 use super::{GlobalArgs, Style};
 
@@ -207,7 +207,7 @@ fn run_update(
             &pick(
                 &args.mirror,
                 sources.nvidia_mirror.as_ref(),
-                crate::sources::redist::NVIDIA_BASE,
+                crate::install::sources::redist::NVIDIA_BASE,
             ),
             allow_http,
         )?,
@@ -215,7 +215,7 @@ fn run_update(
             &pick(
                 &args.index_url,
                 sources.index_url.as_ref().or(sources.pypi_index.as_ref()),
-                crate::sources::pypi::PYPI_SIMPLE,
+                crate::install::sources::pypi::PYPI_SIMPLE,
             ),
             allow_http,
         )?,

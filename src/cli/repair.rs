@@ -251,7 +251,7 @@ pub(super) fn run(
                 install::receipt::register(&home, receipt)?;
             }
             Step::Litter { .. } => {
-                install::litter::clean(&home, &crate::receipts::Receipts::load(&home))?;
+                install::litter::clean(&home, &crate::install::receipts::Receipts::load(&home))?;
             }
             Step::EnvScripts { .. } => {
                 super::env::write_scripts(&home, Active::read(&home).toolkit.as_deref())?;

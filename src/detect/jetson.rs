@@ -4,7 +4,7 @@
 
 use crate::catalog::JetsonManifest;
 use crate::model::system::{Gpu, Jetson, OsFamily, System, Vendor};
-use crate::version::Version;
+use crate::model::version::Version;
 
 use super::root::Root;
 

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::findings::Severity;
-use crate::runner::{which, Runner};
+use crate::model::finding::Severity;
+use crate::world::runner::{which, Runner};
 
 use super::{Diagnosis, Inputs};
 
@@ -194,8 +194,8 @@ pub fn check(inputs: &Inputs<'_>, runner: &dyn Runner) -> Vec<Diagnosis> {
 mod tests {
     use super::super::testing::*;
     use super::*;
-    use crate::process::Process;
-    use crate::runner::Output;
+    use crate::world::process::Process;
+    use crate::world::runner::Output;
 
     #[test]
     fn df_output() {

@@ -45,7 +45,7 @@ impl fmt::Display for Cause {
             Cause::Timeout { connecting: false } => write!(
                 f,
                 "timed out waiting for the server to send more ({} sets the read timeout)",
-                crate::env_vars::CUDAUP_HTTP_TIMEOUT
+                crate::world::vars::CUDAUP_HTTP_TIMEOUT
             ),
             Cause::Refused => write!(f, "connection refused (nothing is listening there)"),
             Cause::Reset => write!(f, "the connection was reset by the server or the network"),

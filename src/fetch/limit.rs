@@ -102,7 +102,7 @@ impl std::fmt::Display for Limit {
                 f,
                 "the download ceiling of {} ({}): the source states no size and the server sent no Content-Length; raise the ceiling if the file really is that large",
                 human(n),
-                crate::env_vars::CUDAUP_MAX_DOWNLOAD_BYTES
+                crate::world::vars::CUDAUP_MAX_DOWNLOAD_BYTES
             ),
             Limit::Document(n) => write!(
                 f,

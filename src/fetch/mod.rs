@@ -27,7 +27,7 @@ pub use error::FetchError;
 pub use limit::{Cap, Limit, DEFAULT_MAX_DOWNLOAD, MAX_DOCUMENT, MAX_WHEEL, WHEEL_CAP};
 pub use location::Location;
 
-use crate::progress::Reporter;
+use crate::world::progress::Reporter;
 
 /// Takes the bytes of a download as they arrive (an unpacker), and returns its result.
 pub type Consumer<'a, T> = dyn FnMut(&mut (dyn Read + Send)) -> Result<T, FetchError> + 'a;

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::limit::Limit;
 use super::{cache::sha256_file, Artifact, FetchError, Fetched, Fetcher};
-use crate::progress::Phase;
+use crate::world::progress::Phase;
 
 const CHUNK: usize = 1 << 20;
 

@@ -16,7 +16,7 @@ use crate::catalog::update::Net;
 use crate::catalog::update::{fatbin, marker, pypi as upypi, redist as uredist, zip as uzip};
 use crate::fetch::{Fetcher, Location};
 use crate::install::sources::page;
-use crate::version::Version;
+use crate::model::version::Version;
 
 fn repo(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
@@ -110,7 +110,7 @@ fn run_index_html(input: &[u8], _: &Path) {
     ] {
         let files = page::parse_html(&page, &text);
         for f in &files {
-            let _ = crate::sources::pypi::parse_wheel_name(&f.filename);
+            let _ = crate::install::sources::pypi::parse_wheel_name(&f.filename);
         }
         let _ = page::parse_page(&page, input);
     }
@@ -472,7 +472,7 @@ fn run_redistrib(input: &[u8], _: &Path) {
         "https://developer.download.nvidia.com/compute/cuda/redist/redistrib_13.4.1.json",
     )
     .expect("a URL");
-    if let Ok(r) = crate::sources::redist::Redist::parse(&manifest, input) {
+    if let Ok(r) = crate::install::sources::redist::Redist::parse(&manifest, input) {
         let _ = r.release();
         for key in r.components() {
             for platform in ["linux-x86_64", "linux-sbsa", "windows-x86_64"] {
@@ -553,17 +553,17 @@ const BUNDLE_SEED: &str = r#"{
 fn run_bundle(input: &[u8], sandbox: &Path) {
     let dir = sandbox.join("bundle");
     fs_err::create_dir_all(&dir).expect("the sandbox is writable");
-    fs_err::write(dir.join(crate::pyenv::bundle::MANIFEST), input).expect("writable");
-    let local = crate::pyenv::bundle::read_dir(&dir);
+    fs_err::write(dir.join(crate::install::python::bundle::MANIFEST), input).expect("writable");
+    let local = crate::install::python::bundle::read_dir(&dir);
     let fetcher = local_fetcher(sandbox);
-    let via_fetcher = crate::pyenv::bundle::read(&fetcher, &Location::File(dir.clone()));
+    let via_fetcher = crate::install::python::bundle::read(&fetcher, &Location::File(dir.clone()));
     assert_eq!(
         local.is_some(),
         via_fetcher.is_some(),
         "the two readers of one bundle disagree"
     );
     if let Some(m) = local {
-        let _ = crate::pyenv::bundle::write_pages(&dir, &m.files);
+        let _ = crate::install::python::bundle::write_pages(&dir, &m.files);
     }
 }
 
@@ -573,7 +573,7 @@ pub const BUNDLE: Target = Target {
     seeds: || {
         let s = BUNDLE_SEED.as_bytes().to_vec();
         assert!(
-            serde_json::from_slice::<crate::pyenv::bundle::BundleManifest>(&s).is_ok(),
+            serde_json::from_slice::<crate::install::python::bundle::BundleManifest>(&s).is_ok(),
             "the bundle seed is a bundle manifest"
         );
         vec![s]
@@ -608,7 +608,7 @@ fn run_receipts(input: &[u8], sandbox: &Path) {
     ] {
         fs_err::write(p, input).expect("writable");
     }
-    let r = crate::receipts::Receipts::load(&home);
+    let r = crate::install::receipts::Receipts::load(&home);
     let _ = format!("{r:?}");
     let _ = crate::model::receipt::Receipt::read(&prefix);
 }
@@ -688,7 +688,8 @@ pub const RC: Target = Target {
 // ---- config ---------------------------------------------------------------------------------
 
 fn run_config(input: &[u8], _: &Path) {
-    let _ = crate::config::Config::parse(&text(input), Path::new("/etc/cudaup/config.toml"));
+    let _ =
+        crate::settings::file::Config::parse(&text(input), Path::new("/etc/cudaup/config.toml"));
 }
 
 /// The config file (`config.toml`), seeded with the example in docs/config.md.
@@ -781,13 +782,13 @@ fn materialize(to: &Path) {
 
 struct NoCommands;
 
-impl crate::runner::Runner for NoCommands {
+impl crate::world::runner::Runner for NoCommands {
     fn run(
         &self,
         program: &Path,
         _args: &[&str],
         _timeout: Duration,
-    ) -> crate::Result<crate::runner::Output> {
+    ) -> crate::Result<crate::world::runner::Output> {
         Err(crate::Error::Usage(format!(
             "{}: nothing runs while fuzzing",
             program.display()
@@ -836,7 +837,8 @@ fn run_system_root(input: &[u8], sandbox: &Path) {
     }
     #[cfg(not(unix))]
     let _ = fs_err::write(&target, body);
-    let process = crate::process::Process::with_vars(Vec::<(String, String)>::new(), sandbox);
+    let process =
+        crate::world::process::Process::with_vars(Vec::<(String, String)>::new(), sandbox);
     let opts = crate::detect::Options {
         root: crate::detect::Root::at(&root),
         deep: false,

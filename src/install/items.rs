@@ -4,9 +4,9 @@
 
 use crate::catalog::{Catalog, ComponentDef, ComponentSelection};
 use crate::fetch::{FetchError, Fetcher, Location};
-use crate::sources::pypi;
-use crate::sources::redist::{self, Redist, RedistError};
-use crate::version::Version;
+use crate::install::sources::pypi;
+use crate::install::sources::redist::{self, Redist, RedistError};
+use crate::model::version::Version;
 
 use super::{InstallError, Item, Shape, Source, ToolkitSpec};
 
@@ -180,7 +180,7 @@ pub fn resolve_items(
             }
             // One index page per wheel: ask for them side by side.
             let picked: Vec<
-                Result<(crate::version::Version, crate::fetch::Artifact), pypi::IndexError>,
+                Result<(crate::model::version::Version, crate::fetch::Artifact), pypi::IndexError>,
             > = std::thread::scope(|s| {
                 let handles: Vec<_> = wanted
                     .chunks(6)

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::transaction::{self, PrefixLock};
 use crate::fetch::Cache;
-use crate::receipts::Receipts;
+use crate::install::receipts::Receipts;
 
 /// One leftover.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -27,11 +27,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::fetch::{Artifact, FetchError, Fetcher, Location};
-use crate::progress::Phase;
-use crate::sources::pypi::IndexError;
-use crate::sources::redist::RedistError;
+use crate::install::sources::pypi::IndexError;
+use crate::install::sources::redist::RedistError;
+use crate::model::version::Version;
 use crate::unpack::{self, Entry, Format, UnpackError};
-use crate::version::Version;
+use crate::world::progress::Phase;
 
 pub use crate::model::receipt;
 pub use items::{resolve_items, Resolved};
@@ -245,7 +245,7 @@ fn ensure_unpacked(
             return Err(e);
         }
     };
-    crate::checkpoint::reach("unpacked-tmp");
+    crate::world::checkpoint::reach("unpacked-tmp");
     let stamps = stamps::Stamps::fresh(&tmp, &entries)?;
     stamps.write(&tmp)?;
     // Last: a tree with its entry list is complete.
@@ -478,7 +478,7 @@ fn install_locked(
     if fetcher.cancel_flag().load(Ordering::Relaxed) {
         return Err(InstallError::Cancelled);
     }
-    crate::checkpoint::reach("toolkit-unpacked");
+    crate::world::checkpoint::reach("toolkit-unpacked");
     let mut files = assemble::assemble(tx.staging(), &trees, &spec.arch, fetcher.cancel_flag())?;
     let named: Vec<finish::Named> = items
         .iter()
@@ -499,9 +499,9 @@ fn install_locked(
     if fetcher.cancel_flag().load(Ordering::Relaxed) {
         return Err(InstallError::Cancelled);
     }
-    crate::checkpoint::reach("toolkit-staged");
+    crate::world::checkpoint::reach("toolkit-staged");
     tx.commit()?;
-    crate::checkpoint::reach("toolkit-committed");
+    crate::world::checkpoint::reach("toolkit-committed");
     // The links moved the cached files' ctime: stamp them again, so the next install from the
     // cache is a matter of stat calls (best effort: a stale stamp only costs a hash).
     for (_, tree) in &mut trees {

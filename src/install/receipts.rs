@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::install::python::VenvReceipt;
 use crate::install::Receipt;
-use crate::pyenv::VenvReceipt;
 use crate::shell::{Applied, EnvSpec};
 
 /// The stack the env scripts describe, kept in `$CUDAUP_HOME/active.json`.
@@ -163,7 +163,7 @@ impl Receipts {
                     continue;
                 }
             };
-            if name.starts_with(crate::receipt_file::VENV) {
+            if name.starts_with(crate::install::receipt_file::VENV) {
                 match serde_json::from_slice::<VenvReceipt>(&bytes) {
                     Ok(r) => out.venvs.push((path, r)),
                     Err(e) => out.unreadable.push((path, e.to_string())),

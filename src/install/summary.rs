@@ -4,8 +4,8 @@
 use serde::Serialize;
 
 use crate::catalog::{Catalog, ComponentSelection, DEFAULT_SET};
-use crate::plan::{Action, Plan};
-use crate::version::Version;
+use crate::model::plan::{Action, Plan};
+use crate::model::version::Version;
 
 /// One route's download.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::install::receipts::{Active, Receipts, ShellReceipt};
 use crate::install::transaction::remove_tree;
-use crate::receipts::{Active, Receipts, ShellReceipt};
 
 /// One thing uninstall does.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -118,5 +118,10 @@ pub fn register(home: &Path, receipt: &Receipt) -> std::io::Result<PathBuf> {
 }
 
 fn register_only(home: &Path, receipt: &Receipt) -> std::io::Result<PathBuf> {
-    crate::receipt_file::register(home, crate::receipt_file::TOOLKIT, &receipt.prefix, receipt)
+    crate::install::receipt_file::register(
+        home,
+        crate::install::receipt_file::TOOLKIT,
+        &receipt.prefix,
+        receipt,
+    )
 }

@@ -3,7 +3,7 @@
 //! and the branch kinds each class of GPU should get (LTS for data-center GPUs).
 
 use crate::catalog::{Branch, Catalog, Date, Preference};
-use crate::version::Version;
+use crate::model::version::Version;
 
 use super::Target;
 

@@ -1,9 +1,9 @@
 //! Turns a chosen driver and stack into the Plan's components, reasons and warnings.
 
-use crate::plan::{Action, Component, Plan, Status};
-use crate::request::Profile;
-use crate::system::{OsFamily, System};
-use crate::version::Version;
+use crate::model::plan::{Action, Component, Plan, Status};
+use crate::model::request::Profile;
+use crate::model::system::{OsFamily, System};
+use crate::model::version::Version;
 
 use super::driver::{DriverOption, Host};
 use super::python::PythonChoice;
@@ -277,7 +277,7 @@ fn python_component(p: &PythonChoice) -> Component {
 fn installed_framework(
     system: &System,
     python: Option<&PythonChoice>,
-    pick: impl Fn(&crate::system::Python) -> Option<&crate::system::Framework>,
+    pick: impl Fn(&crate::model::system::Python) -> Option<&crate::model::system::Framework>,
 ) -> Option<String> {
     let Some(PythonChoice::Keep { path, .. }) = python else {
         return None;

@@ -6,9 +6,9 @@
 //! framework's row (its requirement as the wheel states it), never from a rule written here.
 
 use crate::catalog::{CudnnRelease, Op, Requirement, Spec, TfRelease};
-use crate::plan::Constraint;
-use crate::request::pin_matches;
-use crate::version::Version;
+use crate::model::plan::Constraint;
+use crate::model::request::pin_matches;
+use crate::model::version::Version;
 
 use super::Ctx;
 

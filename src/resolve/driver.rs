@@ -2,10 +2,10 @@
 //! Windows the driver belongs to Windows: it is kept, or the user is told what to install.
 
 use crate::catalog::{Catalog, Date, OpenModule};
-use crate::plan::Action;
-use crate::request::DriverPolicy;
-use crate::system::{KernelModule, OsFamily, System};
-use crate::version::Version;
+use crate::model::plan::Action;
+use crate::model::request::DriverPolicy;
+use crate::model::system::{KernelModule, OsFamily, System};
+use crate::model::version::Version;
 
 use super::Target;
 

@@ -4,9 +4,9 @@
 
 use crate::catalog::{JetsonRelease, JetsonTorch, TorchKind};
 use crate::model::plan::JetsonAdvice;
+use crate::model::plan::{Plan, Status};
 use crate::model::system::Jetson;
-use crate::plan::{Plan, Status};
-use crate::version::Version;
+use crate::model::version::Version;
 
 use super::Ctx;
 

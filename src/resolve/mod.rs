@@ -18,10 +18,10 @@ mod stack;
 mod toolkit_fit;
 
 use crate::catalog::{Catalog, Date, STALE_AFTER_DAYS};
-use crate::plan::{Action, CatalogInfo, Plan, Status};
-use crate::request::{Profile, Request};
-use crate::system::{OsFamily, System, Vendor};
-use crate::version::Version;
+use crate::model::plan::{Action, CatalogInfo, Plan, Status};
+use crate::model::request::{Profile, Request};
+use crate::model::system::{OsFamily, System, Vendor};
+use crate::model::version::Version;
 
 use driver::Host;
 
@@ -289,7 +289,7 @@ fn unmatched_pins(req: &Request, catalog: &Catalog) -> Vec<String> {
         let pin = pin?;
         if known
             .iter()
-            .any(|v| crate::request::pin_matches(Some(pin), v))
+            .any(|v| crate::model::request::pin_matches(Some(pin), v))
         {
             return None;
         }

@@ -1,8 +1,8 @@
 //! Which Python a framework goes into: the one the user pinned, a detected one in the release's
 //! range, or one to install.
 
-use crate::system::System;
-use crate::version::Version;
+use crate::model::system::System;
+use crate::model::version::Version;
 
 /// The Python a stack uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +54,7 @@ pub fn choose(
             ));
         }
         return Ok(detected
-            .filter(|(_, v)| crate::request::pin_matches(Some(pin), v))
+            .filter(|(_, v)| crate::model::request::pin_matches(Some(pin), v))
             .map(|(p, _)| PythonChoice::Keep {
                 path: p.path.clone(),
                 version: p.version.clone(),

@@ -3,9 +3,9 @@
 //! same CUDA and a cuDNN for it.
 
 use crate::catalog::{CudaRelease, CudnnRelease, Kernels, TfRelease, TorchRelease, TorchVariant};
-use crate::plan::Constraint;
-use crate::request::{pin_matches, Profile};
-use crate::version::Version;
+use crate::model::plan::Constraint;
+use crate::model::request::{pin_matches, Profile};
+use crate::model::version::Version;
 
 use super::python::{self, PythonChoice};
 use super::Ctx;

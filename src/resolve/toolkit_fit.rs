@@ -8,7 +8,7 @@
 use super::stack::pick_toolkit;
 use super::Ctx;
 use crate::catalog::CudaRelease;
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// The toolkit release (and its note) of the oldest series above `cuda`, of the same major,
 /// that builds for every served GPU and that the driver runs; with the series.

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{source_line, Shell, ShellError};
-use crate::process::Process;
+use crate::world::process::Process;
 
 /// The comment cudaup puts above its line, so that a person reading the file knows where it came
 /// from and how to take it out.

@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::runner::which;
-use crate::system::Gpu;
+use crate::model::system::Gpu;
+use crate::world::runner::which;
 
 use super::toolkit::Toolkit;
 use super::{error_lines, exit_words, output_lines, Check, Exec};

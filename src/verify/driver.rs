@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::detect::gpu::{self, nvidia_smi};
-use crate::runner::which;
-use crate::system::Gpu;
+use crate::model::system::Gpu;
+use crate::world::runner::which;
 
 use super::{exit_words, output_lines, Check, Context, Exec};
 
@@ -117,7 +117,7 @@ fn without_smi(ctx: &Context<'_>, why: String, smi_found: bool) -> (Check, Vec<G
         None => {
             let pci: Vec<Gpu> = (ctx.pci_gpus)()
                 .into_iter()
-                .filter(|g| g.vendor == crate::system::Vendor::Nvidia)
+                .filter(|g| g.vendor == crate::model::system::Vendor::Nvidia)
                 .collect();
             if pci.is_empty() && !smi_found {
                 return (
@@ -196,8 +196,8 @@ pub fn banner_driver_version(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::process::Process;
     use crate::verify::testing::{failed, ok, Scripted};
+    use crate::world::process::Process;
 
     const BANNER: &str = "+-----------------------------------------------------------------------------------------+\n| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     CUDA Version: 13.0     |\n+-----------------------------------------+------------------------+----------------------+\n";
 
@@ -314,7 +314,7 @@ mod tests {
         let h200 = || {
             vec![Gpu {
                 index: 0,
-                vendor: crate::system::Vendor::Nvidia,
+                vendor: crate::model::system::Vendor::Nvidia,
                 name: "NVIDIA H200".into(),
                 pci_id: Some("10de:2335".into()),
                 compute_capability: Some("9.0".into()),
@@ -358,7 +358,7 @@ mod tests {
                 cuda_version: Some("13.0".into()),
                 gpus: vec![Gpu {
                     index: 0,
-                    vendor: crate::system::Vendor::Nvidia,
+                    vendor: crate::model::system::Vendor::Nvidia,
                     name: "NVIDIA H200".into(),
                     pci_id: Some("10de:2335".into()),
                     compute_capability: Some("9.0".into()),

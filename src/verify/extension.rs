@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::system::Gpu;
+use crate::model::system::Gpu;
 
 use super::framework::VenvTarget;
 use super::toolkit::Toolkit;
@@ -291,14 +291,14 @@ mod tests {
             real: "/no/such/cuda".into(),
             nvcc: "/no/such/cuda/bin/nvcc".into(),
             receipt: None,
-            cuda: crate::version::Version::parse("13.0"),
+            cuda: crate::model::version::Version::parse("13.0"),
         }
     }
 
     fn gpu() -> Gpu {
         Gpu {
             index: 0,
-            vendor: crate::system::Vendor::Nvidia,
+            vendor: crate::model::system::Vendor::Nvidia,
             name: "NVIDIA H200".into(),
             pci_id: None,
             compute_capability: Some("9.0".into()),

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::process::Process;
-use crate::pyenv::check::serves;
-use crate::pyenv::Venv;
-use crate::receipts::Receipts;
-use crate::system::Gpu;
-use crate::version::Version;
+use crate::install::python::check::serves;
+use crate::install::python::Venv;
+use crate::install::receipts::Receipts;
+use crate::model::system::Gpu;
+use crate::model::version::Version;
+use crate::world::process::Process;
 
 use super::{exit_words, json_line, output_lines, Check, Exec};
 
@@ -571,14 +571,14 @@ pub fn bench_check(id: &str, d: &BenchDevice) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pyenv::{Packages, VenvReceipt};
+    use crate::install::python::{Packages, VenvReceipt};
     use crate::verify::testing::{ok, Scripted};
     use crate::verify::Status;
 
     fn h200(index: u32) -> Gpu {
         Gpu {
             index,
-            vendor: crate::system::Vendor::Nvidia,
+            vendor: crate::model::system::Vendor::Nvidia,
             name: "NVIDIA H200".into(),
             pci_id: None,
             compute_capability: Some("9.0".into()),

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::system::Gpu;
-use crate::version::Version;
+use crate::model::system::Gpu;
+use crate::model::version::Version;
 
 use super::toolkit::Toolkit;
 use super::{error_lines, exit_words, output_lines, Check, Exec};
@@ -202,9 +202,9 @@ fn run_on(exec: &Exec<'_>, g: &Gpu, binary: &Path, arch: &str, built: &str) -> C
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::process::Process;
     use crate::verify::testing::{failed, ok, Scripted};
     use crate::verify::Status;
+    use crate::world::process::Process;
 
     #[test]
     fn arch_from_compute_capability() {
@@ -224,7 +224,7 @@ mod tests {
     fn gpu(index: u32, cc: Option<&str>) -> Gpu {
         Gpu {
             index,
-            vendor: crate::system::Vendor::Nvidia,
+            vendor: crate::model::system::Vendor::Nvidia,
             name: "NVIDIA H200".into(),
             pci_id: None,
             compute_capability: cc.map(str::to_owned),
@@ -244,7 +244,7 @@ mod tests {
     }
 
     /// An nvcc that "builds" by writing an empty file, and a program whose output is `run`.
-    fn runner(run: Option<crate::runner::Output>) -> Scripted {
+    fn runner(run: Option<crate::world::runner::Output>) -> Scripted {
         Scripted::new(move |program, args, _| {
             if program.ends_with("nvcc") {
                 let out = args[args.iter().position(|a| *a == "-o").unwrap() + 1];

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 use crate::catalog::ComponentsManifest;
-use crate::system::Gpu;
+use crate::model::system::Gpu;
 
 use super::toolkit::Toolkit;
 use super::{error_lines, exit_words, output_lines, Check, Exec};
@@ -514,9 +514,9 @@ mod tests {
     use super::*;
     use crate::install::receipt::ReceiptComponent;
     use crate::install::Receipt;
+    use crate::model::version::Version;
     use crate::verify::testing::{failed, ok, Scripted};
     use crate::verify::Status;
-    use crate::version::Version;
 
     fn manifest() -> ComponentsManifest {
         crate::catalog::Catalog::embedded().components
@@ -559,7 +559,7 @@ mod tests {
     fn gpu(index: u32) -> Gpu {
         Gpu {
             index,
-            vendor: crate::system::Vendor::Nvidia,
+            vendor: crate::model::system::Vendor::Nvidia,
             name: "NVIDIA H200".into(),
             pci_id: None,
             compute_capability: Some("9.0".into()),
@@ -687,7 +687,7 @@ mod tests {
             fs_err::write(out, "").unwrap();
             ok("")
         });
-        let process = crate::process::Process::default();
+        let process = crate::world::process::Process::default();
         let exec = Exec::new(&runner, &process, Some(d.path()));
         let tk = toolkit(d.path(), None);
         let checks = check(&exec, Some(&tk), "", &[], &manifest(), work.path());

@@ -38,10 +38,10 @@ use serde::Serialize;
 
 use crate::catalog::{ComponentsManifest, GpuTable};
 use crate::detect::gpu::DriverReport;
-use crate::process::Process;
-use crate::receipts::Receipts;
-use crate::runner::{Output, Runner};
-use crate::system::Gpu;
+use crate::install::receipts::Receipts;
+use crate::model::system::Gpu;
+use crate::world::process::Process;
+use crate::world::runner::{Output, Runner};
 
 /// The version of the `verify --json` document.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -411,7 +411,7 @@ pub(crate) mod testing {
     use std::sync::Mutex;
     use std::time::Duration;
 
-    use crate::runner::{Output, Runner};
+    use crate::world::runner::{Output, Runner};
 
     type Answer = dyn Fn(&Path, &[&str], &[(&str, &str)]) -> Option<Output> + Send + Sync;
 

@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::install::receipts::Receipts;
 use crate::install::Receipt;
-use crate::process::Process;
-use crate::receipts::Receipts;
-use crate::runner::which;
-use crate::version::Version;
+use crate::model::version::Version;
+use crate::world::process::Process;
+use crate::world::runner::which;
 
 use super::{exit_words, output_lines, Check, Exec};
 

@@ -7,8 +7,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::system::Gpu;
-use crate::version::Version;
+use crate::model::system::Gpu;
+use crate::model::version::Version;
 
 use super::kernel::{Built, OK_LINE};
 use super::toolkit::Toolkit;
@@ -164,11 +164,11 @@ fn run(
     program: &Path,
     args: &[&str],
     env: &[(&str, &str)],
-) -> Result<crate::runner::Output, String> {
+) -> Result<crate::world::runner::Output, String> {
     exec.run(program, args, env, T).map_err(|e| e.to_string())
 }
 
-fn failed(id: &str, what: String, out: Option<&crate::runner::Output>) -> Check {
+fn failed(id: &str, what: String, out: Option<&crate::world::runner::Output>) -> Check {
     let mut ev = vec![what];
     if let Some(o) = out {
         ev.extend(output_lines(o).into_iter().take(6));
@@ -369,7 +369,7 @@ mod tests {
             real: dir.to_owned(),
             nvcc: dir.join("bin/nvcc"),
             receipt: None,
-            cuda: crate::version::Version::parse("13.0"),
+            cuda: crate::model::version::Version::parse("13.0"),
         }
     }
 
@@ -401,7 +401,7 @@ mod tests {
                 _ => ok("NVIDIA (R) Compute Sanitizer\nCopyright (c) 2020-2025 NVIDIA Corporation\nVersion 2025.3.1.0\n"),
             }
         });
-        let process = crate::process::Process::default();
+        let process = crate::world::process::Process::default();
         let exec = Exec::new(&r, &process, None);
         let built = [Built {
             arch: None,

@@ -230,7 +230,7 @@ fn needs_network_series_targets_are_what_the_real_compilers_list() {
             .unwrap_or_else(|| panic!("no series {s}"))
     };
     let builds =
-        |s: &str, cc: &str| row(s).builds_for(&cudaup::version::Version::parse(cc).unwrap());
+        |s: &str, cc: &str| row(s).builds_for(&cudaup::model::version::Version::parse(cc).unwrap());
     // The facts: 12.8 has no sm_103/sm_107/sm_110; 12.9 no sm_107/sm_110; sm_107 from 13.4.
     for cc in ["10.3", "10.7", "11.0"] {
         assert!(!builds("12.8", cc), "12.8 claims {cc}");
@@ -288,10 +288,10 @@ fn needs_network_series_targets_are_what_the_real_compilers_list() {
 
 mod plans {
     use cudaup::catalog::{Catalog, Date};
-    use cudaup::plan::{Action, Plan, Status};
-    use cudaup::request::{DriverPolicy, Pins, Profile, Request};
-    use cudaup::system::System;
-    use cudaup::version::Version;
+    use cudaup::model::plan::{Action, Plan, Status};
+    use cudaup::model::request::{DriverPolicy, Pins, Profile, Request};
+    use cudaup::model::system::System;
+    use cudaup::model::version::Version;
     use serde_json::json;
 
     fn v(s: &str) -> Version {

@@ -17,7 +17,7 @@ use super::pypi::{self, Project, WheelFile};
 use super::{zip, Net, Targets, UpdateError};
 use crate::catalog::Catalog;
 use crate::fetch::Location;
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// NVIDIA's compiler wheels, by CUDA major.
 pub const PROJECTS: &[(u32, &str)] = &[

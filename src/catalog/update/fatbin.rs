@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use super::pypi::WheelFile;
 use super::{zip, Net, Observations, UpdateError};
 use crate::catalog::{Catalog, Probe};
-use crate::version::Version;
+use crate::model::version::Version;
 
 const FATBIN_MAGIC: u32 = 0xBA55_ED50;
 

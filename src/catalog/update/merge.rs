@@ -10,7 +10,7 @@ use super::pytorch_index::VariantObs;
 use super::rows::{lit, lit_strings, lit_versions, Doc};
 use super::{parts_after, Observations, PartReport, UpdateError};
 use crate::catalog::{Catalog, Date, Requirement};
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// Why NVIDIA's cuDNN wheels are read as "any toolkit of the major".
 const CUDNN_RANGE: &str = "the wheel names only the CUDA major (nvidia-cudnn-cuNN, Requires-Dist nvidia-cublas for it), as NVIDIA's conda package states the range: https://anaconda.org/anaconda/cudnn/files/modal/info/6939cfb21edf2ac08b9a91ae (cudnn-9.17.0.29: cuda-version >=13,<14); driver floor: the CUDA major's minor-version floor, which is what every readable cuDNN matrix (9.10.2, 9.17.0) states for its builds";

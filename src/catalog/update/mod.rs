@@ -428,7 +428,7 @@ pub(crate) mod tests {
         Fetcher::new(
             s,
             Arc::new(AtomicBool::new(false)),
-            Arc::new(crate::progress::Silent),
+            Arc::new(crate::world::progress::Silent),
         )
     }
 }

@@ -6,7 +6,7 @@ use super::pypi::{self, WheelFile};
 use super::{Net, Targets, UpdateError};
 use crate::catalog::Catalog;
 use crate::fetch::Location;
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// One (release, variant) the index has.
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@
 //! A row is a `[[name]]` header and the `key = value` lines under it, up to the first blank line,
 //! comment or header — the form every manifest in `manifests/` is written in.
 
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// A row: the header's line and the line after its last key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 use super::compiler::CompilerObs;
 use super::rows::{lit, lit_versions, Doc};
 use crate::catalog::{Catalog, Date};
-use crate::version::Version;
+use crate::model::version::Version;
 
 fn sm(v: &Version) -> String {
     format!("sm_{}{}", v.major(), v.minor())

@@ -4,7 +4,7 @@
 //!
 //! The questions go through [`Prompter`], so the branching is tested with
 //! [`crate::world::prompt::ScriptedPrompter`] and the terminal is only touched by
-//! [`DialoguerPrompter`]. Every string the wizard prints itself comes from [`crate::i18n`]; the
+//! [`DialoguerPrompter`]. Every string the wizard prints itself comes from [`crate::cli::i18n`]; the
 //! detect and plan reports it reuses are the commands' own (English).
 
 mod answers;

@@ -3,7 +3,7 @@
 //! sha256 the index states.
 
 use crate::fetch::{Artifact, FetchError, Fetcher, Location};
-use crate::version::Version;
+use crate::model::version::Version;
 
 /// PyPI's simple index, the default.
 pub const PYPI_SIMPLE: &str = "https://pypi.org/simple";
@@ -173,7 +173,7 @@ pub fn pick(
         v.join(", ")
     };
     candidates.retain(|(w, f)| {
-        crate::version::Version::parse(prefix).is_some_and(|p| w.version.starts_with(&p))
+        crate::model::version::Version::parse(prefix).is_some_and(|p| w.version.starts_with(&p))
             && f.sha256.is_some()
     });
     candidates.sort_by(|a, b| a.0.version.cmp(&b.0.version));
@@ -272,7 +272,7 @@ mod tests {
         Fetcher::new(
             s,
             Arc::new(AtomicBool::new(false)),
-            Arc::new(crate::progress::Silent),
+            Arc::new(crate::world::progress::Silent),
         )
     }
 
