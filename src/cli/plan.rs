@@ -47,7 +47,7 @@ pub struct PlanArgs {
     pub torch_index: Option<String>,
     /// Which index may serve PyTorch (auto, pytorch, pypi), as for install
     #[arg(long, value_name = "SOURCE", value_parser = super::install::torch_source_parser())]
-    pub torch_source: Option<crate::install::python::route::TorchSource>,
+    pub torch_source: Option<crate::model::request::TorchSource>,
     /// Accept plain-http indexes (for --probe)
     #[arg(long)]
     pub allow_http: bool,

@@ -134,6 +134,48 @@ impl fmt::Display for SourceKind {
     }
 }
 
+/// `--torch-source`: which kind of index may serve PyTorch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TorchSource {
+    /// Ask each route, take the first that serves the plan.
+    #[default]
+    Auto,
+    /// PyTorch's index (or a copy of its layout) only.
+    Pytorch,
+    /// PyPI (or a mirror) only: the planned build must be the one PyPI serves.
+    Pypi,
+}
+
+impl TorchSource {
+    /// The name on the command line, in the config file and in `CUDAUP_TORCH_SOURCE`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TorchSource::Auto => "auto",
+            TorchSource::Pytorch => "pytorch",
+            TorchSource::Pypi => "pypi",
+        }
+    }
+}
+
+impl FromStr for TorchSource {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(TorchSource::Auto),
+            "pytorch" => Ok(TorchSource::Pytorch),
+            "pypi" => Ok(TorchSource::Pypi),
+            other => Err(format!("`{other}`: use auto, pytorch or pypi")),
+        }
+    }
+}
+
+impl fmt::Display for TorchSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Optional framework components (`--with`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum WithComponent {
@@ -185,6 +227,13 @@ impl Default for Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn torch_source_parses() {
+        assert_eq!("pypi".parse::<TorchSource>(), Ok(TorchSource::Pypi));
+        assert!("conda".parse::<TorchSource>().is_err());
+        assert_eq!(TorchSource::default().to_string(), "auto");
+    }
 
     #[test]
     fn pins_match_by_prefix() {

@@ -249,7 +249,7 @@ pub struct SourcesConfig {
     /// PyTorch's wheel index or a mirror of it (`--torch-index`, `CUDAUP_TORCH_INDEX`).
     pub torch_index: Option<String>,
     /// Which kind of index may serve PyTorch (`--torch-source`, `CUDAUP_TORCH_SOURCE`).
-    pub torch_source: Option<crate::install::python::route::TorchSource>,
+    pub torch_source: Option<crate::model::request::TorchSource>,
     /// Accept plain-http locations (`--allow-http`); required when any of the above is http://.
     pub allow_http: Option<bool>,
 }
@@ -700,7 +700,7 @@ impl Config {
         let torch_source = c
             .string("sources.torch_source", &raw.sources.torch_source)
             .and_then(|v| {
-                let parsed = v.parse::<crate::install::python::route::TorchSource>();
+                let parsed = v.parse::<crate::model::request::TorchSource>();
                 if parsed.is_err() {
                     let at = c.positions.0["sources.torch_source"];
                     c.error_at(

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::install::python::route::TorchSource;
+use crate::model::request::TorchSource;
 use crate::model::request::{DriverPolicy, Pins, Profile, Request, SourceKind, WithComponent};
 use crate::model::version::VersionPin;
 use crate::settings::combine::{combine_fields, Combine};

@@ -55,7 +55,7 @@ pub struct Answers {
     /// PyTorch's index or a mirror.
     pub torch_index: Option<String>,
     /// Which index may serve PyTorch.
-    pub torch_source: crate::install::python::route::TorchSource,
+    pub torch_source: crate::model::request::TorchSource,
     /// Accept plain-http sources.
     pub allow_http: bool,
 }

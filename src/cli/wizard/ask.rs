@@ -14,7 +14,8 @@ use crate::world::prompt::Prompter;
 
 use super::show::tilde;
 use super::{Answers, Ctx, Preview, Stop};
-use crate::install::python::route::{KnownMirror, RouteKind, TorchSource, KNOWN_MIRRORS};
+use crate::install::python::route::{KnownMirror, RouteKind, KNOWN_MIRRORS};
+use crate::model::request::TorchSource;
 
 /// Customise: pins, folders, sources, shells, verify.
 pub(super) fn customise(

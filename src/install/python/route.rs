@@ -17,7 +17,6 @@
 //! host tried and how it failed, and what would work instead — before any venv is made.
 
 use std::fmt;
-use std::str::FromStr;
 
 use serde::Serialize;
 
@@ -33,47 +32,7 @@ pub const TORCH_INDEX: &str = "https://download.pytorch.org/whl";
 pub use super::mirrors::{KnownMirror, KNOWN_MIRRORS};
 pub use super::view::{apply, describe_in_plan, RouteView};
 
-/// `--torch-source`: which kind of index may serve PyTorch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TorchSource {
-    /// Ask each route, take the first that serves the plan.
-    #[default]
-    Auto,
-    /// PyTorch's index (or a copy of its layout) only.
-    Pytorch,
-    /// PyPI (or a mirror) only: the planned build must be the one PyPI serves.
-    Pypi,
-}
-
-impl TorchSource {
-    /// The name on the command line, in the config file and in `CUDAUP_TORCH_SOURCE`.
-    pub fn name(self) -> &'static str {
-        match self {
-            TorchSource::Auto => "auto",
-            TorchSource::Pytorch => "pytorch",
-            TorchSource::Pypi => "pypi",
-        }
-    }
-}
-
-impl FromStr for TorchSource {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "auto" => Ok(TorchSource::Auto),
-            "pytorch" => Ok(TorchSource::Pytorch),
-            "pypi" => Ok(TorchSource::Pypi),
-            other => Err(format!("`{other}`: use auto, pytorch or pypi")),
-        }
-    }
-}
-
-impl fmt::Display for TorchSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use crate::model::request::TorchSource;
 
 /// The kind of a route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -645,12 +604,5 @@ mod tests {
                 .any(|f| f.contains("--cuda 13.2 plans torch 2.15.0 cu132")),
             "{fixes:?}"
         );
-    }
-
-    #[test]
-    fn torch_source_parses() {
-        assert_eq!("pypi".parse::<TorchSource>(), Ok(TorchSource::Pypi));
-        assert!("conda".parse::<TorchSource>().is_err());
-        assert_eq!(TorchSource::default().to_string(), "auto");
     }
 }

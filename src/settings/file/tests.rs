@@ -359,7 +359,7 @@ fn torch_source_is_one_of_three_words() {
     let c = parse("version = 1\n[sources]\ntorch_source = \"pypi\"\n").unwrap();
     assert_eq!(
         c.sources.torch_source,
-        Some(crate::install::python::route::TorchSource::Pypi)
+        Some(crate::model::request::TorchSource::Pypi)
     );
     assert!(c.to_toml().contains("torch_source = \"pypi\""));
     assert_eq!(
