@@ -33,16 +33,7 @@ pub(super) fn run(
         Some(dir) => Root::at(dir),
         None => Root::live(),
     };
-    let detection = detect::detect(
-        process,
-        runner,
-        catalog,
-        &Options {
-            root,
-            deep: args.deep,
-            nvml_library: nvml_library(process),
-        },
-    );
+    let detection = detect::detect(process, runner, catalog, &options(process, root, args.deep));
     for f in &detection.findings {
         tracing::debug!(id = f.id, "{}", f.message);
     }
@@ -53,6 +44,18 @@ pub(super) fn run(
         write!(out, "{}", render(&detection, catalog, style))?;
     }
     Ok(ExitCode::Ok)
+}
+
+/// What detect reads: `root`, the NVML library, and the home's toolkits and venvs (as paths).
+pub(super) fn options(process: &Process, root: Root, deep: bool) -> Options {
+    let home = crate::install::home::Home::of(process).ok();
+    Options {
+        root,
+        deep,
+        nvml_library: nvml_library(process),
+        cudaup_toolkits: home.as_ref().map(|h| h.toolkits()),
+        cudaup_venvs: home.as_ref().map(|h| h.venvs()),
+    }
 }
 
 /// The NVML library to load, or `None` when `CUDAUP_NO_NVML=1`.
@@ -79,11 +82,7 @@ pub(super) fn detect_live(
         process,
         runner,
         catalog,
-        &Options {
-            root: Root::live(),
-            deep,
-            nvml_library: nvml_library(process),
-        },
+        &options(process, Root::live(), deep),
     )
 }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use crate::catalog::Catalog;
-use crate::detect::{self, Options, Root};
+use crate::detect::{self, Root};
 use crate::doctor::{self, explain::Topic, Facts, Inputs, Report};
 use crate::error::{Error, ExitCode, Result};
 use crate::install::receipts::Receipts;
@@ -108,11 +108,7 @@ pub fn diagnose(process: &Process, runner: &dyn Runner, catalog: &Catalog, root:
         process,
         runner,
         catalog,
-        &Options {
-            root: root.clone(),
-            deep: false,
-            nvml_library: nvml_library(process),
-        },
+        &super::detect::options(process, root.clone(), false),
     );
     let facts = Facts::gather(&root, process, &detection.system);
     let receipts = process
@@ -133,19 +129,6 @@ pub fn diagnose(process: &Process, runner: &dyn Runner, catalog: &Catalog, root:
         live,
     };
     doctor::diagnose(&inputs, &detection.findings, runner, &scratch_path)
-}
-
-/// The NVML library to load, or `None` when `CUDAUP_NO_NVML=1` (as `detect`).
-fn nvml_library(process: &Process) -> Option<String> {
-    if process.var(crate::world::vars::CUDAUP_NO_NVML) == Some("1") {
-        return None;
-    }
-    Some(
-        process
-            .var(crate::world::vars::CUDAUP_NVML_LIBRARY)
-            .unwrap_or(detect::gpu::nvml::default_library())
-            .to_owned(),
-    )
 }
 
 /// The human report: one block per finding (severity, id, message, evidence, fix), then the

@@ -312,7 +312,30 @@ pub struct MirrorArgs {
     pub glibc: Option<String>,
 }
 
-pub use crate::settings::net::{fetcher, probe_fetcher};
+/// The fetcher every command uses, caching in this process's home.
+pub fn fetcher(
+    process: &Process,
+    allow_http: bool,
+    cancel: Arc<AtomicBool>,
+    reporter: Arc<dyn Reporter>,
+) -> Result<Fetcher> {
+    let cache = install::home::Home::of(process)?.cache();
+    Ok(crate::settings::net::fetcher(
+        process, &cache, allow_http, cancel, reporter,
+    )?)
+}
+
+/// The fetcher that asks the framework's routes (short timeouts), caching in this process's home.
+pub fn probe_fetcher(
+    process: &Process,
+    allow_http: bool,
+    cancel: Arc<AtomicBool>,
+) -> Result<Fetcher> {
+    let cache = install::home::Home::of(process)?.cache();
+    Ok(crate::settings::net::probe_fetcher(
+        process, &cache, allow_http, cancel,
+    )?)
+}
 
 impl MirrorArgs {
     /// The flags as one layer of settings, each value checked.

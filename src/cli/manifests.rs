@@ -249,7 +249,10 @@ fn run_update(
     let refreshed = update::refresh(&fetcher, &base, &texts, &opts)?;
     let written = match &args.write {
         Some(dir) => update::write_dir(dir, &refreshed.texts)?,
-        None => update::write_refreshed(&home, &refreshed.texts)?,
+        None => {
+            let generations = crate::install::home::Home::at(&home).manifests_d();
+            update::write_refreshed(&home, &generations, &refreshed.texts)?
+        }
     };
     let code = if refreshed.any_unreachable() {
         ExitCode::Network

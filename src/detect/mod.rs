@@ -33,6 +33,11 @@ pub struct Options {
     pub deep: bool,
     /// The NVML library to load; `None` skips NVML.
     pub nvml_library: Option<String>,
+    /// Where cudaup keeps its toolkits (`Home::toolkits`), searched on the live machine; handed
+    /// down as a path so that detect never reaches up into the install layer.
+    pub cudaup_toolkits: Option<PathBuf>,
+    /// Where cudaup keeps its venvs (`Home::venvs`), whose interpreters are candidates.
+    pub cudaup_venvs: Option<PathBuf>,
 }
 
 /// What `detect` learned: the System document and what looks wrong.
@@ -73,7 +78,7 @@ pub fn detect(
 
     // The slow probes (NVML's start-up, one Python per interpreter) run side by side.
     let python_candidates = if live {
-        python_candidates(process, root)
+        python_candidates(process, root, opts.cudaup_venvs.as_deref())
     } else {
         captured_python_candidates(root)
     };
@@ -175,7 +180,7 @@ pub fn detect(
     let modules = root.read("/proc/modules").unwrap_or_default();
     let nouveau_loaded = driver::parse_loaded_modules(&modules).contains(&"nouveau");
 
-    let hints = toolkit_hints(process, root, live);
+    let hints = toolkit_hints(process, root, live, opts.cudaup_toolkits.clone());
     let toolkits = toolkits::probe(root, &hints, &|nvcc| nvcc_version(runner, nvcc));
     let mut include_dirs: Vec<PathBuf> = [
         "/usr/include",
@@ -275,8 +280,12 @@ fn nvcc_version(runner: &dyn Runner, nvcc: &Path) -> Option<String> {
     toolkits::parse_nvcc_version(&out.stdout)
 }
 
-fn toolkit_hints(process: &Process, root: &Root, live: bool) -> toolkits::ToolkitHints {
-    let cudaup_toolkits = process.cudaup_home().map(|h| h.join("toolkits"));
+fn toolkit_hints(
+    process: &Process,
+    root: &Root,
+    live: bool,
+    cudaup_toolkits: Option<PathBuf>,
+) -> toolkits::ToolkitHints {
     if !live {
         return toolkits::ToolkitHints {
             from_env: Vec::new(),
@@ -300,14 +309,18 @@ fn toolkit_hints(process: &Process, root: &Root, live: bool) -> toolkits::Toolki
 }
 
 /// Interpreters on `PATH` and in the environments a user is likely to mean.
-fn python_candidates(process: &Process, root: &Root) -> Vec<python::Candidate> {
+fn python_candidates(
+    process: &Process,
+    root: &Root,
+    cudaup_venvs: Option<&Path>,
+) -> Vec<python::Candidate> {
     let mut found: Vec<PathBuf> = Vec::new();
     let mut env_roots: Vec<PathBuf> = ["VIRTUAL_ENV", "CONDA_PREFIX"]
         .iter()
         .filter_map(|v| process.path_var(v))
         .collect();
-    if let Some(home) = process.cudaup_home() {
-        env_roots.extend(root.list(crate::install::home::Home::at(&home).venvs()));
+    if let Some(venvs) = cudaup_venvs {
+        env_roots.extend(root.list(venvs));
     }
     env_roots.push(process.cwd().join(".venv"));
     for env in env_roots {

@@ -843,6 +843,8 @@ fn run_system_root(input: &[u8], sandbox: &Path) {
         root: crate::detect::Root::at(&root),
         deep: false,
         nvml_library: None,
+        cudaup_toolkits: None,
+        cudaup_venvs: None,
     };
     let d = crate::detect::detect(&process, &NoCommands, catalog(), &opts);
     let _ = serde_json::to_string(&d.system);

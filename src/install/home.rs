@@ -8,6 +8,10 @@ use crate::settings::resolve::SettingsError;
 use crate::shell::Shell;
 use crate::world::process::Process;
 
+/// The file name of cudaup's own copy's receipt in `receipts/` (`self_copy::RECEIPT` names it
+/// from here, so that the layout does not depend on the step that writes it).
+pub const SELF_RECEIPT: &str = "self.json";
+
 /// cudaup's home directory: toolkits, venvs, receipts, env scripts, its own copy and caches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Home {
@@ -91,7 +95,7 @@ impl Home {
 
     /// The receipt of cudaup's own copy in `bin/`.
     pub fn self_receipt(&self) -> PathBuf {
-        self.receipts().join(crate::install::self_copy::RECEIPT)
+        self.receipts().join(SELF_RECEIPT)
     }
 
     /// The env step begun and not yet done.

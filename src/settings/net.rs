@@ -1,6 +1,7 @@
 //! The download settings every command shares, from `CUDAUP_*` variables: retries, timeouts and
 //! size limits, for the fetcher that downloads and the one that only probes routes.
 
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,20 +12,23 @@ use crate::world::process::Process;
 use crate::world::progress::Reporter;
 use crate::world::vars;
 
-/// The fetcher every command uses, from the environment.
+/// The fetcher every command uses, from the environment; `cache` is the home's download cache
+/// (`Home::cache`), handed down so that settings never reach up into the install layer.
 pub fn fetcher(
     process: &Process,
+    cache: &Path,
     allow_http: bool,
     cancel: Arc<AtomicBool>,
     reporter: Arc<dyn Reporter>,
 ) -> Result<Fetcher, SettingsError> {
-    fetcher_with(process, allow_http, cancel, reporter, |_| {})
+    fetcher_with(process, cache, allow_http, cancel, reporter, |_| {})
 }
 
 /// The fetcher that asks the framework's routes: one attempt each, and a short wait
 /// (`CUDAUP_PROBE_TIMEOUT` seconds, default 8) before the next route is taken.
 pub fn probe_fetcher(
     process: &Process,
+    cache: &Path,
     allow_http: bool,
     cancel: Arc<AtomicBool>,
 ) -> Result<Fetcher, SettingsError> {
@@ -42,6 +46,7 @@ pub fn probe_fetcher(
     };
     fetcher_with(
         process,
+        cache,
         allow_http,
         cancel,
         Arc::new(crate::world::progress::Silent),
@@ -55,13 +60,13 @@ pub fn probe_fetcher(
 
 fn fetcher_with(
     process: &Process,
+    cache: &Path,
     allow_http: bool,
     cancel: Arc<AtomicBool>,
     reporter: Arc<dyn Reporter>,
     tweak: impl FnOnce(&mut Settings),
 ) -> Result<Fetcher, SettingsError> {
-    let home = crate::install::home::Home::of(process)?;
-    let mut settings = Settings::new(home.cache());
+    let mut settings = Settings::new(cache.to_path_buf());
     settings.allow_http = allow_http;
     if let Some(n) = number(process, vars::CUDAUP_HTTP_RETRIES, "not a number")? {
         settings.attempts = n as u32 + 1;

@@ -137,15 +137,17 @@ fn with_digests(texts: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     out
 }
 
-/// Writes a refreshed catalog under `home` and makes it the one in effect. On any failure the
+/// Writes a refreshed catalog under `home` and makes it the one in effect; its generations live
+/// in `generations` (the home's `manifests.d`, handed down by the caller). On any failure the
 /// catalog in effect stays as it was. Only generations cudaup made are ever removed; anything
 /// else in the way is renamed aside and listed in [`Written::set_aside`].
 pub fn write_refreshed(
     home: &Path,
+    generations: &Path,
     texts: &BTreeMap<String, String>,
 ) -> Result<Written, UpdateError> {
     let mut aside = Vec::new();
-    let generations = crate::install::home::Home::at(home).manifests_d();
+    let generations = generations.to_path_buf();
     match generations.symlink_metadata() {
         Ok(m) if m.is_dir() => {}
         // A link (or a file) there is not the directory cudaup keeps: never delete through it.
@@ -312,7 +314,8 @@ mod tests {
         let own = home.path().join("manifests");
         fs_err::create_dir_all(&own).unwrap();
         fs_err::write(own.join("cuda.toml"), "# mine\n").unwrap();
-        let w = write_refreshed(home.path(), &embedded()).unwrap();
+        let w =
+            write_refreshed(home.path(), &home.path().join("manifests.d"), &embedded()).unwrap();
         assert_eq!(w.set_aside.len(), 1, "{:?}", w.set_aside);
         let moved = &w.set_aside[0].to;
         assert_eq!(
@@ -322,9 +325,11 @@ mod tests {
         assert!(w.set_aside[0].to_string().contains("moved to"));
         assert!(own.symlink_metadata().unwrap().file_type().is_symlink());
         // A second refresh keeps it too, and removes only its own older generation.
-        let again = write_refreshed(home.path(), &embedded()).unwrap();
+        let again =
+            write_refreshed(home.path(), &home.path().join("manifests.d"), &embedded()).unwrap();
         assert!(again.set_aside.is_empty());
-        let third = write_refreshed(home.path(), &embedded()).unwrap();
+        let third =
+            write_refreshed(home.path(), &home.path().join("manifests.d"), &embedded()).unwrap();
         assert!(moved.join("cuda.toml").is_file());
         assert!(
             !w.dir.exists(),
@@ -344,7 +349,8 @@ mod tests {
             fs_err::write(elsewhere.path().join(d).join("keep"), "x").unwrap();
         }
         std::os::unix::fs::symlink(elsewhere.path(), home.path().join("manifests.d")).unwrap();
-        let w = write_refreshed(home.path(), &embedded()).unwrap();
+        let w =
+            write_refreshed(home.path(), &home.path().join("manifests.d"), &embedded()).unwrap();
         assert_eq!(w.set_aside.len(), 1, "{:?}", w.set_aside);
         assert_eq!(w.set_aside[0].what, "a symlink");
         for d in ["catalog-looks-like-ours", "precious"] {
@@ -356,8 +362,8 @@ mod tests {
         fs_err::create_dir_all(gens.join("notes")).unwrap();
         std::os::unix::fs::symlink(elsewhere.path().join("precious"), gens.join("catalog-link"))
             .unwrap();
-        write_refreshed(home.path(), &embedded()).unwrap();
-        write_refreshed(home.path(), &embedded()).unwrap();
+        write_refreshed(home.path(), &home.path().join("manifests.d"), &embedded()).unwrap();
+        write_refreshed(home.path(), &home.path().join("manifests.d"), &embedded()).unwrap();
         assert!(gens.join("notes").is_dir());
         assert!(elsewhere.path().join("precious/keep").is_file());
     }

@@ -40,7 +40,7 @@ pub use running::Running;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The receipt's file name in `$CUDAUP_HOME/receipts/`.
-pub const RECEIPT: &str = "self.json";
+pub const RECEIPT: &str = crate::install::home::SELF_RECEIPT;
 
 /// Temporary files in `bin/` start with this (and end in `.tmp`): names cudaup reserves, so a
 /// run may sweep those an earlier, killed run left.
