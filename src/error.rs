@@ -167,9 +167,9 @@ fn fetch_code(e: &crate::fetch::FetchError) -> ExitCode {
 }
 
 fn install_code(e: &crate::install::InstallError) -> ExitCode {
-    use crate::install::sources::pypi::IndexError;
-    use crate::install::sources::redist::RedistError;
     use crate::install::InstallError as I;
+    use crate::sources::pypi::IndexError;
+    use crate::sources::redist::RedistError;
     match e {
         I::Fetch(f) | I::Index(IndexError::Fetch(f)) => fetch_code(f),
         I::Redist(RedistError::Malformed { .. }) | I::Index(IndexError::Malformed { .. }) => {

@@ -19,6 +19,7 @@ pub mod model;
 pub mod resolve;
 pub mod settings;
 pub mod shell;
+pub mod sources;
 pub mod unpack;
 pub mod verify;
 pub mod world;

@@ -216,7 +216,7 @@ impl Requirement {
         let end = s
             .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
             .unwrap_or(s.len());
-        let name = crate::install::sources::pypi::normalize(&s[..end]);
+        let name = crate::sources::pypi::normalize(&s[..end]);
         if name.is_empty() {
             return None;
         }

@@ -76,7 +76,7 @@ fn read_dir(dir: &Path) -> Result<Vec<HostFiles>> {
             ("verify.json", &mut files.verify),
             ("system.json", &mut files.system),
         ] {
-            match crate::detect::root::read_regular_text(
+            match crate::world::fs::read_regular_text(
                 &entry.path().join(name),
                 crate::detect::root::MAX_REPORT,
             ) {

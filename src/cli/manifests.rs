@@ -207,7 +207,7 @@ fn run_update(
             &pick(
                 &args.mirror,
                 sources.nvidia_mirror.as_ref(),
-                crate::install::sources::redist::NVIDIA_BASE,
+                crate::sources::redist::NVIDIA_BASE,
             ),
             allow_http,
         )?,
@@ -215,7 +215,7 @@ fn run_update(
             &pick(
                 &args.index_url,
                 sources.index_url.as_ref().or(sources.pypi_index.as_ref()),
-                crate::install::sources::pypi::PYPI_SIMPLE,
+                crate::sources::pypi::PYPI_SIMPLE,
             ),
             allow_http,
         )?,

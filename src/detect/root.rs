@@ -7,7 +7,6 @@
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 /// The most a probed text file may have (os-release, `/proc/modules` ≈ 30 KB on a big server,
@@ -32,89 +31,6 @@ pub fn cap_for(path: &Path) -> u64 {
     } else {
         MAX_TEXT_FILE
     }
-}
-
-/// Reads the regular file at `path` (following links, as `open` does), refusing anything else —
-/// a FIFO, a device, a directory — without blocking on it, and any file longer than `max` bytes
-/// without reading more than one byte past `max`. The reader of every file a machine or a
-/// colleague hands cudaup (`--system-root`, `fleet report`).
-pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
-    read_opened(path, max, false)
-}
-
-/// [`read_regular`], as text (invalid UTF-8 is an error, like `read_to_string`).
-pub fn read_regular_text(path: &Path, max: u64) -> std::io::Result<String> {
-    String::from_utf8(read_regular(path, max)?).map_err(|e| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("{}: not UTF-8 text ({e})", path.display()),
-        )
-    })
-}
-
-/// Opens the regular file at `path` for reading (following links), refusing a FIFO, a device or
-/// a directory without blocking on it: the open of every local file a mirror or index serves.
-pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
-    open_checked(path, false)
-}
-
-fn open_checked(path: &Path, no_follow: bool) -> std::io::Result<std::fs::File> {
-    let file = open_nonblocking(path, no_follow)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("{}: not a regular file", path.display()),
-        ));
-    }
-    Ok(file)
-}
-
-fn read_opened(path: &Path, max: u64, no_follow: bool) -> std::io::Result<Vec<u8>> {
-    let file = open_checked(path, no_follow)?;
-    let mut out = Vec::new();
-    (&file).take(max.saturating_add(1)).read_to_end(&mut out)?;
-    if out.len() as u64 > max {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!(
-                "{}: longer than the {max} bytes any real file of its kind has",
-                path.display()
-            ),
-        ));
-    }
-    Ok(out)
-}
-
-/// Opens for reading without waiting for a writer (a FIFO opens at once; the caller's type
-/// check then refuses it); with `no_follow`, a link as the last component is refused too.
-#[cfg(unix)]
-fn open_nonblocking(path: &Path, no_follow: bool) -> std::io::Result<std::fs::File> {
-    use rustix::fs::{Mode, OFlags};
-    let mut flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    if no_follow {
-        flags |= OFlags::NOFOLLOW;
-    }
-    let fd = rustix::fs::open(path, flags, Mode::empty()).map_err(|e| {
-        let e = std::io::Error::from(e);
-        std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))
-    })?;
-    Ok(std::fs::File::from(fd))
-}
-
-#[cfg(not(unix))]
-fn open_nonblocking(path: &Path, no_follow: bool) -> std::io::Result<std::fs::File> {
-    let meta = if no_follow {
-        fs_err::symlink_metadata(path)?
-    } else {
-        fs_err::metadata(path)?
-    };
-    if !meta.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("{}: not a regular file", path.display()),
-        ));
-    }
-    Ok(fs_err::File::open(path)?.into_parts().0)
 }
 
 /// Maps the machine's absolute paths onto where their bytes are.
@@ -199,7 +115,11 @@ impl Root {
             )
         })?;
         // Every link is resolved already; one that appears now is refused, not followed.
-        read_opened(&host, max, !self.is_live())
+        if self.is_live() {
+            crate::world::fs::read_regular(&host, max)
+        } else {
+            crate::world::fs::read_regular_no_follow(&host, max)
+        }
     }
 
     /// The file's text, or `None` when it is missing, unreadable, not a regular file or longer
@@ -284,6 +204,7 @@ fn normal_parts(path: &Path) -> impl Iterator<Item = OsString> + '_ {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use crate::world::fs::{read_regular, read_regular_text};
     use std::os::unix::fs::symlink;
     use std::time::{Duration, Instant};
 

@@ -230,7 +230,7 @@ impl Fetcher {
             };
         match loc {
             Location::File(p) => {
-                let mut f = crate::detect::root::open_regular(p)?;
+                let mut f = crate::world::fs::open_regular(p)?;
                 bounded(&p.display().to_string(), &mut f, &|e| FetchError::Local(e))
             }
             Location::Http(url) => self.with_retries(&loc.to_string(), |_| {
@@ -272,7 +272,7 @@ impl Fetcher {
         self.check_trust(loc)?;
         match loc {
             Location::File(p) => {
-                let mut f = crate::detect::root::open_regular(p)?;
+                let mut f = crate::world::fs::open_regular(p)?;
                 let total = f.metadata()?.len();
                 let from = start.unwrap_or(total.saturating_sub(len)).min(total);
                 f.seek(SeekFrom::Start(from))?;

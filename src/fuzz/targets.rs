@@ -15,8 +15,8 @@ use super::engine::Target;
 use crate::catalog::update::Net;
 use crate::catalog::update::{fatbin, marker, pypi as upypi, redist as uredist, zip as uzip};
 use crate::fetch::{Fetcher, Location};
-use crate::install::sources::page;
 use crate::model::version::Version;
+use crate::sources::page;
 
 fn repo(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
@@ -110,7 +110,7 @@ fn run_index_html(input: &[u8], _: &Path) {
     ] {
         let files = page::parse_html(&page, &text);
         for f in &files {
-            let _ = crate::install::sources::pypi::parse_wheel_name(&f.filename);
+            let _ = crate::sources::pypi::parse_wheel_name(&f.filename);
         }
         let _ = page::parse_page(&page, input);
     }
@@ -472,7 +472,7 @@ fn run_redistrib(input: &[u8], _: &Path) {
         "https://developer.download.nvidia.com/compute/cuda/redist/redistrib_13.4.1.json",
     )
     .expect("a URL");
-    if let Ok(r) = crate::install::sources::redist::Redist::parse(&manifest, input) {
+    if let Ok(r) = crate::sources::redist::Redist::parse(&manifest, input) {
         let _ = r.release();
         for key in r.components() {
             for platform in ["linux-x86_64", "linux-sbsa", "windows-x86_64"] {

@@ -4,9 +4,9 @@
 
 use crate::catalog::{Catalog, ComponentDef, ComponentSelection};
 use crate::fetch::{FetchError, Fetcher, Location};
-use crate::install::sources::pypi;
-use crate::install::sources::redist::{self, Redist, RedistError};
 use crate::model::version::Version;
+use crate::sources::pypi;
+use crate::sources::redist::{self, Redist, RedistError};
 
 use super::{InstallError, Item, Shape, Source, ToolkitSpec};
 

@@ -16,7 +16,6 @@ pub(crate) mod receipt_file;
 pub mod receipts;
 pub mod self_copy;
 pub mod source_choice;
-pub mod sources;
 pub mod stamps;
 pub mod stub;
 pub mod summary;
@@ -27,9 +26,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::fetch::{Artifact, FetchError, Fetcher, Location};
-use crate::install::sources::pypi::IndexError;
-use crate::install::sources::redist::RedistError;
 use crate::model::version::Version;
+use crate::sources::pypi::IndexError;
+use crate::sources::redist::RedistError;
 use crate::unpack::{self, Entry, Format, UnpackError};
 use crate::world::progress::Phase;
 

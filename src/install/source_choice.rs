@@ -4,9 +4,9 @@
 //! and company proxies) still gets a toolkit, and is told why it got wheels.
 
 use crate::fetch::{FetchError, Fetcher, Location};
-use crate::install::sources::redist;
 use crate::install::Source;
 use crate::model::version::Version;
+use crate::sources::redist;
 
 /// The source `auto` takes for `cuda`, and the sentence that says why when it is not the first
 /// choice. `nvidia` is NVIDIA's download base, `index` the package index for wheels; `probe` asks

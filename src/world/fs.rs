@@ -1,9 +1,10 @@
 //! The one atomic writer and the one lock-file helper: every file cudaup replaces goes through
 //! [`write_atomic`], every lock through [`lock_file`] (clippy's `disallowed_methods` keeps
-//! `rename` and `persist` out of the rest of the crate).
+//! `rename` and `persist` out of the rest of the crate). Also the one reader of files someone
+//! else hands cudaup ([`read_regular`]): regular files only, never past a size cap.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// How the temporary file beside the target is named.
@@ -24,6 +25,95 @@ pub enum Durability {
     Fsync,
     /// No fsync: caches and logs, which are rebuilt when lost.
     Fast,
+}
+
+/// Reads the regular file at `path` (following links, as `open` does), refusing anything else —
+/// a FIFO, a device, a directory — without blocking on it, and any file longer than `max` bytes
+/// without reading more than one byte past `max`. The reader of every file a machine or a
+/// colleague hands cudaup (`--system-root`, `fleet report`).
+pub fn read_regular(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    read_opened(path, max, false)
+}
+
+/// [`read_regular`], refusing a link as the last component too: the reader of a captured tree,
+/// whose links `detect::Root` resolves inside the capture before it reads.
+pub fn read_regular_no_follow(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    read_opened(path, max, true)
+}
+
+/// [`read_regular`], as text (invalid UTF-8 is an error, like `read_to_string`).
+pub fn read_regular_text(path: &Path, max: u64) -> io::Result<String> {
+    String::from_utf8(read_regular(path, max)?).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: not UTF-8 text ({e})", path.display()),
+        )
+    })
+}
+
+/// Opens the regular file at `path` for reading (following links), refusing a FIFO, a device or
+/// a directory without blocking on it: the open of every local file a mirror or index serves.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    open_checked(path, false)
+}
+
+fn open_checked(path: &Path, no_follow: bool) -> io::Result<File> {
+    let file = open_nonblocking(path, no_follow)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{}: not a regular file", path.display()),
+        ));
+    }
+    Ok(file)
+}
+
+fn read_opened(path: &Path, max: u64, no_follow: bool) -> io::Result<Vec<u8>> {
+    let file = open_checked(path, no_follow)?;
+    let mut out = Vec::new();
+    (&file).take(max.saturating_add(1)).read_to_end(&mut out)?;
+    if out.len() as u64 > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{}: longer than the {max} bytes any real file of its kind has",
+                path.display()
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// Opens for reading without waiting for a writer (a FIFO opens at once; the caller's type
+/// check then refuses it); with `no_follow`, a link as the last component is refused too.
+#[cfg(unix)]
+fn open_nonblocking(path: &Path, no_follow: bool) -> io::Result<File> {
+    use rustix::fs::{Mode, OFlags};
+    let mut flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    if no_follow {
+        flags |= OFlags::NOFOLLOW;
+    }
+    let fd = rustix::fs::open(path, flags, Mode::empty()).map_err(|e| {
+        let e = io::Error::from(e);
+        io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+    })?;
+    Ok(File::from(fd))
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path, no_follow: bool) -> io::Result<File> {
+    let meta = if no_follow {
+        fs_err::symlink_metadata(path)?
+    } else {
+        fs_err::metadata(path)?
+    };
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{}: not a regular file", path.display()),
+        ));
+    }
+    Ok(fs_err::File::open(path)?.into_parts().0)
 }
 
 /// The suffix every temporary file of [`write_atomic`] ends with (the litter rules know it).

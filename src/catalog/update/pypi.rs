@@ -8,9 +8,9 @@ use super::marker::{self, Env};
 use super::{zip, Net, Targets, UpdateError};
 use crate::catalog::{Catalog, Date, Requirement};
 use crate::fetch::Location;
-use crate::install::sources::page::{self, IndexFile};
-use crate::install::sources::pypi::{normalize, parse_wheel_name, runs_on, ACCEPT};
 use crate::model::version::Version;
+use crate::sources::page::{self, IndexFile};
+use crate::sources::pypi::{normalize, parse_wheel_name, runs_on, ACCEPT};
 
 /// A file an index page lists.
 #[derive(Debug, Clone, PartialEq, Eq)]

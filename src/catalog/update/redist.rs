@@ -201,7 +201,7 @@ pub fn read(
         if v.major() < 12 || known.is_some_and(|r| r.date.is_some()) {
             continue;
         }
-        let url = crate::install::sources::redist::cuda_manifest(base, &v.to_string());
+        let url = crate::sources::redist::cuda_manifest(base, &v.to_string());
         let bytes = net.get(&url, None)?;
         cuda.push(parse_cuda(&url, &v, &bytes)?);
     }
@@ -217,7 +217,7 @@ pub fn read(
         if v.major() < 9 || known {
             continue;
         }
-        let url = crate::install::sources::redist::cudnn_manifest(base, &v.to_string());
+        let url = crate::sources::redist::cudnn_manifest(base, &v.to_string());
         let bytes = net.get(&url, None)?;
         cudnn.push(parse_cudnn(&url, &v, &bytes)?);
     }

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::fetch::{Fetcher, Location};
-use crate::install::sources::pypi::normalize;
 use crate::model::system::{OsFamily, System};
+use crate::sources::pypi::normalize;
 
 use super::route::RouteKind;
 
@@ -119,7 +119,7 @@ pub fn read(fetcher: &Fetcher, base: &Location) -> Option<BundleManifest> {
 pub fn read_dir(dir: &Path) -> Option<BundleManifest> {
     // A regular file of a manifest's size only: a FIFO or a device there is no bundle.
     let bytes =
-        crate::detect::root::read_regular(&dir.join(MANIFEST), crate::fetch::MAX_DOCUMENT).ok()?;
+        crate::world::fs::read_regular(&dir.join(MANIFEST), crate::fetch::MAX_DOCUMENT).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
@@ -547,7 +547,7 @@ mod tests {
         let root = fs_err::read_to_string(dir.path().join("index.html")).unwrap();
         assert!(root.contains("<a href=\"filelock/\">filelock</a>"));
         // cudaup's own reader takes the tree as an index.
-        let files = crate::install::sources::flat::list_dir(&dir.path().join("torch"), None, false);
+        let files = crate::sources::flat::list_dir(&dir.path().join("torch"), None, false);
         assert_eq!(files.len(), 1);
         assert!(add_wheel(dir.path(), &a, Some("../evil.whl"), None).is_err());
         assert!(add_wheel(dir.path(), &a, Some(".hidden.whl"), None).is_err());

@@ -11,8 +11,8 @@
 use std::path::Path;
 
 use crate::fetch::{FetchError, Fetcher, Location};
-use crate::install::sources::pypi::{self, IndexError, IndexFile};
 use crate::model::system::OsFamily;
+use crate::sources::pypi::{self, IndexError, IndexFile};
 
 use super::route::{
     fixes, Attempt, Candidate, IndexSettings, Layout, NoRoute, Route, RouteKind, Want,
@@ -226,7 +226,7 @@ fn index_page(fetcher: &Fetcher, index: &Location, project: &str) -> Page {
 fn flat_page(fetcher: &Fetcher, at: &Location, project: &str) -> Page {
     match at {
         Location::File(dir) => {
-            let files = crate::install::sources::flat::list_dir(dir, Some(project), false);
+            let files = crate::sources::flat::list_dir(dir, Some(project), false);
             if files.is_empty() {
                 return Page::Missing(format!("{} holds no {project} wheels", dir.display()));
             }

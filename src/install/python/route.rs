@@ -201,7 +201,7 @@ pub fn want(plan: &Plan, system: &System, catalog: &Catalog) -> Option<Want> {
     let plan_says_pypi = torch
         .index_url
         .as_deref()
-        .is_some_and(|u| u.trim_end_matches('/') == super::super::sources::pypi::PYPI_SIMPLE);
+        .is_some_and(|u| u.trim_end_matches('/') == crate::sources::pypi::PYPI_SIMPLE);
     let pypi_build = if plan_says_pypi {
         Ok(format!(
             "PyPI's torch {version} is the build the plan names for {}",
@@ -271,7 +271,7 @@ impl IndexSettings {
     pub fn pypi_base(&self) -> String {
         self.pypi
             .clone()
-            .unwrap_or_else(|| super::super::sources::pypi::PYPI_SIMPLE.to_owned())
+            .unwrap_or_else(|| crate::sources::pypi::PYPI_SIMPLE.to_owned())
     }
 
     /// PyTorch's index base or the mirror given.

@@ -14,7 +14,7 @@
 //! object per component: `name`, `license`, `license_path`, `version`, then per platform
 //! `relative_path`, `sha256`, `md5`, `size` as a decimal string; cuDNN nests each platform by
 //! `cuda12`/`cuda13` and adds `cuda_variant`), indented by 4, keys in NVIDIA's order; the paths
-//! are the ones cudaup's own reader asks for (`install::sources::redist::{cuda,cudnn}_manifest`).
+//! are the ones cudaup's own reader asks for (`sources::redist::{cuda,cudnn}_manifest`).
 //! Every archive holds one top directory `<component>-<platform>-<version>-archive/` with
 //! LICENSE and the real sub-layout of that component (versioned `.so` chains, `nvvm/`, Windows
 //! DLLs), each file a few bytes; linux `bin/nvcc` is a sh script printing the real
@@ -1162,7 +1162,7 @@ impl Writer {
 /// Where cudaup's own reader looks for a release's redistrib JSON, relative to the mirror.
 fn manifest_path(cudnn: bool, label: &str) -> String {
     use cudaup::fetch::Location;
-    use cudaup::install::sources::redist::{cuda_manifest, cudnn_manifest};
+    use cudaup::sources::redist::{cuda_manifest, cudnn_manifest};
     let root = Location::File(PathBuf::from("/mirror"));
     let at = if cudnn {
         cudnn_manifest(&root, label)
@@ -1471,7 +1471,7 @@ mod tests {
         let json = dir.path().join("compute/cuda/redist/redistrib_13.0.2.json");
         let bytes = fs_err::read(&json).unwrap();
         let at = cudaup::fetch::Location::File(json);
-        let redist = cudaup::install::sources::redist::Redist::parse(&at, &bytes).unwrap();
+        let redist = cudaup::sources::redist::Redist::parse(&at, &bytes).unwrap();
         assert_eq!(redist.release(), "13.0.2");
         assert!(redist.components().contains(&"cuda_nvcc"));
         let text = String::from_utf8(bytes).unwrap();
