@@ -565,7 +565,7 @@ pub(super) fn install_with(
                 // the run that installed it was killed before it could be.
                 if let Some(receipt) = install::Receipt::read(Path::new(path)).ok().flatten() {
                     if !flags.dry_run {
-                        install::receipt::register(&home, &receipt)?;
+                        install::receipts::register(&home, &receipt)?;
                     }
                 }
                 if talk || flags.dry_run {
@@ -761,7 +761,7 @@ pub(super) fn install_with(
             let _ = install::env::Intent::done(&home);
         })?;
         drop(fetcher);
-        install::receipt::register(&home, &receipt)?;
+        install::receipts::register(&home, &receipt)?;
         let nvcc = spec.prefix.join("bin/nvcc");
         // A toolkit for another architecture cannot run here.
         let foreign = spec.arch != std::env::consts::ARCH;

@@ -201,7 +201,7 @@ pub(super) fn run(
                     register_in: Some(home.clone()),
                 };
                 let fresh = install::install(&fetcher, &spec, &items)?;
-                install::receipt::register(&home, &fresh)?;
+                install::receipts::register(&home, &fresh)?;
             }
             Step::Venv {
                 receipt, recreate, ..
@@ -248,7 +248,7 @@ pub(super) fn run(
                 })?;
             }
             Step::Register { receipt } => {
-                install::receipt::register(&home, receipt)?;
+                install::receipts::register(&home, receipt)?;
             }
             Step::Litter { .. } => {
                 install::litter::clean(&home, &crate::install::receipts::Receipts::load(&home))?;

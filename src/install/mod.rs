@@ -381,7 +381,7 @@ pub fn install(
     let result = install_locked(fetcher, spec, items, &mut receipt, home);
     match (&result, home) {
         (Ok(()), Some(home)) => {
-            receipt::register(home, &receipt)?;
+            receipts::register(home, &receipt)?;
         }
         (Err(_), Some(home)) => {
             // Not a crash: what was there before this run is still true. A first install that

@@ -6,8 +6,29 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::install::python::VenvReceipt;
+use crate::install::receipt_file;
 use crate::install::Receipt;
 use crate::shell::{Applied, EnvSpec};
+
+/// Records `receipt` in `$CUDAUP_HOME/receipts/`, so doctor and uninstall find every prefix
+/// cudaup installed, wherever it is; the journal of the install that made it, if any, is
+/// closed (an install of something else into the same prefix keeps its journal).
+pub fn register(home: &Path, receipt: &Receipt) -> std::io::Result<PathBuf> {
+    let path = register_only(home, receipt)?;
+    let journal = receipt_file::pending_path(home, &receipt.prefix);
+    let same = fs_err::read(&journal)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Receipt>(&b).ok())
+        .is_none_or(|j| j.same_install(receipt));
+    if same {
+        receipt_file::remove_pending(home, &receipt.prefix)?;
+    }
+    Ok(path)
+}
+
+fn register_only(home: &Path, receipt: &Receipt) -> std::io::Result<PathBuf> {
+    receipt_file::register(home, receipt_file::TOOLKIT, &receipt.prefix, receipt)
+}
 
 /// The stack the env scripts describe, kept in `$CUDAUP_HOME/active.json`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
