@@ -1,11 +1,12 @@
 //! The content-addressed download cache: `<cache>/downloads/<sha256>` once verified,
 //! `<sha256>.partial` while arriving, and `<cache>/unpacked/<key>/` for unpacked trees.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
+
+use crate::world::fs::HeldLock;
 
 /// The cache directory.
 #[derive(Debug, Clone)]
@@ -41,7 +42,7 @@ impl Cache {
 
     /// Takes the per-download lock, so two cudaup processes never write one partial file. Waits
     /// (saying so) while another holds it.
-    pub fn lock(&self, sha256: &str, waiting: impl FnOnce()) -> std::io::Result<File> {
+    pub fn lock(&self, sha256: &str, waiting: impl FnOnce()) -> std::io::Result<HeldLock> {
         let dir = self.dir.join("downloads");
         lock_at(&dir.join(format!("{sha256}.lock")), Some(waiting)).map(|f| f.expect("waited"))
     }
@@ -57,12 +58,12 @@ impl Cache {
     /// Takes the lock on unpacking `key` (waiting, saying so, while another cudaup unpacks it).
     /// Whoever holds it owns every `.tmp-<key>-*` tree: the ones no holder is building are
     /// litter of a killed run.
-    pub fn lock_unpacking(&self, key: &str, waiting: impl FnOnce()) -> std::io::Result<File> {
+    pub fn lock_unpacking(&self, key: &str, waiting: impl FnOnce()) -> std::io::Result<HeldLock> {
         lock_at(&self.unpacking_lock(key), Some(waiting)).map(|f| f.expect("waited"))
     }
 
     /// [`Cache::lock_unpacking`] without waiting: `None` while someone is unpacking `key`.
-    pub fn try_lock_unpacking(&self, key: &str) -> std::io::Result<Option<File>> {
+    pub fn try_lock_unpacking(&self, key: &str) -> std::io::Result<Option<HeldLock>> {
         lock_at(&self.unpacking_lock(key), None::<fn()>)
     }
 
@@ -91,31 +92,11 @@ impl Cache {
     }
 }
 
-/// Opens (creating) the lock file at `path` and locks it; without `waiting`, returns `None`
+/// Locks `path` through [`crate::world::fs::lock_file`]; without `waiting`, returns `None`
 /// instead of waiting for another holder.
-fn lock_at(path: &Path, waiting: Option<impl FnOnce()>) -> std::io::Result<Option<File>> {
-    if let Some(dir) = path.parent() {
-        fs_err::create_dir_all(dir)?;
-    }
-    let file = fs_err::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)?
-        .into_parts()
-        .0;
-    match file.try_lock() {
-        Ok(()) => Ok(Some(file)),
-        Err(std::fs::TryLockError::WouldBlock) => match waiting {
-            Some(waiting) => {
-                waiting();
-                file.lock()?;
-                Ok(Some(file))
-            }
-            None => Ok(None),
-        },
-        Err(std::fs::TryLockError::Error(e)) => Err(e),
-    }
+fn lock_at(path: &Path, waiting: Option<impl FnOnce()>) -> std::io::Result<Option<HeldLock>> {
+    let waiting = waiting.map(|w| move |_: &str| w());
+    Ok(crate::world::fs::lock_file(path, waiting)?.held())
 }
 
 /// The sha256 of a file, lower-case hex.

@@ -6,6 +6,7 @@
 //! `src/fuzz/regressions/<target>/`.
 
 mod engine;
+mod safety;
 mod targets;
 
 use std::path::PathBuf;
@@ -122,6 +123,7 @@ short_campaigns! {
     fuzz_config: CONFIG, 2000;
     fuzz_system_root: SYSTEM_ROOT, 300;
     fuzz_fleet: FLEET, 2000;
+    fuzz_lock_file: LOCK_FILE, 2000;
 }
 
 /// The fuzzer is strong enough to matter: on the PEP 503 parser as it was before issue 25, with

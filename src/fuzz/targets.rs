@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::engine::Target;
+pub use super::safety::LOCK_FILE;
 use crate::catalog::update::Net;
 use crate::catalog::update::{fatbin, marker, pypi as upypi, redist as uredist, zip as uzip};
 use crate::fetch::{Fetcher, Location};
@@ -955,4 +956,5 @@ pub const ALL: &[&Target] = &[
     &CONFIG,
     &SYSTEM_ROOT,
     &FLEET,
+    &LOCK_FILE,
 ];

@@ -1,11 +1,11 @@
 //! `$CUDAUP_HOME`'s layout, one method per entry (rustup's `HomeDirs`), and its lock: every path
 //! cudaup keeps there is spelled here and nowhere else.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::settings::resolve::SettingsError;
 use crate::shell::Shell;
+use crate::world::fs::{HeldLock, LockError, Taken};
 use crate::world::process::Process;
 
 /// The file name of cudaup's own copy's receipt in `receipts/` (`self_copy::RECEIPT` names it
@@ -172,21 +172,15 @@ impl Home {
     /// after `waiting` is told its `pid N`; with `wait` false, [`HomeError::Busy`] names it.
     pub fn lock(&self, wait: bool, waiting: impl FnOnce(&str)) -> Result<HomeLock, HomeError> {
         let path = self.lock_path();
-        let file = if wait {
+        let taken = if wait {
             crate::world::fs::lock_file(&path, Some(waiting))
         } else {
             crate::world::fs::lock_file(&path, None::<fn(&str)>)
         };
-        match file {
-            Ok(Some(f)) => Ok(HomeLock { file: f, path }),
-            Ok(None) => Err(HomeError::Busy {
-                holder: fs_err::read_to_string(&path)
-                    .unwrap_or_default()
-                    .trim()
-                    .to_owned(),
-                lock: path,
-            }),
-            Err(source) => Err(HomeError::Lock { lock: path, source }),
+        match taken {
+            Ok(Taken::Held(lock)) => Ok(HomeLock { lock }),
+            Ok(Taken::Busy { holder }) => Err(HomeError::Busy { holder, lock: path }),
+            Err(source) => Err(HomeError::Lock { source }),
         }
     }
 }
@@ -195,14 +189,12 @@ impl Home {
 /// holds no trace of the lock (a waiter then locks a fresh file: [`crate::world::fs::lock_file`]).
 #[derive(Debug)]
 pub struct HomeLock {
-    file: File,
-    path: PathBuf,
+    lock: HeldLock,
 }
 
 impl Drop for HomeLock {
     fn drop(&mut self) {
-        let _ = &self.file;
-        let _ = fs_err::remove_file(&self.path);
+        let _ = fs_err::remove_file(self.lock.path());
     }
 }
 
@@ -217,12 +209,10 @@ pub enum HomeError {
         /// What the holder wrote (`pid N`).
         holder: String,
     },
-    /// The lock file could not be made or locked.
-    #[error("could not lock {}: {source}", .lock.display())]
+    /// The lock file could not be made or locked, or what stands at its name is not cudaup's.
+    #[error(transparent)]
     Lock {
-        /// The lock file.
-        lock: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// Why (the path is in it).
+        source: LockError,
     },
 }

@@ -348,6 +348,9 @@ pub fn install(
     items: &[Item],
 ) -> Result<Receipt, InstallError> {
     let prefix = std::path::absolute(&spec.prefix)?;
+    // Refused before its lock is made, so a foreign prefix gets no `.<name>.lock` beside it
+    // (checked again under the lock).
+    transaction::Transaction::check_prefix(&prefix)?;
     let lock = transaction::PrefixLock::acquire(&prefix, |holder| {
         fetcher.reporter().message(&format!(
             "waiting for another cudaup installing into {} ({holder})",
@@ -385,8 +388,9 @@ pub fn install(
         }
         (Err(_), Some(home)) => {
             // Not a crash: what was there before this run is still true. A first install that
-            // failed leaves nothing, not even its lock.
+            // failed leaves nothing, not even its lock, nor does one whose lock file it made.
             let first = before.is_none() && !prefix.exists() && !registered(home, &prefix);
+            let first = first || lock.created();
             let _ = match before {
                 Some(bytes) => journal.as_ref().map_or(Ok(()), |j| fs_err::write(j, bytes)),
                 None => receipt_file::remove_pending(home, &prefix),
@@ -395,6 +399,7 @@ pub fn install(
                 lock.remove();
             }
         }
+        (Err(_), None) if lock.created() => lock.remove(),
         _ => {}
     }
     result.map(|()| receipt)

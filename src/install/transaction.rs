@@ -2,17 +2,17 @@
 //! filesystem), and a rename at the end. Until `commit`, nothing under the prefix changes; if
 //! anything fails (or Ctrl-C), dropping the transaction deletes the staging directory.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use super::receipt::Receipt;
 use super::InstallError;
+use crate::world::fs::{HeldLock, LockError};
 
-/// An exclusive lock on a prefix, held for the whole install.
+/// An exclusive lock on a prefix, held for the whole install: `.<name>.lock` beside it, taken
+/// through [`crate::world::fs::lock_file`] (no link followed, nothing clobbered).
 #[derive(Debug)]
 pub struct PrefixLock {
-    _file: File,
-    path: PathBuf,
+    lock: HeldLock,
 }
 
 impl PrefixLock {
@@ -30,65 +30,40 @@ impl PrefixLock {
         }
     }
 
-    /// The lock file may be removed by its holder (uninstall, a failed first install), so a
-    /// lock taken on a file that is no longer at `path` protects nothing: it is taken again on
-    /// the file that is there now.
     fn take(
         prefix: &Path,
-        mut waiting: Option<impl FnOnce(&str)>,
+        waiting: Option<impl FnOnce(&str)>,
     ) -> Result<Option<Self>, InstallError> {
         let (parent, name) = split(prefix)?;
         let path = parent.join(format!(".{name}.lock"));
-        let file = loop {
-            fs_err::create_dir_all(parent)?;
-            let file = fs_err::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .read(true)
-                .write(true)
-                .open(&path)?
-                .into_parts()
-                .0;
-            match file.try_lock() {
-                Ok(()) => {}
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    let Some(waiting) = waiting.take() else {
-                        return Ok(None);
-                    };
-                    let holder = fs_err::read_to_string(&path).unwrap_or_default();
-                    waiting(holder.trim());
-                    file.lock()?;
-                }
-                Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
-            }
-            if same_file(&file, &path) {
-                break file;
-            }
-        };
-        use std::io::Write;
-        let mut f = &file;
-        let _ = f.set_len(0);
-        let _ = write!(f, "pid {}", std::process::id());
-        Ok(Some(Self { _file: file, path }))
+        match crate::world::fs::lock_file(&path, waiting) {
+            Ok(taken) => Ok(taken.held().map(|lock| Self { lock })),
+            Err(LockError::Io { source, .. }) => Err(InstallError::Io(std::io::Error::new(
+                source.kind(),
+                format!("could not lock {}: {source}", path.display()),
+            ))),
+            // Something not cudaup's stands at the lock's name: the prefix is not usable.
+            Err(refused) => Err(InstallError::Prefix(format!(
+                "{}: {refused}",
+                prefix.display()
+            ))),
+        }
     }
 
     /// The lock file.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.lock.path()
+    }
+
+    /// Whether taking the lock created its file (none stood beside the prefix before).
+    pub fn created(&self) -> bool {
+        self.lock.created()
     }
 
     /// Removes the lock file while holding it (nothing is left of the prefix to protect); a
-    /// waiter on it then locks the file afresh ([`PrefixLock::take`]).
+    /// waiter on it then locks the file afresh ([`crate::world::fs::lock_file`]).
     pub fn remove(self) {
-        let _ = fs_err::remove_file(&self.path);
-    }
-}
-
-fn same_file(file: &File, path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (file.metadata(), path.metadata()) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => false,
+        self.lock.remove();
     }
 }
 
@@ -127,7 +102,8 @@ impl Transaction {
         Self::start(prefix)
     }
 
-    fn check_prefix(prefix: &Path) -> Result<(), InstallError> {
+    /// Refuses a prefix that exists, is not empty and has no receipt of cudaup.
+    pub fn check_prefix(prefix: &Path) -> Result<(), InstallError> {
         if prefix.exists() {
             match Receipt::read(prefix)? {
                 Some(_) => {}

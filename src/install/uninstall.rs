@@ -392,8 +392,12 @@ fn remove_toolkit(
         }
         return Ok(());
     };
-    let Ok(lock) = crate::install::transaction::PrefixLock::try_acquire(prefix) else {
-        return Ok(());
+    let lock = match crate::install::transaction::PrefixLock::try_acquire(prefix) {
+        Ok(lock) => lock,
+        Err(why) => {
+            out.kept.push((prefix.to_owned(), why.to_string()));
+            return Ok(());
+        }
     };
     if lock.is_none() && prefix.parent().is_some_and(Path::is_dir) {
         out.kept.push((

@@ -7,6 +7,9 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
+mod lock;
+pub use lock::{holder_of, lock_file, HeldLock, LockError, Taken};
+
 /// How the temporary file beside the target is named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Temp {
@@ -251,60 +254,6 @@ pub fn temporary(target: &Path, temp: Temp) -> PathBuf {
     target.with_file_name(name)
 }
 
-/// An exclusive lock on `path` (created if needed), held until the file is dropped; the holder
-/// writes `pid N` into it so a waiter can say who it waits for. With `waiting`, a held lock is
-/// waited for (after `waiting` is told the holder); without, `None` comes back at once.
-///
-/// A holder may remove the lock file (nothing left to protect), so a lock taken on a file no
-/// longer at `path` is taken again on the file there now.
-pub fn lock_file(path: &Path, mut waiting: Option<impl FnOnce(&str)>) -> io::Result<Option<File>> {
-    loop {
-        if let Some(dir) = path.parent() {
-            fs_err::create_dir_all(dir)?;
-        }
-        let file = fs_err::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(path)?
-            .into_parts()
-            .0;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let Some(waiting) = waiting.take() else {
-                    return Ok(None);
-                };
-                let holder = fs_err::read_to_string(path).unwrap_or_default();
-                waiting(holder.trim());
-                file.lock()?;
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(e),
-        }
-        if same_file(&file, path) {
-            let mut f = &file;
-            let _ = f.set_len(0);
-            let _ = write!(f, "pid {}", std::process::id());
-            return Ok(Some(file));
-        }
-    }
-}
-
-#[cfg(unix)]
-fn same_file(file: &File, path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (file.metadata(), path.metadata()) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => false,
-    }
-}
-
-#[cfg(not(unix))]
-fn same_file(_: &File, path: &Path) -> bool {
-    path.exists()
-}
-
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
@@ -327,19 +276,5 @@ mod tests {
         assert!(temporary(t, Temp::Unique)
             .to_string_lossy()
             .ends_with(TEMP_SUFFIX));
-    }
-
-    #[test]
-    fn a_second_taker_is_refused_or_told_who_holds_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(".lock");
-        let held = lock_file(&path, None::<fn(&str)>).unwrap().unwrap();
-        assert!(lock_file(&path, None::<fn(&str)>).unwrap().is_none());
-        assert_eq!(
-            fs_err::read_to_string(&path).unwrap(),
-            format!("pid {}", std::process::id())
-        );
-        drop(held);
-        assert!(lock_file(&path, None::<fn(&str)>).unwrap().is_some());
     }
 }

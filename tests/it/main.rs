@@ -18,6 +18,7 @@ mod hostile;
 mod hostile_crash;
 mod hostile_fetch;
 mod hostile_inputs;
+mod hostile_locks;
 mod hostile_merge;
 mod hostile_small;
 mod install;
