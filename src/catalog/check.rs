@@ -8,8 +8,8 @@ use serde::de::DeserializeOwned;
 
 use super::{
     describe_toml_error, line_col, BenchManifest, Catalog, CatalogMeta, ComponentsManifest,
-    CudaManifest, CudnnManifest, DriverManifest, GpuTable, JetsonManifest, PytorchManifest, Source,
-    TensorflowManifest, TensorrtManifest, EMBEDDED,
+    CudaManifest, CudnnManifest, DriverManifest, DriverSupport, GpuTable, JetsonManifest,
+    PytorchManifest, Source, TensorflowManifest, TensorrtManifest, EMBEDDED,
 };
 
 /// One problem in a catalog.
@@ -115,6 +115,7 @@ pub fn check(source: &Source) -> Vec<Problem> {
     let gpus: Option<GpuTable> = texts.parse("gpus.toml", &mut problems);
     let cuda: Option<CudaManifest> = texts.parse("cuda.toml", &mut problems);
     let drivers: Option<DriverManifest> = texts.parse("drivers.toml", &mut problems);
+    let driver_support: Option<DriverSupport> = texts.parse("driver_support.toml", &mut problems);
     let cudnn: Option<CudnnManifest> = texts.parse("cudnn.toml", &mut problems);
     let pytorch: Option<PytorchManifest> = texts.parse("pytorch.toml", &mut problems);
     let tensorflow: Option<TensorflowManifest> = texts.parse("tensorflow.toml", &mut problems);
@@ -127,6 +128,7 @@ pub fn check(source: &Source) -> Vec<Problem> {
         Some(gpus),
         Some(cuda),
         Some(drivers),
+        Some(driver_support),
         Some(cudnn),
         Some(pytorch),
         Some(tensorflow),
@@ -136,7 +138,18 @@ pub fn check(source: &Source) -> Vec<Problem> {
         Some(jetson),
         Some(meta),
     ) = (
-        gpus, cuda, drivers, cudnn, pytorch, tensorflow, components, bench, tensorrt, jetson, meta,
+        gpus,
+        cuda,
+        drivers,
+        driver_support,
+        cudnn,
+        pytorch,
+        tensorflow,
+        components,
+        bench,
+        tensorrt,
+        jetson,
+        meta,
     )
     else {
         return problems;
@@ -145,6 +158,7 @@ pub fn check(source: &Source) -> Vec<Problem> {
         gpus,
         cuda,
         drivers,
+        driver_support,
         cudnn,
         pytorch,
         tensorflow,

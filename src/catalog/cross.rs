@@ -13,6 +13,7 @@ pub(super) fn check(c: &Catalog, p: &mut Report<'_>) {
     gpus(c, p);
     cuda(c, p);
     drivers(c, p);
+    driver_support(c, p);
     cudnn(c, p);
     pytorch(c, p);
     tensorflow(c, p);
@@ -211,7 +212,10 @@ fn drivers(c: &Catalog, p: &mut Report<'_>) {
     }
     for f in &c.drivers.floor {
         if f.compute_capability.is_none() && f.gpu.is_none()
-            || f.min_branch.is_none() && f.min_version.is_none() && f.open_module.is_none()
+            || f.min_branch.is_none()
+                && f.min_version.is_none()
+                && f.min_versions.is_empty()
+                && f.open_module.is_none()
         {
             p(
                 "drivers.toml",
@@ -227,6 +231,100 @@ fn drivers(c: &Catalog, p: &mut Report<'_>) {
                 &format!("class = \"{}\"", pref.class),
                 format!("preference `{}`: unknown kind `{k}`", pref.class),
             );
+        }
+    }
+}
+
+/// driver_support.toml: every run names releases whose tables were read, and no driver floor of
+/// drivers.toml lets through a read release that does not list a GPU the floor covers.
+fn driver_support(c: &Catalog, p: &mut Report<'_>) {
+    let t = &c.driver_support;
+    let read: Vec<&Version> = t.release.iter().map(|r| &r.version).collect();
+    if read.windows(2).any(|w| w[0] >= w[1]) || read.iter().any(|v| v.parts().len() < 2) {
+        p(
+            "driver_support.toml",
+            "[[release]]",
+            "the [[release]] rows must be distinct driver releases, oldest first".into(),
+        );
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for g in &t.gpu {
+        let needle = format!("pci_id = \"{}\"", g.pci_id);
+        let id_ok = g.pci_id.len() == 9
+            && g.pci_id.starts_with("10de:")
+            && g.pci_id[5..]
+                .chars()
+                .all(|ch| ch.is_ascii_hexdigit() && !ch.is_ascii_uppercase());
+        if !id_ok || !seen.insert(g.pci_id.as_str()) {
+            p(
+                "driver_support.toml",
+                &needle,
+                format!("`{}` is not a distinct lower-case NVIDIA PCI id", g.pci_id),
+            );
+        }
+        for run in &g.listed {
+            let ends_read = super::parse_run(run)
+                .is_some_and(|(a, b)| read.contains(&&a) && read.contains(&&b));
+            if !ends_read {
+                p(
+                    "driver_support.toml",
+                    &needle,
+                    format!(
+                        "{}: run `{run}` is not `first..last` of releases in [[release]]",
+                        g.pci_id
+                    ),
+                );
+            }
+        }
+    }
+    for f in
+        c.drivers.floor.iter().filter(|f| {
+            f.min_branch.is_some() || f.min_version.is_some() || !f.min_versions.is_empty()
+        })
+    {
+        for g in &t.gpu {
+            let cc = c
+                .gpus
+                .lookup(&g.pci_id)
+                .and_then(|k| Version::parse(k.compute_capability));
+            let applies = match (&f.compute_capability, &cc) {
+                (Some(_), None) => false,
+                (_, Some(cc)) => f.applies(&g.name, cc),
+                (None, None) => f.applies(&g.name, &Version::parse("0.0").expect("literal")),
+            };
+            if !applies {
+                continue;
+            }
+            for branch in t.branches() {
+                let Some(from) = f.allows_from(branch) else {
+                    continue;
+                };
+                // The oldest read release of the branch the floor lets through.
+                let Some(r0) = read
+                    .iter()
+                    .filter(|r| r.major() == branch && **r >= &from)
+                    .min()
+                else {
+                    continue;
+                };
+                let first = t.first_in_branch(&[g], branch);
+                if first.as_ref().is_none_or(|f1| *r0 < f1) {
+                    p(
+                        "drivers.toml",
+                        &f.source,
+                        format!(
+                            "the floor for {} lets driver {r0} through, but NVIDIA's table for {r0} does not list {} ({}){}",
+                            f.gpu.clone().or(f.compute_capability.as_ref().map(|c| format!("compute capability {c}"))).unwrap_or_default(),
+                            g.name,
+                            g.pci_id,
+                            match first {
+                                Some(f1) => format!("; branch {branch} lists it from {f1}"),
+                                None => format!("; no release of branch {branch} read lists it"),
+                            }
+                        ),
+                    );
+                }
+            }
         }
     }
 }

@@ -40,6 +40,11 @@ pub struct GpuFloor {
     pub min_branch: Option<u32>,
     /// The first driver release that drives them.
     pub min_version: Option<Version>,
+    /// The first release per branch that drives them, where GPUs reached each branch at its
+    /// own release (`["570.158.01", "575.57.08"]`): a release of a listed branch must be at
+    /// least its entry, a branch newer than every entry passes, any other branch is refused.
+    #[serde(default)]
+    pub min_versions: Vec<Version>,
     /// The kernel-module flavour these GPUs need, where it differs from their architecture's
     /// (Grace Hopper needs the open module; discrete Hopper only has it recommended).
     pub open_module: Option<OpenModule>,
@@ -63,12 +68,56 @@ impl GpuFloor {
         if let Some(min) = self.min_branch.filter(|m| branch < *m) {
             return Some(format!("needs branch {min} or newer"));
         }
+        if let Some(why) = self.per_branch_problem(branch, version) {
+            return Some(why);
+        }
         match (&self.min_version, version) {
             (Some(min), Some(v)) if v < min => Some(format!("needs driver {min} or newer")),
             (Some(min), None) if min.major() > branch => {
                 Some(format!("needs driver {min} or newer"))
             }
             _ => None,
+        }
+    }
+
+    /// The per-branch floor of `min_versions`.
+    fn per_branch_problem(&self, branch: u32, version: Option<&Version>) -> Option<String> {
+        let newest = self.min_versions.iter().map(Version::major).max()?;
+        let needs = || {
+            let list: Vec<String> = self
+                .min_versions
+                .iter()
+                .map(|m| format!("{m} on branch {}", m.major()))
+                .collect();
+            format!(
+                "needs driver {} or newer, or a branch after {newest}",
+                list.join(", ")
+            )
+        };
+        match self.min_versions.iter().find(|m| m.major() == branch) {
+            Some(min) => version.filter(|v| *v < min).map(|_| needs()),
+            None if branch > newest => None,
+            None => Some(needs()),
+        }
+    }
+
+    /// The lowest release each branch allows (`min_versions`, else `min_version`), for
+    /// checking the floor against NVIDIA's tables.
+    pub fn allows_from(&self, branch: u32) -> Option<Version> {
+        if let Some(newest) = self.min_versions.iter().map(Version::major).max() {
+            return match self.min_versions.iter().find(|m| m.major() == branch) {
+                Some(m) => Some(m.clone()),
+                None if branch > newest => Version::parse(&format!("{branch}.0")),
+                None => None,
+            };
+        }
+        if self.min_branch.is_some_and(|m| branch < m) {
+            return None;
+        }
+        match &self.min_version {
+            Some(m) if m.major() > branch => None,
+            Some(m) if m.major() == branch => Some(m.clone()),
+            _ => Version::parse(&format!("{branch}.0")),
         }
     }
 }

@@ -8,6 +8,7 @@ mod cross;
 mod cuda;
 mod cudnn;
 mod date;
+mod driver_support;
 mod drivers;
 mod gpus;
 mod jetson;
@@ -36,6 +37,7 @@ pub use cuda::{
 };
 pub use cudnn::{CudnnBuild, CudnnManifest, CudnnRelease};
 pub use date::Date;
+pub use driver_support::{parse_run, DriverSupport, Listing, ReadRelease, SupportedGpu};
 pub use drivers::{
     ArchitectureDrivers, Branch, DriverManifest, GpuFloor, OpenModule, PackageRule, Preference,
 };
@@ -57,6 +59,10 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("gpus.toml", include_str!("../../manifests/gpus.toml")),
     ("cuda.toml", include_str!("../../manifests/cuda.toml")),
     ("drivers.toml", include_str!("../../manifests/drivers.toml")),
+    (
+        "driver_support.toml",
+        include_str!("../../manifests/driver_support.toml"),
+    ),
     ("cudnn.toml", include_str!("../../manifests/cudnn.toml")),
     ("pytorch.toml", include_str!("../../manifests/pytorch.toml")),
     (
@@ -93,6 +99,8 @@ pub struct Catalog {
     pub cuda: CudaManifest,
     /// Driver branches and packages.
     pub drivers: DriverManifest,
+    /// Which driver releases' supported-GPU tables list each GPU.
+    pub driver_support: DriverSupport,
     /// cuDNN builds.
     pub cudnn: CudnnManifest,
     /// PyTorch releases.
@@ -122,6 +130,7 @@ impl Catalog {
             gpus: load_one(source, "gpus.toml")?,
             cuda: load_one(source, "cuda.toml")?,
             drivers: load_one(source, "drivers.toml")?,
+            driver_support: load_one(source, "driver_support.toml")?,
             cudnn: load_one(source, "cudnn.toml")?,
             pytorch: load_one(source, "pytorch.toml")?,
             tensorflow: load_one(source, "tensorflow.toml")?,

@@ -2,7 +2,7 @@
 //! architecture windows and the finer per-GPU floors of drivers.toml, NVIDIA's end-of-life dates,
 //! and the branch kinds each class of GPU should get (LTS for data-center GPUs).
 
-use crate::catalog::{Branch, Catalog, Date, Preference};
+use crate::catalog::{Branch, Catalog, Date, Listing, Preference};
 use crate::model::version::Version;
 
 use super::Target;
@@ -65,6 +65,9 @@ fn problem(
                 ));
             }
         }
+        if let Some(why) = table_problem(catalog, t, branch, version) {
+            return Some(why);
+        }
         catalog
             .drivers
             .floor
@@ -73,6 +76,41 @@ fn problem(
             .find_map(|f| f.problem(branch, version))
             .map(|why| format!("{} (compute capability {}) {why}", t.name, t.cc))
     })
+}
+
+/// Why NVIDIA's supported-GPU table of the release (or of every read release of `branch`) says
+/// it does not drive `t`, naming the first release of each branch that lists it.
+fn table_problem(
+    catalog: &Catalog,
+    t: &Target,
+    branch: u32,
+    version: Option<&Version>,
+) -> Option<String> {
+    let table = &catalog.driver_support;
+    let rows = table.find(t.pci_id.as_deref(), &t.name);
+    let Listing::NotListed { judged_by, first } = table.listing(&rows, branch, version) else {
+        return None;
+    };
+    let id = rows
+        .first()
+        .map_or_else(|| t.name.clone(), |r| r.pci_id.clone());
+    let what = match version {
+        Some(v) if *v == judged_by => format!("NVIDIA's supported-GPU table of driver {v}"),
+        Some(v) => format!(
+            "NVIDIA's supported-GPU table of driver {judged_by} (the newest read at or below {v})"
+        ),
+        None => format!("no supported-GPU table of branch {branch} (read up to {judged_by})"),
+    };
+    let firsts = if first.is_empty() {
+        String::new()
+    } else {
+        let list: Vec<String> = first.iter().map(|f| f.to_string()).collect();
+        format!(
+            "; the first release of each branch that lists it: {}",
+            list.join(", ")
+        )
+    };
+    Some(format!("{} ({id}) is not in {what}{firsts}", t.name))
 }
 
 /// The branch-kind preference that applies to the targets: the first class (data-center) that

@@ -34,6 +34,8 @@ pub struct Target {
     pub cc: Version,
     /// Architecture, for the driver's branch windows.
     pub architecture: Option<String>,
+    /// `10de:2d05`, for NVIDIA's per-release supported-GPU tables; `None` when unknown.
+    pub pci_id: Option<String>,
 }
 
 /// Everything a search step reads.
@@ -100,6 +102,7 @@ fn plan(system: &System, req: &Request, catalog: &Catalog, today: Date) -> Plan 
         match g.compute_capability.as_deref().and_then(Version::parse) {
             Some(cc) => targets.push(Target {
                 name: g.name.clone(),
+                pci_id: g.pci_id.clone(),
                 cc: cc.clone(),
                 architecture: g.architecture.clone().or_else(|| {
                     catalog

@@ -368,41 +368,34 @@ mod plans {
     const B300: (&str, &str, &str) = ("NVIDIA B300 SXM6 AC", "10.3", "Blackwell");
     const RUBIN: (&str, &str, &str) = ("NVIDIA GPU (10de:ffff)", "10.7", "Rubin");
 
-    /// The issue's B300 on driver 575: CUDA 12.8 has no sm_103, so the full plan's toolkit is CUDA
-    /// 12.9, and cuda-dev's too.
+    /// The B300 on driver 575: no 575 release lists it in NVIDIA's supported-GPU table (issue 34),
+    /// so the driver is not kept. On 580.82.07, the first that does, CUDA 12.8 has no sm_103: a 12.x
+    /// toolkit is 12.9, and a 12.8 pin is refused naming the missing target.
     #[test]
-    fn b300_on_575_gets_cuda_12_9_whose_compiler_has_sm_103() {
-        let s = system(B300.0, B300.1, B300.2, Some("575.57.08"));
+    fn b300_needs_580_82_07_and_a_12_x_toolkit_is_12_9() {
+        let old = system(B300.0, B300.1, B300.2, Some("575.57.08"));
+        let kept = plan(&old, &request(Profile::Full, Pins::default(), "keep"));
+        assert_eq!(kept.status, Status::Unsupported, "{kept:#?}");
+        assert!(kept.reasons[0].contains("580.82.07"), "{:#?}", kept.reasons);
+        let s = system(B300.0, B300.1, B300.2, Some("580.82.07"));
         let full = plan(&s, &request(Profile::Full, Pins::default(), "keep"));
         assert_eq!(full.status, Status::Ok, "{full:#?}");
-        assert!(version(&full, "cuda").starts_with("12.9."), "{full:#?}");
-        // torch 2.11 cu128 (newest for this driver; its sm_100 SASS runs on the B300) with the
-        // 12.9 toolkit, said in a warning; never the 12.8 toolkit.
-        let variant = full.component("torch").unwrap().variant.clone().unwrap();
-        assert!(variant == "cu129" || variant == "cu128", "{full:#?}");
-        if variant == "cu128" {
-            assert!(
-                full.warnings
-                    .iter()
-                    .any(|w| w.contains("CUDA 12.8 cannot build for sm_103")),
-                "{:#?}",
-                full.warnings
-            );
-        }
-        let dev = plan(&s, &request(Profile::CudaDev, Pins::default(), "keep"));
+        let twelve = |cuda: &str| {
+            plan(
+                &s,
+                &request(
+                    Profile::CudaDev,
+                    Pins {
+                        cuda: Some(pin(cuda)),
+                        ..Pins::default()
+                    },
+                    "keep",
+                ),
+            )
+        };
+        let dev = twelve("12");
         assert!(version(&dev, "cuda").starts_with("12.9."), "{dev:#?}");
-        // Pinned to 12.8, the plan refuses and names the missing target.
-        let pinned = plan(
-            &s,
-            &request(
-                Profile::CudaDev,
-                Pins {
-                    cuda: Some(pin("12.8")),
-                    ..Pins::default()
-                },
-                "keep",
-            ),
-        );
+        let pinned = twelve("12.8");
         assert_eq!(pinned.status, Status::Unsupported);
         assert!(
             pinned.reasons.iter().any(|r| r.contains("sm_103")),

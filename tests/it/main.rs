@@ -14,6 +14,7 @@ mod doctor;
 mod first_run;
 mod fleet;
 mod framework;
+mod gpu_plans;
 mod hostile;
 mod hostile_crash;
 mod hostile_fetch;

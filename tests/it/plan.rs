@@ -1623,9 +1623,10 @@ fn end_of_life_branches_are_warned_about_when_kept() {
     assert!(!c.drivers.branch(branch_of(&p)).unwrap().ended(&today()));
 }
 
-/// #16: per-GPU floors: HGX B200 needs 570.133.20, B300 (10.3) R575.
+/// #16: per-GPU floors: HGX B200 needs 570.133.20; B300 (10.3) 580.82.07, the first release
+/// whose supported-GPU table lists it (issue 34).
 #[test]
-fn b200_on_570_86_is_flagged_and_b300_needs_r575() {
+fn b200_on_570_86_is_flagged_and_b300_needs_580_82_07() {
     let m = M::ubuntu().with(B200).driver("570.86.15");
     let p = plan(&m, &req(Profile::Pytorch));
     assert_ne!(comp(&p, "driver").action, Action::Keep, "{p:#?}");
@@ -1650,11 +1651,7 @@ fn b200_on_570_86_is_flagged_and_b300_needs_r575() {
         &with_driver(Profile::Pytorch, "keep"),
     );
     assert_eq!(p.status, Status::Unsupported);
-    assert!(
-        p.reasons[0].contains("needs branch 575"),
-        "{:#?}",
-        p.reasons
-    );
+    assert!(p.reasons[0].contains("580.82.07"), "{:#?}", p.reasons);
     // gpus.toml knows the B300's PCI id.
     let c = Catalog::embedded();
     assert_eq!(
