@@ -99,13 +99,8 @@ pub enum Error {
     Update(#[from] crate::catalog::update::UpdateError),
 
     /// An external command could not be run.
-    #[error("could not run `{program}`: {message}")]
-    Command {
-        /// The program that was started.
-        program: String,
-        /// Why it failed.
-        message: String,
-    },
+    #[error(transparent)]
+    Run(#[from] crate::world::runner::RunError),
 }
 
 impl Error {
@@ -117,7 +112,7 @@ impl Error {
             | Error::Usage(_)
             | Error::Settings(_) => ExitCode::Usage,
             Error::Home(_) | Error::Driver(_) | Error::Hook(_) => ExitCode::Failure,
-            Error::Io(_) | Error::Command { .. } | Error::SelfCopy(_) => ExitCode::Failure,
+            Error::Io(_) | Error::Run(_) | Error::SelfCopy(_) => ExitCode::Failure,
             Error::Fetch(e) => fetch_code(e),
             Error::Unsupported(_) => ExitCode::Unsupported,
             Error::PyEnv(e) => match e {
@@ -210,5 +205,7 @@ mod tests {
             holder: "pid 1".into(),
         };
         assert_eq!(Error::from(lock).exit_code(), ExitCode::Failure);
+        let run = crate::world::runner::RunError::new(std::path::Path::new("nvcc"), "not found");
+        assert_eq!(Error::from(run).exit_code(), ExitCode::Failure);
     }
 }

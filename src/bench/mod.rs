@@ -24,7 +24,7 @@ use crate::catalog::{BenchManifest, Reference, Workload};
 use crate::error::{Error, Result};
 use crate::install::receipts::Receipts;
 use crate::world::process::Process;
-use crate::world::runner::Runner;
+use crate::world::runner::{RunError, Runner};
 
 use measure::{Ddp, Interpreter, Loader, Probe, ProbeDevice, Train};
 
@@ -258,10 +258,7 @@ pub fn run(ctx: &Context<'_>, opts: &Options, progress: &mut dyn FnMut(&str)) ->
             Duration::from_secs(300),
             progress,
         )
-        .map_err(|e| Error::Command {
-            program: py.python.display().to_string(),
-            message: e.to_string(),
-        })?;
+        .map_err(|e| RunError::new(&py.python, e.to_string()))?;
     refuse(&probe, &venv)?;
     let mut errors = Vec::new();
 

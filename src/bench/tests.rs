@@ -8,13 +8,18 @@ use super::verdict::{Context as VerdictContext, Status};
 use super::*;
 use crate::catalog::Catalog;
 use crate::verify::testing::{ok, Scripted};
-use crate::world::runner::{Output, Runner};
+use crate::world::runner::{Output, RunError, Runner};
 
 /// The scripted runner, handing each line it answers with to `on_line` as the real one does.
 struct Replaying(Scripted);
 
 impl Runner for Replaying {
-    fn run(&self, program: &Path, args: &[&str], t: std::time::Duration) -> crate::Result<Output> {
+    fn run(
+        &self,
+        program: &Path,
+        args: &[&str],
+        t: std::time::Duration,
+    ) -> Result<Output, RunError> {
         self.0.run(program, args, t)
     }
 
@@ -25,7 +30,7 @@ impl Runner for Replaying {
         env: &[(&str, &str)],
         t: std::time::Duration,
         on_line: &mut dyn FnMut(&str),
-    ) -> crate::Result<Output> {
+    ) -> Result<Output, RunError> {
         let out = self.0.run_streaming(program, args, env, t, &mut |_| {})?;
         out.stdout.lines().for_each(&mut *on_line);
         Ok(out)

@@ -183,7 +183,7 @@ pub fn run(opts: &Options<'_>, runner: &dyn Runner) -> Vec<Check> {
         args.push(image.into());
         args.extend(cmd.iter().map(|s| s.to_string()));
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        runner.run(&engine.program, &argv, TIMEOUT)
+        Ok(runner.run(&engine.program, &argv, TIMEOUT)?)
     };
     let flags = opts.choice.run_flags.join(" ");
     match run_in(&["/cudaup/addKernel"]) {

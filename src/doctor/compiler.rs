@@ -119,7 +119,12 @@ mod tests {
     struct Refuses;
 
     impl Runner for Refuses {
-        fn run(&self, program: &Path, _: &[&str], _: Duration) -> crate::Result<Output> {
+        fn run(
+            &self,
+            program: &Path,
+            _: &[&str],
+            _: Duration,
+        ) -> Result<Output, crate::world::runner::RunError> {
             Ok(if program.ends_with("bin/nvcc") {
                 Output {
                     status: Some(1),

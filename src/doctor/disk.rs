@@ -211,7 +211,12 @@ mod tests {
     struct Df(&'static str);
 
     impl Runner for Df {
-        fn run(&self, _: &Path, _: &[&str], _: Duration) -> crate::Result<Output> {
+        fn run(
+            &self,
+            _: &Path,
+            _: &[&str],
+            _: Duration,
+        ) -> Result<Output, crate::world::runner::RunError> {
             Ok(Output {
                 status: Some(0),
                 stdout: self.0.into(),

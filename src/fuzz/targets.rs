@@ -789,11 +789,11 @@ impl crate::world::runner::Runner for NoCommands {
         program: &Path,
         _args: &[&str],
         _timeout: Duration,
-    ) -> crate::Result<crate::world::runner::Output> {
-        Err(crate::Error::Usage(format!(
-            "{}: nothing runs while fuzzing",
-            program.display()
-        )))
+    ) -> Result<crate::world::runner::Output, crate::world::runner::RunError> {
+        Err(crate::world::runner::RunError::new(
+            program,
+            "nothing runs while fuzzing",
+        ))
     }
 }
 

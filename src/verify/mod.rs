@@ -323,7 +323,7 @@ impl<'a> Exec<'a> {
         args: &[&str],
         extra: &[(&str, &str)],
         timeout: Duration,
-    ) -> crate::Result<Output> {
+    ) -> Result<Output, crate::world::runner::RunError> {
         let mut env: Vec<(&str, &str)> = self
             .env
             .iter()
@@ -452,7 +452,12 @@ pub(crate) mod testing {
     }
 
     impl Runner for Scripted {
-        fn run(&self, program: &Path, args: &[&str], timeout: Duration) -> crate::Result<Output> {
+        fn run(
+            &self,
+            program: &Path,
+            args: &[&str],
+            timeout: Duration,
+        ) -> Result<Output, crate::world::runner::RunError> {
             self.run_streaming(program, args, &[], timeout, &mut |_| {})
         }
 
@@ -463,7 +468,7 @@ pub(crate) mod testing {
             env: &[(&str, &str)],
             _timeout: Duration,
             _on_line: &mut dyn FnMut(&str),
-        ) -> crate::Result<Output> {
+        ) -> Result<Output, crate::world::runner::RunError> {
             self.calls.lock().unwrap().push((
                 program.display().to_string(),
                 args.iter().map(|a| (*a).to_owned()).collect(),
@@ -471,9 +476,11 @@ pub(crate) mod testing {
                     .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                     .collect(),
             ));
-            (self.f)(program, args, env).ok_or_else(|| crate::Error::Command {
-                program: program.display().to_string(),
-                message: "No such file or directory (os error 2)".into(),
+            (self.f)(program, args, env).ok_or_else(|| {
+                crate::world::runner::RunError::new(
+                    program,
+                    "No such file or directory (os error 2)",
+                )
             })
         }
     }

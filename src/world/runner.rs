@@ -4,7 +4,28 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::error::{Error, Result};
+/// A command that could not be run at all (not found, not executable, refused by the test
+/// guard); a command that ran and failed is an [`Output`] with its status.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("could not run `{program}`: {message}")]
+pub struct RunError {
+    /// The program that was started.
+    pub program: String,
+    /// Why it failed.
+    pub message: String,
+}
+
+impl RunError {
+    /// `program` could not be run, for `message`.
+    pub fn new(program: &Path, message: impl Into<String>) -> RunError {
+        RunError {
+            program: program.display().to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+type Result<T> = std::result::Result<T, RunError>;
 
 /// What a finished command printed and how it exited.
 #[derive(Debug, Clone, Default)]
@@ -74,16 +95,16 @@ impl Runner for SystemRunner {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| Error::Command {
-                program: program.display().to_string(),
-                message: e.to_string(),
-            })?;
+            .map_err(|e| RunError::new(program, e.to_string()))?;
         // Read both pipes on threads so a chatty child cannot block on a full pipe while we wait.
         let stdout = child.stdout.take().map(read_to_end_thread);
         let stderr = child.stderr.take().map(read_to_end_thread);
         let started = std::time::Instant::now();
         let status = loop {
-            match child.try_wait()? {
+            match child
+                .try_wait()
+                .map_err(|e| RunError::new(program, e.to_string()))?
+            {
                 Some(status) => break status.code(),
                 None if started.elapsed() >= timeout => {
                     tracing::debug!(program = %program.display(), "timed out; killing");
@@ -125,10 +146,9 @@ impl SystemRunner {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child = cmd.spawn().map_err(|e| Error::Command {
-            program: program.display().to_string(),
-            message: e.to_string(),
-        })?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| RunError::new(program, e.to_string()))?;
         let (tx, rx) = std::sync::mpsc::channel::<(bool, String)>();
         let pipe = |r: Box<dyn std::io::Read + Send>,
                     is_err: bool,
@@ -166,7 +186,10 @@ impl SystemRunner {
                     continue;
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                    status = child.wait()?.code();
+                    status = child
+                        .wait()
+                        .map_err(|e| RunError::new(program, e.to_string()))?
+                        .code();
                     break;
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
@@ -227,10 +250,10 @@ pub fn refuse_in_tests(program: &Path) -> Result<()> {
         .unwrap_or_default();
     match guarded_host_program(program, &path) {
         None => Ok(()),
-        Some(real) => Err(Error::Command {
-            program: program.display().to_string(),
-            message: refusal(&test.to_string_lossy(), &real),
-        }),
+        Some(real) => Err(RunError::new(
+            program,
+            refusal(&test.to_string_lossy(), &real),
+        )),
     }
 }
 

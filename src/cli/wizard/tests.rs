@@ -6,17 +6,14 @@ use super::show::width;
 use super::*;
 use crate::settings::file as config;
 use crate::world::prompt::{Answer, ScriptedPrompter};
-use crate::world::runner::Output;
+use crate::world::runner::{Output, RunError};
 
 /// Runs nothing: the tests never need a command.
 struct NoCommands;
 
 impl Runner for NoCommands {
-    fn run(&self, program: &Path, _: &[&str], _: Duration) -> Result<Output> {
-        Err(Error::Command {
-            program: program.display().to_string(),
-            message: "no commands in unit tests".into(),
-        })
+    fn run(&self, program: &Path, _: &[&str], _: Duration) -> Result<Output, RunError> {
+        Err(RunError::new(program, "no commands in unit tests"))
     }
 }
 

@@ -655,7 +655,12 @@ impl Recorder {
 }
 
 impl Runner for Recorder {
-    fn run(&self, program: &Path, args: &[&str], _timeout: Duration) -> crate::Result<Output> {
+    fn run(
+        &self,
+        program: &Path,
+        args: &[&str],
+        _timeout: Duration,
+    ) -> Result<Output, crate::world::runner::RunError> {
         let mut calls = self.calls.lock().unwrap();
         let mut argv = vec![program.display().to_string()];
         argv.extend(args.iter().map(|a| (*a).to_owned()));
