@@ -5,26 +5,38 @@ use std::path::PathBuf;
 /// Process exit codes. Scripts rely on these; change them only together with the README.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitCode {
-    /// Everything worked.
-    Ok = 0,
-    /// Something failed that has no more specific code.
-    Failure = 1,
-    /// Bad usage, a broken config file or a broken manifest.
-    Usage = 2,
-    /// A network failure that retries could not overcome.
-    Network = 3,
-    /// Verification failed: a checksum, a size, an unsafe archive, a check that did not pass.
-    Verification = 4,
-    /// No compatible stack exists, or the system is unsupported.
-    Unsupported = 5,
-    /// The user cancelled (Ctrl-C, or "no" at a prompt).
-    Cancelled = 130,
+    /// Everything worked (0).
+    Ok,
+    /// Something failed that has no more specific code (1).
+    Failure,
+    /// Bad usage, a broken config file or a broken manifest (2).
+    Usage,
+    /// A network failure that retries could not overcome (3).
+    Network,
+    /// Verification failed: a checksum, a size, an unsafe archive, a check that did not pass (4).
+    Verification,
+    /// No compatible stack exists, or the system is unsupported (5).
+    Unsupported,
+    /// The user cancelled (Ctrl-C, or "no" at a prompt) (130).
+    Cancelled,
+    /// The code of a command cudaup ran for the user and watched (`monitor -- CMD`), passed
+    /// through as a shell would (128 + N for a signal).
+    Passed(u8),
 }
 
 impl ExitCode {
     /// The numeric code handed to the operating system.
     pub fn code(self) -> i32 {
-        self as i32
+        match self {
+            ExitCode::Ok => 0,
+            ExitCode::Failure => 1,
+            ExitCode::Usage => 2,
+            ExitCode::Network => 3,
+            ExitCode::Verification => 4,
+            ExitCode::Unsupported => 5,
+            ExitCode::Cancelled => 130,
+            ExitCode::Passed(code) => i32::from(code),
+        }
     }
 }
 
@@ -98,6 +110,10 @@ pub enum Error {
     #[error(transparent)]
     Update(#[from] crate::catalog::update::UpdateError),
 
+    /// `monitor` could not watch: no GPU, a broken recording, a command that did not start.
+    #[error(transparent)]
+    Monitor(#[from] crate::monitor::MonitorError),
+
     /// An external command could not be run.
     #[error(transparent)]
     Run(#[from] crate::world::runner::RunError),
@@ -126,6 +142,16 @@ impl Error {
                 _ => ExitCode::Failure,
             },
             Error::Install(e) => install_code(e),
+            Error::Monitor(e) => {
+                use crate::monitor::MonitorError as M;
+                match e {
+                    M::NoGpu(_) => ExitCode::Unsupported,
+                    M::Replay { .. } => ExitCode::Usage,
+                    M::Nvml(_) | M::Spawn { .. } | M::Write { .. } | M::Display(_) => {
+                        ExitCode::Failure
+                    }
+                }
+            }
             Error::Update(e) => {
                 use crate::catalog::update::UpdateError as U;
                 match e {
@@ -207,5 +233,20 @@ mod tests {
         assert_eq!(Error::from(lock).exit_code(), ExitCode::Failure);
         let run = crate::world::runner::RunError::new(std::path::Path::new("nvcc"), "not found");
         assert_eq!(Error::from(run).exit_code(), ExitCode::Failure);
+    }
+
+    #[test]
+    fn monitor_errors_and_a_watched_commands_code() {
+        use crate::monitor::MonitorError as M;
+        let code = |e: M| Error::from(e).exit_code();
+        assert_eq!(code(M::NoGpu("no driver".into())), ExitCode::Unsupported);
+        let replay = M::Replay {
+            path: "run.jsonl".into(),
+            message: "line 3: not JSON".into(),
+        };
+        assert_eq!(code(replay), ExitCode::Usage);
+        assert_eq!(code(M::Nvml("GPU lost".into())), ExitCode::Failure);
+        assert_eq!(ExitCode::Passed(137).code(), 137);
+        assert_eq!(ExitCode::Cancelled.code(), 130);
     }
 }

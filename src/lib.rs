@@ -16,6 +16,7 @@ pub mod fetch;
 pub mod fleet;
 pub mod install;
 pub mod model;
+pub mod monitor;
 pub mod resolve;
 pub mod settings;
 pub mod shell;

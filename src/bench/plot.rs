@@ -43,7 +43,8 @@ const COLOURS: [RGBColor; 6] = [
     RGBColor(23, 190, 207),
 ];
 
-fn fonts() {
+/// Registers the one embedded face under every style plotters asks for (`monitor`'s plot too).
+pub(crate) fn fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // The same face for every style plotters may ask for: only one is embedded.

@@ -9,6 +9,7 @@ mod fleet;
 pub mod i18n;
 mod install;
 mod manifests;
+mod monitor;
 mod plan;
 mod repair;
 mod reporter;
@@ -155,6 +156,10 @@ Exit code 4 when any check failed; checks that cannot apply here are skipped, no
     /// NVIDIA's figures, the largest batch, the input pipeline and multi-GPU scaling
     #[command(after_help = bench::AFTER_HELP)]
     Bench(bench::BenchArgs),
+    /// Watch every GPU live (utilisation, memory, power, clocks and what holds them down, PCIe,
+    /// NVLink, errors, processes), or run a command and say at the end why it was slow
+    #[command(after_help = monitor::AFTER_HELP)]
+    Monitor(monitor::MonitorArgs),
     /// Fleets: `fleet report DIR` reads the reports scripts/ansible/ collects from every host
     #[command(subcommand)]
     Fleet(fleet::FleetCommand),
@@ -316,6 +321,7 @@ pub fn run(
             out,
         ),
         Some(Command::Fleet(cmd)) => fleet::run(&cmd, &style, out),
+        Some(Command::Monitor(args)) => monitor::run(&args, process, &style, cancel, out),
         Some(Command::Container(cmd)) => {
             container::run(&cmd, process, runner, &catalog, &style, out)
         }

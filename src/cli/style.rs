@@ -23,6 +23,11 @@ impl Style {
         Self { lang, ..self }
     }
 
+    /// Whether colours are on.
+    pub fn color(&self) -> bool {
+        self.color
+    }
+
     /// The language of the reports.
     pub fn lang(&self) -> crate::cli::i18n::Lang {
         self.lang

@@ -25,6 +25,7 @@ mod hostile_small;
 mod install;
 mod manifests;
 mod manifests_constraints;
+mod monitor;
 mod pipeline;
 mod plan;
 mod repair;

@@ -409,3 +409,21 @@ pub fn local_python() -> (String, String) {
         String::from_utf8_lossy(&out.stdout).trim().to_owned(),
     )
 }
+
+/// Records a skipped test where `.ci/run` counts and prints it (`skipped-tests.txt`), and says
+/// so on stderr.
+pub fn skipped(test: &str, why: &str) {
+    use std::io::Write as _;
+    let line = format!("{test}: {why}");
+    #[allow(clippy::print_stderr)] // a skip must be seen, and counted (below)
+    {
+        eprintln!("SKIPPED {line}");
+    }
+    let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("skipped-tests.txt");
+    let mut f = fs_err::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)
+        .unwrap();
+    writeln!(f, "{line}").unwrap();
+}
