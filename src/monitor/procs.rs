@@ -89,7 +89,7 @@ impl TreeCpu {
             .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
             .filter_map(|pid| {
                 let path = self.proc_dir.join(pid.to_string()).join("stat");
-                let text = crate::detect::root::read_regular_text(&path, MAX_STAT).ok()?;
+                let text = crate::world::fs::read_regular_text(&path, MAX_STAT).ok()?;
                 parse_stat(&text)
             })
             .collect()
@@ -164,7 +164,7 @@ fn tree(all: &[Stat], root: u32) -> BTreeSet<u32> {
 /// The name of process `pid` (`/proc/PID/comm`), where it can be read.
 pub fn name(proc_dir: &Path, pid: u32) -> Option<String> {
     let path = proc_dir.join(pid.to_string()).join("comm");
-    crate::detect::root::read_regular_text(&path, 256)
+    crate::world::fs::read_regular_text(&path, 256)
         .ok()
         .map(|s| s.trim().to_owned())
         .filter(|s| !s.is_empty())

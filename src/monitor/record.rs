@@ -31,7 +31,7 @@ pub fn read(path: &Path) -> Result<Recording, MonitorError> {
         path: path.to_owned(),
         message,
     };
-    let file = crate::detect::root::open_regular(path).map_err(|e| bad(e.to_string()))?;
+    let file = crate::world::fs::open_regular(path).map_err(|e| bad(e.to_string()))?;
     let mut reader = BufReader::new(file.take(MAX_RECORDING + 1));
     let mut out = Recording::default();
     let mut line = Vec::new();
