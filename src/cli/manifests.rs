@@ -61,13 +61,18 @@ pub struct UpdateArgs {
     /// [default: https://download.pytorch.org/whl]
     #[arg(long, value_name = "URL|DIR", env = "CUDAUP_TORCH_INDEX")]
     pub torch_index: Option<String>,
+    /// NVIDIA's driver READMEs by release tag (`<base>/<release>/README.md`), or a copy of that
+    /// layout [default: https://raw.githubusercontent.com/NVIDIA/open-gpu-kernel-modules]
+    #[arg(long, value_name = "URL|DIR", env = "CUDAUP_DRIVER_TABLES")]
+    pub driver_tables: Option<String>,
     /// Accept plain-http mirrors
     #[arg(long)]
     pub allow_http: bool,
     /// Read the sources of an unattended config file ([sources])
     #[arg(long, value_name = "FILE", env = "CUDAUP_CONFIG")]
     pub config: Option<PathBuf>,
-    /// Read only these parts (nvidia-redist, pypi, pytorch-index, fatbin), comma-separated
+    /// Read only these parts (nvidia-redist, pypi, pytorch-index, fatbin, compilers,
+    /// driver-tables), comma-separated
     #[arg(long, value_name = "PARTS", value_delimiter = ',')]
     pub only: Vec<String>,
     /// Leave these parts out (their rows stay as they are)
@@ -225,6 +230,10 @@ fn run_update(
                 sources.torch_index.as_ref(),
                 crate::install::python::step::TORCH_INDEX,
             ),
+            allow_http,
+        )?,
+        driver_tables: location(
+            args.driver_tables.as_deref().unwrap_or(update::TABLES_BASE),
             allow_http,
         )?,
         parts,

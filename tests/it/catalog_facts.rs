@@ -546,7 +546,7 @@ fn needs_network_manifests_update_run_twice_writes_nothing() {
                 "manifests",
                 "update",
                 "--skip",
-                "nvidia-redist,pytorch-index",
+                "nvidia-redist,pytorch-index,driver-tables",
                 "--write",
             ]
             .map(str::to_owned),

@@ -108,7 +108,18 @@ impl Sources {
         s.nvidia();
         s.pypi();
         s.pytorch();
+        s.drivers();
         s
+    }
+
+    /// NVIDIA's driver READMEs by release tag: the real ones of fixtures/sources/nvidia-drivers.
+    fn drivers(&self) {
+        for tag in ["570.153.02", "570.158.01", "595.45.04"] {
+            self.write(
+                &format!("drivers/{tag}/README.md"),
+                fixture(&format!("nvidia-drivers/{tag}/README.md")),
+            );
+        }
     }
 
     fn path(&self, rel: &str) -> PathBuf {
@@ -263,6 +274,8 @@ impl Sources {
             format!("{u}/pypi"),
             "--torch-index".into(),
             format!("{u}/whl"),
+            "--driver-tables".into(),
+            format!("{u}/drivers"),
             "--allow-http".into(),
         ]
     }
@@ -276,6 +289,12 @@ fn old_catalog() -> tempfile::TempDir {
         let text = match *name {
             "cudnn.toml" => drop_rows(text, |row| row.contains("cuda_variant = \"13\"")),
             "cuda.toml" => drop_rows(text, |row| row.contains("version = \"13.4.1\"")),
+            // The newest supported-GPU table not read yet (CUDA 13.2.0's driver names it).
+            "driver_support.toml" => text.replacen(
+                "[[release]]\nversion = \"595.45.04\"\nsource = \"https://github.com/NVIDIA/open-gpu-kernel-modules/blob/595.45.04/README.md\"\n\n",
+                "",
+                1,
+            ),
             _ => (*text).to_owned(),
         };
         fs_err::write(dir.path().join(name), text).unwrap();
@@ -435,6 +454,16 @@ fn a_new_release_at_the_sources_appears_in_plan_after_update() {
         cuda.stdout
     );
 
+    // NVIDIA's table of 595.45.04 was read: the file is the committed one again (GB300's
+    // 10de:31c2 is listed from 580.82.07 through 595.45.04).
+    assert_eq!(
+        fs_err::read_to_string(home.path().join("manifests/driver_support.toml")).unwrap(),
+        fs_err::read_to_string(format!(
+            "{}/manifests/driver_support.toml",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    );
     // The derived rows say where and when they came from.
     let cudnn = fs_err::read_to_string(home.path().join("manifests/cudnn.toml")).unwrap();
     assert!(
@@ -541,7 +570,7 @@ fn a_slow_source_times_out_with_exit_3() {
         home.path(),
         base.path(),
         &sources,
-        &["--skip", "nvidia-redist,pytorch-index"],
+        &["--skip", "nvidia-redist,pytorch-index,driver-tables"],
         &[("CUDAUP_HTTP_TIMEOUT", "1")],
     );
     assert_eq!(up.code, 3, "{}\n{}", up.stdout, up.stderr);

@@ -10,6 +10,7 @@
 //! half-updates a catalog.
 
 mod compiler;
+mod driver_tables;
 pub(crate) mod fatbin;
 pub(crate) mod marker;
 mod merge;
@@ -27,6 +28,7 @@ use std::path::PathBuf;
 use super::{Catalog, Date, Part};
 use crate::fetch::{FetchError, Fetcher, Location};
 
+pub use driver_tables::TABLES_BASE;
 pub use fatbin::Targets;
 pub use write::{write_dir, write_refreshed, SetAside, Written};
 
@@ -37,6 +39,7 @@ pub const PARTS: &[&str] = &[
     "pytorch-index",
     "fatbin",
     "compilers",
+    "driver-tables",
 ];
 
 /// Why an update did not produce a catalog.
@@ -180,6 +183,8 @@ pub struct Options {
     pub pypi: Location,
     /// PyTorch's wheel index base (`<base>/<variant>/torch/`) or a mirror.
     pub torch: Location,
+    /// NVIDIA's driver READMEs by release tag (`<base>/<release>/README.md`) or a mirror.
+    pub driver_tables: Location,
     /// The parts to read (names from [`PARTS`]).
     pub parts: Vec<String>,
     /// The most bytes fatbin reads may fetch in one run; past it, rows keep their curated lists.
@@ -240,6 +245,8 @@ pub struct Observations {
     pub torch_index: Vec<pytorch_index::VariantObs>,
     /// What each series' compiler compiles for.
     pub compilers: Vec<compiler::CompilerObs>,
+    /// The supported-GPU tables of driver releases not read before.
+    pub driver_tables: Vec<(crate::model::version::Version, driver_tables::Table)>,
 }
 
 /// Reads the sources and merges what they say into `base` (whose texts are `texts`).
@@ -321,6 +328,17 @@ pub fn refresh(
             Ok(())
         },
     )?;
+    run(
+        &mut parts,
+        opts,
+        "driver-tables",
+        &opts.driver_tables,
+        &mut net,
+        &mut |net| {
+            obs.driver_tables = driver_tables::read(net, &opts.driver_tables, base, &mut notes)?;
+            Ok(())
+        },
+    )?;
     let read: Vec<&PartReport> = parts.iter().filter(|p| p.status == "ok").collect();
     if read.is_empty() {
         return Err(UpdateError::NothingRead(
@@ -332,7 +350,12 @@ pub fn refresh(
         ));
     }
     let mut texts = texts.clone();
-    let changes = merge::apply(base, &mut texts, &obs, opts.today, &mut notes)?;
+    let mut changes = merge::apply(base, &mut texts, &obs, opts.today, &mut notes)?;
+    if !obs.driver_tables.is_empty() {
+        let (text, lines) = driver_tables::merged(&base.driver_support, &obs.driver_tables);
+        texts.insert("driver_support.toml".to_owned(), text);
+        changes.extend(lines);
+    }
     let complete = PARTS
         .iter()
         .all(|n| parts.iter().any(|p| p.name == *n && p.status == "ok"));
