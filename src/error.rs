@@ -47,14 +47,9 @@ pub enum Error {
     #[error(transparent)]
     Io(#[from] std::io::Error),
 
-    /// A manifest in the catalog could not be read or does not fit the schema.
-    #[error("manifest {path}: {message}")]
-    Manifest {
-        /// The manifest file (or `<embedded>/name.toml`).
-        path: PathBuf,
-        /// What is wrong, with line and column where known.
-        message: String,
-    },
+    /// The catalog could not be loaded (a manifest unreadable or off its schema).
+    #[error(transparent)]
+    Catalog(#[from] crate::catalog::CatalogError),
 
     /// A System JSON given with `--system` could not be read.
     #[error("system description {path}: {message}")]
@@ -123,10 +118,9 @@ impl Error {
     /// The exit code this error maps to.
     pub fn exit_code(&self) -> ExitCode {
         match self {
-            Error::Manifest { .. }
-            | Error::SystemFile { .. }
-            | Error::Usage(_)
-            | Error::Settings(_) => ExitCode::Usage,
+            Error::Catalog(_) | Error::SystemFile { .. } | Error::Usage(_) | Error::Settings(_) => {
+                ExitCode::Usage
+            }
             Error::Home(_) | Error::Driver(_) | Error::Hook(_) => ExitCode::Failure,
             Error::Io(_) | Error::Run(_) | Error::SelfCopy(_) => ExitCode::Failure,
             Error::Fetch(e) => fetch_code(e),
@@ -134,7 +128,9 @@ impl Error {
             Error::PyEnv(e) => match e {
                 crate::install::python::PyEnvError::Check(_) => ExitCode::Verification,
                 crate::install::python::PyEnvError::NoVenv { .. } => ExitCode::Unsupported,
-                crate::install::python::PyEnvError::NotAVenv(_) => ExitCode::Usage,
+                crate::install::python::PyEnvError::NotAVenv(_)
+                | crate::install::python::PyEnvError::Plan(_) => ExitCode::Usage,
+                crate::install::python::PyEnvError::Unsupported(_) => ExitCode::Unsupported,
                 crate::install::python::PyEnvError::NoRoute(r) if r.is_network() => {
                     ExitCode::Network
                 }
@@ -248,5 +244,19 @@ mod tests {
         assert_eq!(code(M::Nvml("GPU lost".into())), ExitCode::Failure);
         assert_eq!(ExitCode::Passed(137).code(), 137);
         assert_eq!(ExitCode::Cancelled.code(), 130);
+    }
+
+    #[test]
+    fn typed_errors_below_the_cli_keep_their_exit_codes() {
+        use crate::install::python::PyEnvError;
+        let manifest = crate::catalog::CatalogError::Manifest {
+            path: "cuda.toml".into(),
+            message: "line 3".into(),
+        };
+        assert_eq!(Error::from(manifest).exit_code(), ExitCode::Usage);
+        let plan = PyEnvError::Plan("the plan has no torch".into());
+        assert_eq!(Error::from(plan).exit_code(), ExitCode::Usage);
+        let python = PyEnvError::Unsupported("no Python in range".into());
+        assert_eq!(Error::from(python).exit_code(), ExitCode::Unsupported);
     }
 }

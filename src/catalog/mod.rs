@@ -24,8 +24,6 @@ use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 
-use crate::error::{Error, Result};
-
 pub use bench::{BenchManifest, Reference, Workload};
 pub use check::{check, Problem};
 pub use components::{
@@ -123,9 +121,22 @@ pub struct Catalog {
     pub notes: Vec<String>,
 }
 
+/// A catalog that could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// A manifest in the catalog could not be read or does not fit the schema.
+    #[error("manifest {path}: {message}")]
+    Manifest {
+        /// The manifest file (or `<embedded>/name.toml`).
+        path: PathBuf,
+        /// What is wrong, with line and column where known.
+        message: String,
+    },
+}
+
 impl Catalog {
     /// Loads every manifest from `source`.
-    pub fn load(source: &Source) -> Result<Self> {
+    pub fn load(source: &Source) -> Result<Self, CatalogError> {
         Ok(Self {
             gpus: load_one(source, "gpus.toml")?,
             cuda: load_one(source, "cuda.toml")?,
@@ -164,7 +175,7 @@ pub fn embedded_text(name: &str) -> Option<&'static str> {
 }
 
 /// Reads and parses one manifest file, naming the file and position of any error.
-fn load_one<T: DeserializeOwned>(source: &Source, name: &str) -> Result<T> {
+fn load_one<T: DeserializeOwned>(source: &Source, name: &str) -> Result<T, CatalogError> {
     let (path, text) = match source {
         Source::Embedded => {
             let text = EMBEDDED
@@ -176,14 +187,14 @@ fn load_one<T: DeserializeOwned>(source: &Source, name: &str) -> Result<T> {
         }
         Source::Dir(dir) => {
             let path = dir.join(name);
-            let text = fs_err::read_to_string(&path).map_err(|e| Error::Manifest {
+            let text = fs_err::read_to_string(&path).map_err(|e| CatalogError::Manifest {
                 path: path.clone(),
                 message: format!("cannot read it: {}", e.kind()),
             })?;
             (path, text)
         }
     };
-    toml::from_str(&text).map_err(|e| Error::Manifest {
+    toml::from_str(&text).map_err(|e| CatalogError::Manifest {
         message: describe_toml_error(&text, &e),
         path,
     })

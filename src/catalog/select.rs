@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::CatalogError;
 use super::{embedded_text, Catalog, CatalogMeta, Source, EMBEDDED};
-use crate::error::Result;
 
 /// The directory under the home that holds the refreshed catalog.
 pub const REFRESHED_DIR: &str = "manifests";
@@ -25,7 +25,7 @@ pub struct Selection {
 
 impl Selection {
     /// Loads the chosen catalog, named for `plan` and `manifests status`.
-    pub fn load(&self) -> Result<Catalog> {
+    pub fn load(&self) -> Result<Catalog, CatalogError> {
         let mut c = Catalog::load(&self.source)?;
         if self.refreshed {
             c.origin = format!("refreshed ({})", c.origin);

@@ -151,12 +151,12 @@ fn texts_of(source: &Source) -> Result<BTreeMap<String, String>> {
         .map(|(name, text)| {
             let t = match source {
                 Source::Embedded => (*text).to_owned(),
-                Source::Dir(d) => {
-                    fs_err::read_to_string(d.join(name)).map_err(|e| Error::Manifest {
+                Source::Dir(d) => fs_err::read_to_string(d.join(name)).map_err(|e| {
+                    crate::catalog::CatalogError::Manifest {
                         path: d.join(name),
                         message: format!("cannot read it: {}", e.kind()),
-                    })?
-                }
+                    }
+                })?,
             };
             Ok(((*name).to_owned(), t))
         })

@@ -59,6 +59,12 @@ pub enum PyEnvError {
     /// A program could not be started.
     #[error("{0}")]
     Run(String),
+    /// The plan lacks what the framework step needs (only a resolver bug gets here).
+    #[error("{0}")]
+    Plan(String),
+    /// This machine cannot run the step (no Python in the stack's range is installed).
+    #[error("{0}")]
+    Unsupported(String),
     /// Local I/O.
     #[error(transparent)]
     Io(#[from] std::io::Error),

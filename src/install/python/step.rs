@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::catalog::Catalog;
-use crate::error::{Error, Result};
 use crate::fetch::Fetcher;
 use crate::install::python::check::{self, TfReport, TorchExpectation, TorchReport};
 use crate::install::python::route::{self, Candidate, IndexSettings, Layout, Route, Want};
@@ -83,7 +82,7 @@ pub fn step(
     venv: PathBuf,
     indexes: &IndexSettings,
     gpus_here: bool,
-) -> Result<Option<FrameworkStep>> {
+) -> Result<Option<FrameworkStep>, PyEnvError> {
     if !matches!(
         plan.profile,
         Profile::Full | Profile::Pytorch | Profile::Tensorflow | Profile::Cpu
@@ -92,14 +91,14 @@ pub fn step(
     }
     let python = plan
         .component("python")
-        .ok_or_else(|| Error::Usage("the plan has no Python".into()))?;
+        .ok_or_else(|| PyEnvError::Plan("the plan has no Python".into()))?;
     let version = python.version.clone().unwrap_or_default();
     let Some(base) = python
         .path
         .clone()
         .filter(|_| python.action == Action::Keep)
     else {
-        return Err(Error::Unsupported(format!(
+        return Err(PyEnvError::Unsupported(format!(
             "no Python in the range this stack needs is installed: {} — install Python {version} (Debian/Ubuntu: `sudo apt-get install python{version} python{version}-venv`; anywhere: `uv python install {version}`), then run cudaup again",
             python.reason
         )));
@@ -111,25 +110,26 @@ pub fn step(
         .and_then(Path::parent)
         .is_some_and(|root| std::path::absolute(root).ok() == std::path::absolute(&venv.dir).ok());
     let want = route::want(plan, system, catalog)
-        .ok_or_else(|| Error::Usage("the plan has no framework to install".into()))?;
+        .ok_or_else(|| PyEnvError::Plan("the plan has no framework to install".into()))?;
     let candidates = route::candidates(&want, indexes);
     let (keep, expect) = match plan.profile {
         Profile::Tensorflow => {
             let tf = plan
                 .component("tensorflow")
-                .ok_or_else(|| Error::Usage("the plan has no TensorFlow".into()))?;
+                .ok_or_else(|| PyEnvError::Plan("the plan has no TensorFlow".into()))?;
             let v = tf.version.clone().unwrap_or_default();
             (
                 tf.action == Action::Keep && same_venv,
                 Expect::Tensorflow(
-                    Version::parse(&v).ok_or_else(|| Error::Usage(format!("bad version {v}")))?,
+                    Version::parse(&v)
+                        .ok_or_else(|| PyEnvError::Plan(format!("bad version {v}")))?,
                 ),
             )
         }
         _ => {
             let torch = plan
                 .component("torch")
-                .ok_or_else(|| Error::Usage("the plan has no torch".into()))?;
+                .ok_or_else(|| PyEnvError::Plan("the plan has no torch".into()))?;
             let variant = want.variant.clone().unwrap_or_else(|| "cpu".into());
             let cuda = variant_cuda(&variant);
             let gpus = system
@@ -144,7 +144,7 @@ pub fn step(
             let first = candidates.iter().find(|c| c.refused.is_none());
             let expect = TorchExpectation {
                 version: Version::parse(torch.version.as_deref().unwrap_or_default())
-                    .ok_or_else(|| Error::Usage("the plan has no torch version".into()))?,
+                    .ok_or_else(|| PyEnvError::Plan("the plan has no torch version".into()))?,
                 variant,
                 cuda,
                 index_url: first.map(|c| c.base.clone()).unwrap_or_default(),
@@ -239,7 +239,7 @@ impl FrameworkStep {
     /// Asks the routes (when something is to be installed) and takes the first that serves the
     /// plan; nothing is changed on the machine. `Err` names every host asked and what works
     /// instead.
-    pub fn choose_route(&mut self, fetcher: &Fetcher) -> std::result::Result<(), PyEnvError> {
+    pub fn choose_route(&mut self, fetcher: &Fetcher) -> Result<(), PyEnvError> {
         let (Some(_), Some(want)) = (&self.packages, &self.want) else {
             return Ok(());
         };
@@ -270,7 +270,7 @@ impl FrameworkStep {
 }
 
 /// Describes the step for the pre-install summary.
-pub fn describe(step: &FrameworkStep, out: &mut dyn Write) -> Result<()> {
+pub fn describe(step: &FrameworkStep, out: &mut dyn Write) -> std::io::Result<()> {
     let verb = if step.venv.exists() {
         "into the existing venv"
     } else {
@@ -334,7 +334,7 @@ pub fn execute(
     log_path: PathBuf,
     profile: Profile,
     progress: &dyn Reporter,
-) -> std::result::Result<(VenvReceipt, Vec<String>), PyEnvError> {
+) -> Result<(VenvReceipt, Vec<String>), PyEnvError> {
     let mut session = Session::new(runner, tool, log_path, progress)?;
     let created = session.create(&step.base_python, &step.python_version, &step.venv)?;
     crate::world::checkpoint::reach("venv-created");
