@@ -45,7 +45,7 @@ pub use meta::{CatalogMeta, Part, Probe};
 pub use pytorch::{Kernels, PytorchManifest, TorchRelease, TorchVariant};
 pub use select::{select, Selection};
 pub use spec::{Clause, Op, Requirement, Spec};
-pub use tensorflow::{TensorflowManifest, TfPlatform, TfRelease};
+pub use tensorflow::{TensorflowManifest, TfKnownFailure, TfPlatform, TfRelease};
 pub use tensorrt::{TensorrtManifest, TrtRelease};
 
 /// A catalog older than this many days makes `plan` suggest `cudaup manifests update`.

@@ -16,6 +16,25 @@ pub struct TensorflowManifest {
     /// What exists for a platform whose wheels are not GPU builds: what to use instead.
     #[serde(default)]
     pub platform: Vec<TfPlatform>,
+    /// Releases that public reports show failing on some GPUs, whatever their wheels claim.
+    #[serde(default)]
+    pub known_failure: Vec<TfKnownFailure>,
+}
+
+/// TensorFlow releases known to fail on GPUs of some compute capabilities.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TfKnownFailure {
+    /// The releases (`<2.18`).
+    pub releases: super::Spec,
+    /// The compute capabilities they fail on.
+    pub compute_capabilities: Vec<Version>,
+    /// What goes wrong, in a clause the plan shows.
+    pub failure: String,
+    /// What to use instead, in a clause the plan shows.
+    pub instead: String,
+    /// Where the row comes from (the reports).
+    pub source: String,
 }
 
 /// TensorFlow's GPU story on one platform.
@@ -68,6 +87,13 @@ fn x86_64_only() -> Vec<String> {
 }
 
 impl TensorflowManifest {
+    /// The known failure of `release` on compute capability `cc`, if a row names one.
+    pub fn known_failure(&self, release: &Version, cc: &Version) -> Option<&TfKnownFailure> {
+        self.known_failure
+            .iter()
+            .find(|f| f.releases.contains(release) && f.compute_capabilities.contains(cc))
+    }
+
     /// The story of `platform`, when the catalog tells one.
     pub fn platform(&self, name: &str) -> Option<&TfPlatform> {
         self.platform.iter().find(|p| p.name == name)

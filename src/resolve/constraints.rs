@@ -104,7 +104,13 @@ pub fn tensorflow_cudnn(ctx: &Ctx<'_>, r: &TfRelease) -> Result<TfCudnn, String>
         let known = ctx.catalog.cudnn.release.iter().find(|c| {
             c.cuda_variant == major.to_string() && c.version.prefix(3) == pinned.prefix(3)
         });
-        if let Some(why) = known.and_then(|row| unserved(ctx, &[row])) {
+        let Some(row) = known else {
+            // Unknown is not fitting: without the build's GPU list nothing says it runs here.
+            return Err(format!(
+                "its `and-cuda` extra pins {wheel}=={pinned}, which the catalog has no row for, so whether it has code for the planned GPUs is unknown"
+            ));
+        };
+        if let Some(why) = unserved(ctx, &[row]) {
             return Err(format!(
                 "its `and-cuda` extra pins {wheel}=={pinned}, which has no code for {why}"
             ));
@@ -117,8 +123,11 @@ pub fn tensorflow_cudnn(ctx: &Ctx<'_>, r: &TfRelease) -> Result<TfCudnn, String>
     float(ctx, &wheel, major, &req, pin)
 }
 
-/// A floating cuDNN requirement: the bound below the first catalogued build that drops a planned
-/// GPU (and the user's pin, if any).
+/// A floating cuDNN requirement. pip takes the newest build the range allows, so what matters is
+/// the newest catalogued build in range that serves every planned GPU: when it is the newest in
+/// range, nothing is bounded; otherwise the bound sits right above it (below the next build that
+/// drops a GPU), and pip takes it. (The first build in range may lack a GPU that later builds
+/// serve: TensorFlow 2.21 asks for cuDNN >= 9.3.0, which has no sm_120, while pip takes 9.28.)
 fn float(
     ctx: &Ctx<'_>,
     wheel: &str,
@@ -143,44 +152,54 @@ fn float(
         });
     }
     let version = |g: &[&CudnnRelease]| g[0].version.clone();
-    let newest = groups.last().map(|g| version(g));
-    let Some(bad) = groups.iter().position(|g| unserved(ctx, g).is_some()) else {
-        let summary = match &newest {
-            Some(n) => format!(
-                "floats {wheel} to the newest release its extra allows ({req}); cuDNN {n} and every catalogued build before it serve every GPU"
-            ),
-            None => format!("floats {wheel} ({req})"),
-        };
+    let Some(newest) = groups.last().map(|g| version(g)) else {
         return Ok(TfCudnn {
-            summary,
+            summary: format!("floats {wheel} ({req})"),
             constraints,
         });
     };
-    let first_bad = version(&groups[bad]);
-    let why = unserved(ctx, &groups[bad]).unwrap_or_default();
-    let Some(good) = groups[..bad].last().map(|g| version(g)) else {
+    let Some(good) = groups.iter().rposition(|g| unserved(ctx, g).is_none()) else {
+        let why = unserved(ctx, &groups[groups.len() - 1]).unwrap_or_default();
         return Err(format!(
             "its `and-cuda` extra asks for {req}, and no catalogued cuDNN in that range has code for {why}"
         ));
     };
-    // The bound sits right after the newest build known to serve every GPU: below the next
-    // minor when the first failing build is in a later one (`<9.11`), so a patch release the
-    // catalog does not list (9.11.0 beside 9.11.1) is never let through.
-    let bound = if (first_bad.major(), first_bad.minor()) > (good.major(), good.minor()) {
-        Version::parse(&format!("{}.{}", good.major(), good.minor() + 1)).expect("a version")
-    } else {
-        first_bad.clone()
+    let good_version = version(&groups[good]);
+    let Some(bad) = groups.get(good + 1) else {
+        return Ok(TfCudnn {
+            summary: format!(
+                "floats {wheel} to the newest release its extra allows ({req}); the newest catalogued, cuDNN {newest}, serves every GPU"
+            ),
+            constraints,
+        });
     };
+    let first_bad = version(bad);
+    let why = unserved(ctx, bad).unwrap_or_default();
+    // The bound sits right after the newest build known to serve every GPU: below the next
+    // minor when the first failing build after it is in a later one (`<9.11`), so a patch
+    // release the catalog does not list (9.11.0 beside 9.11.1) is never let through.
+    let bound =
+        if (first_bad.major(), first_bad.minor()) > (good_version.major(), good_version.minor()) {
+            Version::parse(&format!(
+                "{}.{}",
+                good_version.major(),
+                good_version.minor() + 1
+            ))
+            .expect("a version")
+        } else {
+            first_bad.clone()
+        };
     let requirement = format!("{wheel}{}", Spec::one(Op::Lt, bound));
     constraints.push(Constraint {
         requirement: requirement.clone(),
         reason: format!(
-            "{req} lets pip take the newest cuDNN ({}), but from cuDNN {first_bad} the builds carry no code for {why}; cuDNN {good} serves every planned GPU",
-            newest.map(|n| n.to_string()).unwrap_or_default(),
+            "{req} lets pip take the newest cuDNN ({newest}), but from cuDNN {first_bad} the builds carry no code for {why}; cuDNN {good_version} serves every planned GPU",
         ),
     });
     Ok(TfCudnn {
-        summary: format!("cuDNN {good} with the constraint {requirement} (its extra floats {req})"),
+        summary: format!(
+            "cuDNN {good_version} with the constraint {requirement} (its extra floats {req})"
+        ),
         constraints,
     })
 }

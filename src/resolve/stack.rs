@@ -629,6 +629,28 @@ pub fn search_tensorflow<'c>(
                 ));
             }
         }
+        let failing = ctx.targets.iter().find_map(|t| {
+            ctx.catalog
+                .tensorflow
+                .known_failure(&r.version, &t.cc)
+                .map(|f| (t, f))
+        });
+        if let Some((t, f)) = failing {
+            rejected.push(format!(
+                "{label}: known to fail on {} ({}): {}; instead: {} (reports: {})",
+                sm(&t.cc),
+                t.name,
+                f.failure,
+                f.instead,
+                f.source
+                    .split_whitespace()
+                    .filter(|w| w.starts_with("https://"))
+                    .map(|w| w.trim_end_matches([';', ',', ')']))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            continue;
+        }
         match super::constraints::tensorflow_cudnn(ctx, r) {
             Ok(c) => {
                 stack.tf_cudnn = Some(c.summary);

@@ -3,6 +3,7 @@
 //! tested and not the example. The catalog is the embedded one, the day fixed.
 
 mod driver_tables;
+mod tensorflow;
 
 use cudaup::catalog::{Catalog, Date};
 use cudaup::model::plan::{Action, Plan, Status};
@@ -57,6 +58,13 @@ pub fn catalog() -> &'static Catalog {
 /// The plan on 2026-12-05.
 pub fn plan(s: &System, r: &Request) -> Plan {
     cudaup::resolve::resolve_on(s, r, catalog(), Date::parse("2026-12-05").expect("a date"))
+}
+
+/// The version the plan gives `name`.
+pub fn version<'p>(p: &'p Plan, name: &str) -> &'p str {
+    p.component(name)
+        .and_then(|c| c.version.as_deref())
+        .unwrap_or_else(|| panic!("no {name} version in {p:#?}"))
 }
 
 /// The driver's action and version in an Ok plan.
