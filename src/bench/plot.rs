@@ -3,10 +3,8 @@
 //! crate. The font is DejaVu Sans, compiled in, so the picture is the same on every machine.
 
 use std::path::Path;
-use std::sync::Once;
 
 use plotters::prelude::*;
-use plotters::style::{register_font, FontStyle};
 
 /// Width and height of the picture, in pixels.
 pub const SIZE: (u32, u32) = (1000, 640);
@@ -43,17 +41,6 @@ const COLOURS: [RGBColor; 6] = [
     RGBColor(23, 190, 207),
 ];
 
-/// Registers the one embedded face under every style plotters asks for (`monitor`'s plot too).
-pub(crate) fn fonts() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // The same face for every style plotters may ask for: only one is embedded.
-        for style in [FontStyle::Normal, FontStyle::Bold] {
-            let _ = register_font("sans-serif", style, dejavu::sans::regular());
-        }
-    });
-}
-
 /// Renders the series into RGB pixels (`SIZE.0 × SIZE.1 × 3` bytes).
 pub fn render(title: &str, series: &[Series]) -> Result<Vec<u8>, PlotError> {
     let all: Vec<(u32, f64)> = series
@@ -63,7 +50,7 @@ pub fn render(title: &str, series: &[Series]) -> Result<Vec<u8>, PlotError> {
     if all.is_empty() {
         return Err(PlotError::Empty);
     }
-    fonts();
+    crate::world::fonts::register();
     let draw = |e: &dyn std::fmt::Display| PlotError::Draw(e.to_string());
     let min_b = all.iter().map(|p| p.0).min().unwrap_or(1).max(1);
     let max_b = all.iter().map(|p| p.0).max().unwrap_or(1).max(min_b + 1);

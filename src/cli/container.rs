@@ -235,7 +235,7 @@ pub(super) fn run(
         }
         ContainerCommand::Uninstall(args) => {
             let home = home(process)?;
-            let undone = container::edit::undo(&home, args.dry_run)
+            let undone = crate::install::host_files::undo(&home, args.dry_run)
                 .map_err(|e| Error::Usage(e.to_string()))?;
             if args.json {
                 let text = serde_json::to_string_pretty(&undone).expect("serialises");
@@ -252,9 +252,9 @@ pub(super) fn run(
     }
 }
 
-/// Lines for what [`container::edit::undo`] did (also `cudaup uninstall`'s).
+/// Lines for what [`crate::install::host_files::undo`] did (also `cudaup uninstall`'s).
 pub(super) fn render_undone(
-    undone: &[container::edit::Undone],
+    undone: &[crate::install::host_files::Undone],
     style: &Style,
     out: &mut dyn Write,
 ) -> Result<()> {

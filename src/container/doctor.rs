@@ -16,7 +16,7 @@ use crate::container::host::{Selinux, LEGACY_HOOK};
 use crate::container::toolkit::{self, Installed};
 use crate::container::Survey;
 use crate::detect::Root;
-use crate::doctor::Diagnosis;
+use crate::model::finding::Diagnosis;
 use crate::model::finding::Severity;
 
 /// What the checks look at.
@@ -103,7 +103,7 @@ pub fn in_use(
     process: &crate::world::process::Process,
     cudaup_home: &std::path::Path,
 ) -> bool {
-    crate::container::edit::Receipt::path(cudaup_home).is_file()
+    crate::install::host_files::Receipt::path(cudaup_home).is_file()
         || read::scan(root, &[SYSTEM_SPEC_DIR.into(), "/var/run/cdi".into()])
             .iter()
             .any(|s| s.kind.as_deref() == Some(crate::container::cdi::KIND))

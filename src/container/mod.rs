@@ -10,7 +10,6 @@ pub mod choice;
 pub mod config;
 pub mod dockerfile;
 pub mod doctor;
-pub mod edit;
 pub mod engine;
 pub mod host;
 pub mod image;

@@ -426,7 +426,7 @@ pub fn apply(
 ) -> Result<Applied, crate::error::Error> {
     let mut done = Applied::default();
     for e in &plan.edits {
-        super::edit::apply(home, &e.path, e.bytes.as_deref(), &e.what)
+        crate::install::host_files::apply(home, &e.path, e.bytes.as_deref(), &e.what)
             .map_err(|err| crate::error::Error::Usage(err.to_string()))?;
         done.written.push(e.path.clone());
     }

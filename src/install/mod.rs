@@ -7,6 +7,7 @@ pub mod driver;
 pub mod env;
 pub mod finish;
 pub mod home;
+pub mod host_files;
 mod items;
 pub mod layout;
 pub mod litter;

@@ -147,7 +147,7 @@ pub fn plan(home: &Path, purge: bool) -> Vec<Step> {
             }
         });
     }
-    if let Ok(r) = crate::container::edit::Receipt::read(home) {
+    if let Ok(r) = crate::install::host_files::Receipt::read(home) {
         if !r.files.is_empty() {
             steps.push(Step::ContainerFiles {
                 files: r.files.iter().map(|f| f.path.clone()).collect(),
@@ -316,7 +316,7 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
                 }
             }
             Step::ContainerFiles { .. } => {
-                let undone = crate::container::edit::undo(home, false)
+                let undone = crate::install::host_files::undo(home, false)
                     .map_err(|e| std::io::Error::other(e.to_string()))?;
                 for u in undone {
                     if let Some(why) = u.why {

@@ -61,7 +61,7 @@ pub fn render(samples: &[Sample]) -> Result<Vec<u8>, String> {
     if samples.len() < 2 {
         return Err("fewer than two samples: nothing to plot".into());
     }
-    crate::bench::plot::fonts();
+    crate::world::fonts::register();
     let draw = |e: &dyn std::fmt::Display| e.to_string();
     let t0 = samples[0].t_ms;
     let end = samples

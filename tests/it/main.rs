@@ -2,6 +2,7 @@
 // Tests stage fixtures with plain renames; the one-writer rule (clippy.toml) is for the crate.
 #![allow(clippy::disallowed_methods)]
 
+mod architecture;
 mod arm64;
 mod bench;
 mod catalog_facts;

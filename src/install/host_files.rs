@@ -1,6 +1,7 @@
 //! Host files cudaup changes for containers (`daemon.json`, the toolkit's `config.toml`,
 //! `containers.conf`, the CDI spec, stale apt lists), each with a receipt that lets
-//! [`undo`] put the exact bytes back — the way the rc-file hook works (`shell::rc`).
+//! [`undo`] put the exact bytes back — the way the rc-file hook works (`shell::rc`). The journal
+//! itself knows nothing of containers: `container setup` writes it, uninstall reads it.
 //!
 //! The receipt (`$CUDAUP_HOME/receipts/container/host-files.json`) keeps, per file, its bytes before
 //! cudaup's first change (or that it did not exist) and the sha256 of what cudaup wrote. It is
