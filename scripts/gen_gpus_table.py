@@ -438,6 +438,65 @@ last = "10de:2e3f"
 chip = "GB10"
 name = "GB10"
 source = "https://github.com/NVIDIA/NV-Kernels/pull/396 (NVIDIA: 'Replace the explicit DGX Spark iGPU device ID list with a range check covering 0x2E00-0x2E3F to accommodate all possible DGX Spark iGPU PCI device IDs'; merged 2026-04-28)"
+
+# Ids NVIDIA's supported-GPU table of 595.45.04 lists that pci.ids 2025-07-11 lacks (issue 34). The
+# chip is NVIDIA's own word where its source names one (GB110, gb20x), else the chip pci.ids gives
+# the neighbouring ids of the same block (every GB20x chip is compute capability 12.0 either way).
+# Left out: 10de:29bb 'NVIDIA DRIVE P2021' (no source names its chip or compute capability).
+
+[[device]]
+pci_id = "10de:31c2"
+chip = "GB110"
+name = "GB300"
+source = "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/595.45.04/README.md (Compatible GPUs: 'NVIDIA GB300 | 31C2', listed from 580.82.07); https://github.com/NVIDIA/open-gpu-kernel-modules/blob/595.45.04/src/common/shared/inc/detect-self-hosted.h (NVIDIA: 'devid >= 0x31c0 && devid <= 0x31ff   // GB110 Self-Hosted')"
+
+[[device]]
+pci_id = "10de:2b8c"
+chip = "GB202"
+name = "GeForce RTX 5090 D v2"
+source = "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/595.45.04/README.md (Compatible GPUs: 'NVIDIA GeForce RTX 5090 D v2 | 2B8C'); .../595.45.04/src/nvidia/src/kernel/gpu/mem_mgr/arch/maxwell/mem_mgr_gm107.c (NVIDIA: 'gb20x_devid[] = { 0x2B8C }'); derived: chip GB202 as pci.ids names the RTX 5090 D (2b87) it is a version of"
+
+[[device]]
+pci_id = "10de:2bb9"
+chip = "GB202"
+name = "RTX 6000D"
+source = "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/595.45.04/README.md (Compatible GPUs: 'NVIDIA RTX 6000D | 2BB9', listed from 580.82.07); derived: chip GB202, which pci.ids gives every other id of the 2bb0-2bbf block (2bb1, 2bb3, 2bb4, 2bb5: RTX PRO 5000/6000 Blackwell)"
+
+[[device]]
+pci_id = "10de:2c33"
+chip = "GB203"
+name = "RTX PRO 4000 Blackwell SFF Edition"
+source = "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/595.45.04/README.md (Compatible GPUs: 'NVIDIA RTX PRO 4000 Blackwell SFF Edition | 2C33', listed from 570.190); derived: chip GB203, as pci.ids names the RTX PRO 4000 Blackwell (2c34)"
+
+[[device]]
+pci_id = "10de:2c77"
+chip = "GB203"
+name = "RTX PRO 5000 Blackwell Embedded GPU"
+source = "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/595.45.04/README.md (Compatible GPUs: 'NVIDIA RTX PRO 5000 Blackwell Embedded GPU | 2C77'); derived: chip GB203, which pci.ids gives every other id of the 2c00-2c7f block (RTX 5080, RTX PRO 4000/4500/5000 Laptop)"
+
+[[device]]
+pci_id = "10de:2c79"
+chip = "GB203"
+name = "RTX PRO 4000 Blackwell Embedded GPU"
+source = "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/595.45.04/README.md (Compatible GPUs: 'NVIDIA RTX PRO 4000 Blackwell Embedded GPU | 2C79'); derived: chip GB203, which pci.ids gives every other id of the 2c00-2c7f block"
+
+[[device]]
+pci_id = "10de:2d30"
+chip = "GB206"
+name = "RTX PRO 2000 Blackwell"
+source = "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/595.45.04/README.md (Compatible GPUs: 'NVIDIA RTX PRO 2000 Blackwell | 2D30', listed from 570.190); derived: chip GB206, as pci.ids names the RTX PRO 2000 Blackwell Generation Laptop GPU (2d39)"
+
+[[device]]
+pci_id = "10de:2d79"
+chip = "GB206"
+name = "RTX PRO 2000 Blackwell Embedded GPU"
+source = "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/595.45.04/README.md (Compatible GPUs: 'NVIDIA RTX PRO 2000 Blackwell Embedded GPU | 2D79'); derived: chip GB206, which pci.ids gives every other id of the 2d00-2d7f block (RTX 5060, 5060 Ti, RTX PRO 2000 Laptop)"
+
+[[device]]
+pci_id = "10de:2df9"
+chip = "GB207"
+name = "RTX PRO 500 Blackwell Embedded GPU"
+source = "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/595.45.04/README.md (Compatible GPUs: 'NVIDIA RTX PRO 500 Blackwell Embedded GPU | 2DF9'); derived: chip GB207, which pci.ids gives every other id of the 2d80-2dff block (RTX 5050, RTX PRO 500/1000 Blackwell Laptop)"
 """
 
 

@@ -648,7 +648,7 @@ fn dockerfile(
         });
     }
     let system = match &args.system {
-        Some(path) => super::plan::load_system(path)?,
+        Some(path) => super::plan::load_system(path, catalog)?,
         None => super::detect::detect_live(process, runner, catalog, false).system,
     };
     let settings = crate::settings::InstallSettings::resolve(args.stack.options()?, process, None)?;

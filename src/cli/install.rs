@@ -472,7 +472,7 @@ pub(super) fn install_with(
     let mut system = match &flags.system {
         // Another machine's GPUs and driver, but the framework goes into a Python here.
         Some(p) => {
-            let mut other = super::plan::load_system(p)?;
+            let mut other = super::plan::load_system(p, catalog)?;
             other.pythons = live.pythons.clone();
             other.toolkits = live.toolkits.clone();
             other.cudnn = live.cudnn.clone();
@@ -1181,7 +1181,7 @@ pub(super) fn run_mirror(
     let s = InstallSettings::resolve(args.options(process)?, process, None)?;
     let request = &s.request;
     let system = match &args.system {
-        Some(p) => super::plan::load_system(p)?,
+        Some(p) => super::plan::load_system(p, catalog)?,
         None => super::detect::detect_live(process, runner, catalog, false).system,
     };
     let plan = crate::resolve::resolve(&system, request, catalog);

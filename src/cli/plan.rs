@@ -114,13 +114,11 @@ impl StackArgs {
     }
 }
 
-/// Reads a System document given with `--system`, completing its GPUs from the embedded
-/// catalog's `gpus.toml` (see [`load_system_with`]).
-pub fn load_system(path: &std::path::Path) -> Result<System> {
-    let table: crate::catalog::GpuTable =
-        toml::from_str(crate::catalog::embedded_text("gpus.toml").expect("gpus.toml is embedded"))
-            .expect("the embedded gpus.toml is valid (tested)");
-    load_system_with(path, &table)
+/// Reads a System document given with `--system`, completing its GPUs from the `gpus.toml` of
+/// the catalog in effect (a refreshed or `--manifests` one knows GPUs the embedded one does not;
+/// see [`load_system_with`]).
+pub fn load_system(path: &std::path::Path, catalog: &Catalog) -> Result<System> {
+    load_system_with(path, &catalog.gpus)
 }
 
 /// Reads a System document, completing each GPU from `table` the way `detect` does for a PCI
@@ -228,7 +226,7 @@ pub(super) fn run(
     let settings = InstallSettings::resolve(flags, process, file.as_ref())?;
     let request = &settings.request;
     let system = match &args.system {
-        Some(path) => load_system(path)?,
+        Some(path) => load_system(path, catalog)?,
         None => super::detect::detect_live(process, runner, catalog, false).system,
     };
     let plan = crate::resolve::resolve(&system, request, catalog);
