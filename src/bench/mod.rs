@@ -616,12 +616,12 @@ pub fn plot_series(gpus: &[GpuReport]) -> Vec<plot::Series> {
 
 /// Writes `report.json` atomically.
 pub fn write_report(report: &Report) -> Result<()> {
-    let tmp = report.report.with_extension("json.tmp");
-    fs_err::write(
-        &tmp,
-        serde_json::to_vec_pretty(report).expect("the report serialises"),
+    crate::world::fs::write_atomic(
+        &report.report,
+        &serde_json::to_vec_pretty(report).expect("the report serialises"),
+        crate::world::fs::Temp::Unique,
+        crate::world::fs::Durability::Fsync,
     )?;
-    crate::world::fs::rename(&tmp, &report.report)?;
     Ok(())
 }
 

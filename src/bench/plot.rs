@@ -118,9 +118,13 @@ pub fn write(path: &Path, title: &str, series: &[Series]) -> Result<(), PlotErro
         let mut writer = enc.write_header().map_err(|e| werr(&e))?;
         writer.write_image_data(&pixels).map_err(|e| werr(&e))?;
     }
-    let tmp = path.with_extension("png.tmp");
-    fs_err::write(&tmp, &bytes).map_err(|e| werr(&e))?;
-    crate::world::fs::rename(&tmp, path).map_err(|e| werr(&e))
+    crate::world::fs::write_atomic(
+        path,
+        &bytes,
+        crate::world::fs::Temp::Unique,
+        crate::world::fs::Durability::Fast,
+    )
+    .map_err(|e| werr(&e))
 }
 
 #[cfg(test)]

@@ -184,23 +184,18 @@ fn missing_dirs(path: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Temporary beside the file (after following a symlink), then renamed over it, keeping the
-/// old file's permissions; a new file gets 0644 (a CDI spec others cannot read fails rootless
-/// engines, toolkit #146).
+/// Through [`crate::world::fs::write_atomic`] onto the file a symlink points at (the link stays),
+/// keeping the old file's mode and owner; a new file gets 0644 (a CDI spec others cannot read
+/// fails rootless engines, toolkit #146). Fsynced: these are system files.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EditError> {
-    use std::os::unix::fs::PermissionsExt;
     let target = fs_err::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let mode = std::fs::metadata(&target)
-        .map(|m| m.permissions().mode() & 0o7777)
-        .unwrap_or(0o644);
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = target.with_file_name(format!(".{name}.cudaup-tmp"));
-    fs_err::write(&tmp, bytes).map_err(io(&tmp))?;
-    fs_err::set_permissions(&tmp, std::fs::Permissions::from_mode(mode)).map_err(io(&tmp))?;
-    crate::world::fs::rename(&tmp, &target).map_err(io(&target))
+    crate::world::fs::write_atomic(
+        &target,
+        bytes,
+        crate::world::fs::Temp::Fixed,
+        crate::world::fs::Durability::Fsync,
+    )
+    .map_err(io(&target))
 }
 
 /// What [`undo`] did with one file.

@@ -127,11 +127,12 @@ impl Cache {
     fn put(&self, sha: Option<&str>, t: &Targets) {
         let Some(path) = self.path(sha) else { return };
         // A cache that cannot be written only costs the next run the same bytes again.
-        let _ = fs_err::create_dir_all(&self.dir).and_then(|()| {
-            let tmp = path.with_extension("tmp");
-            fs_err::write(&tmp, serde_json::to_vec(t).unwrap_or_default())?;
-            crate::world::fs::rename(&tmp, &path)
-        });
+        let _ = crate::world::fs::write_atomic(
+            &path,
+            &serde_json::to_vec(t).unwrap_or_default(),
+            crate::world::fs::Temp::Unique,
+            crate::world::fs::Durability::Fast,
+        );
     }
 }
 

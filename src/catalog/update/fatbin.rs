@@ -235,11 +235,12 @@ pub fn probe(
     })?;
     if let Some(path) = cached {
         // A cache that cannot be written only costs the next run the same bytes again.
-        let _ = fs_err::create_dir_all(&budget.cache).and_then(|()| {
-            let tmp = path.with_extension("tmp");
-            fs_err::write(&tmp, serde_json::to_vec(&targets).unwrap_or_default())?;
-            crate::world::fs::rename(&tmp, &path)
-        });
+        let _ = crate::world::fs::write_atomic(
+            &path,
+            &serde_json::to_vec(&targets).unwrap_or_default(),
+            crate::world::fs::Temp::Unique,
+            crate::world::fs::Durability::Fast,
+        );
     }
     Ok(Some(targets))
 }

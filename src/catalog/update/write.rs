@@ -283,9 +283,12 @@ pub fn write_dir(dir: &Path, texts: &BTreeMap<String, String>) -> Result<Written
         if fs_err::read_to_string(&path).ok().as_deref() == Some(text.as_str()) {
             continue;
         }
-        let tmp = dir.join(format!(".{name}.new-{}", std::process::id()));
-        fs_err::write(&tmp, text)?;
-        crate::world::fs::rename(&tmp, &path)?;
+        crate::world::fs::write_atomic(
+            &path,
+            text.as_bytes(),
+            crate::world::fs::Temp::Unique,
+            crate::world::fs::Durability::Fsync,
+        )?;
         changed.push(name.clone());
     }
     Ok(Written {

@@ -8,7 +8,6 @@
 //! PEP 691's JSON form is left out: a static directory cannot negotiate it (`Accept`), and pip,
 //! uv and cudaup all read the HTML form.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -16,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::fetch::{Fetcher, Location};
 use crate::model::system::{OsFamily, System};
 use crate::sources::pypi::normalize;
+use crate::world::fs::{write_atomic, Durability, Temp};
 
 use super::route::RouteKind;
 
@@ -126,17 +126,12 @@ pub fn read_dir(dir: &Path) -> Option<BundleManifest> {
 /// Writes the manifest (atomically: a reader never sees half of it).
 pub fn write_manifest(dir: &Path, m: &BundleManifest) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(m).expect("the manifest serialises") + "\n";
-    write_atomic(&dir.join(MANIFEST), text.as_bytes())
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!("tmp-cudaup-{}", std::process::id()));
-    {
-        let mut f = fs_err::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    crate::world::fs::rename(&tmp, path)
+    write_atomic(
+        &dir.join(MANIFEST),
+        text.as_bytes(),
+        Temp::Unique,
+        Durability::Fsync,
+    )
 }
 
 /// The project a wheel file belongs to (`torch-2.15.0-….whl` → `torch`).
@@ -261,6 +256,8 @@ pub fn write_pages(dir: &Path, known: &[BundleFile]) -> std::io::Result<Vec<Bund
         write_atomic(
             &entry.path().join("index.html"),
             page(&format!("Links for {name}"), &links).as_bytes(),
+            Temp::Unique,
+            Durability::Fsync,
         )?;
         projects.push(name);
     }
@@ -272,6 +269,8 @@ pub fn write_pages(dir: &Path, known: &[BundleFile]) -> std::io::Result<Vec<Bund
     write_atomic(
         &dir.join("index.html"),
         page("Simple index", &links).as_bytes(),
+        Temp::Unique,
+        Durability::Fsync,
     )?;
     all.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(all)
