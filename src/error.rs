@@ -81,6 +81,10 @@ pub enum Error {
     #[error(transparent)]
     Home(#[from] crate::install::home::HomeError),
 
+    /// `uninstall` refused a directory that is not cudaup's home (exit code 2).
+    #[error(transparent)]
+    Uninstall(#[from] crate::install::uninstall::UninstallError),
+
     /// The request cannot be served on this machine (exit code 5).
     #[error("{0}")]
     Unsupported(String),
@@ -118,9 +122,11 @@ impl Error {
     /// The exit code this error maps to.
     pub fn exit_code(&self) -> ExitCode {
         match self {
-            Error::Catalog(_) | Error::SystemFile { .. } | Error::Usage(_) | Error::Settings(_) => {
-                ExitCode::Usage
-            }
+            Error::Catalog(_)
+            | Error::SystemFile { .. }
+            | Error::Usage(_)
+            | Error::Settings(_)
+            | Error::Uninstall(_) => ExitCode::Usage,
             Error::Home(_) | Error::Driver(_) | Error::Hook(_) => ExitCode::Failure,
             Error::Io(_) | Error::Run(_) | Error::SelfCopy(_) => ExitCode::Failure,
             Error::Fetch(e) => fetch_code(e),
@@ -227,6 +233,10 @@ mod tests {
             holder: "pid 1".into(),
         };
         assert_eq!(Error::from(lock).exit_code(), ExitCode::Failure);
+        let not_a_home = crate::install::uninstall::UninstallError::NotAHome(
+            crate::install::home::NotAHome::Unmarked("/home/u/projects".into()),
+        );
+        assert_eq!(Error::from(not_a_home).exit_code(), ExitCode::Usage);
         let run = crate::world::runner::RunError::new(std::path::Path::new("nvcc"), "not found");
         assert_eq!(Error::from(run).exit_code(), ExitCode::Failure);
     }

@@ -207,15 +207,20 @@ fn lock_home(
     {
         return Ok(None);
     }
-    Ok(home
-        .lock(!no_wait, |holder| {
-            let _ = writeln!(
+    let mut lock = home.lock(!no_wait, |holder| {
+        let _ = writeln!(
             std::io::stderr(),
             "waiting for another cudaup ({holder}) to finish changing {} (--no-wait exits instead)",
             home.root().display()
         );
-        })
-        .map(Some)?)
+    })?;
+    // Every command that writes into the home marks it as cudaup's first; uninstall only
+    // reads the marker (it never makes a directory cudaup's).
+    if !matches!(command, Some(Command::Uninstall(_))) {
+        lock.claim()
+            .map_err(crate::install::home::HomeError::from)?;
+    }
+    Ok(Some(lock))
 }
 
 /// Runs a parsed command line. Output goes to `out`; the caller prints errors.

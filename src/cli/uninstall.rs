@@ -32,8 +32,9 @@ pub(super) fn run(
     style: &Style,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
-    let home = crate::install::home::Home::of(process)?.root().to_owned();
-    let steps = crate::install::uninstall::plan(&home, args.purge);
+    let home_dir = crate::install::home::Home::of(process)?;
+    let home = home_dir.root().to_owned();
+    let steps = crate::install::uninstall::plan(&home_dir, args.purge)?;
     if steps.is_empty() {
         if args.json {
             writeln!(
@@ -55,7 +56,7 @@ pub(super) fn run(
         for s in &steps {
             writeln!(out, "  - {s}")?;
         }
-        let cache = home.join("cache");
+        let cache = home_dir.cache();
         if !args.purge && cache.is_dir() {
             writeln!(
                 out,
@@ -83,8 +84,8 @@ pub(super) fn run(
     // Decided before the copy goes: whether the cudaup running this is the copy uninstall
     // removes, so the command that removes what is kept is one that still works afterwards.
     let running_the_copy = running_the_copy(process, &home);
-    let outcome = crate::install::uninstall::run(&home, &steps)?;
-    let left = crate::install::uninstall::left_in_home(&home);
+    let outcome = crate::install::uninstall::run(&home_dir, &steps)?;
+    let left = crate::install::uninstall::left_in_home(&home_dir);
     let purge = purge_command(&left, process, &home, running_the_copy);
     if args.json {
         let steps: Vec<String> = steps.iter().map(ToString::to_string).collect();

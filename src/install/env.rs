@@ -31,6 +31,18 @@ pub fn script_temporaries(home: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Whether `bytes` are exactly the env script cudaup writes for `shell` in `home` (for the
+/// stack `active.json` names): uninstall removes an env script only then.
+pub fn is_cudaup_script(home: &Path, shell: Shell, bytes: &[u8]) -> bool {
+    shell::script(shell, &Active::read(home).spec()).as_bytes() == bytes
+}
+
+/// Whether `bytes` are exactly an `active.json` cudaup writes.
+pub fn is_cudaup_active(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<Active>(bytes)
+        .is_ok_and(|a| serde_json::to_vec_pretty(&a).expect("serialises") == bytes)
+}
+
 /// Makes `toolkit` the active one and rewrites the env scripts (always, even when the rc files
 /// are already hooked: rustup#2578). `active.json` goes first: a kill after it leaves scripts
 /// that `repair` sees are stale against it.

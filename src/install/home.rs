@@ -3,6 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+mod marker;
+
+pub use marker::{ClaimError, Found, HomeMarker, NotAHome};
+
 use crate::settings::resolve::SettingsError;
 use crate::shell::Shell;
 use crate::world::fs::{HeldLock, LockError, Taken};
@@ -11,6 +15,43 @@ use crate::world::process::Process;
 /// The file name of cudaup's own copy's receipt in `receipts/` (`self_copy::RECEIPT` names it
 /// from here, so that the layout does not depend on the step that writes it).
 pub const SELF_RECEIPT: &str = "self.json";
+
+/// The commands that keep a log in `logs/` (uninstall removes only files named after them).
+pub const LOG_KINDS: [&str; 3] = ["install", "repair", "mirror"];
+
+/// The name of the home marker.
+pub const MARKER_FILE: &str = ".cudaup-home";
+
+/// One top-level entry of the home.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    /// `toolkits/`: default toolkit prefixes.
+    Toolkits,
+    /// `venvs/`: default framework venvs.
+    Venvs,
+    /// `logs/`: command logs.
+    Logs,
+    /// `cache/`: downloads and unpacked trees.
+    Cache,
+    /// `receipts/`: what was installed where.
+    Receipts,
+    /// `active.json`: the stack the env scripts describe.
+    Active,
+    /// `bin/`: cudaup's own copy.
+    Bin,
+    /// `manifests`: the link to the refreshed catalog in effect.
+    ManifestsLink,
+    /// `manifests.d/`: generations of the refreshed catalog.
+    ManifestsD,
+    /// `bench/`: bench results.
+    Bench,
+    /// `cdi/`: CDI specs for a rootless engine.
+    Cdi,
+    /// The reboot marker of a driver install.
+    RebootMarker,
+    /// An env script (`env`, `env.fish`, `env.ps1`).
+    EnvScript(Shell),
+}
 
 /// cudaup's home directory: toolkits, venvs, receipts, env scripts, its own copy and caches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,8 +104,9 @@ impl Home {
         self.root.join("venvs")
     }
 
-    /// A command's log: `logs/<kind>-<stamp>.log`.
+    /// A command's log: `logs/<kind>-<stamp>.log`, `kind` one of [`LOG_KINDS`].
     pub fn log(&self, kind: &str, stamp: u64) -> PathBuf {
+        debug_assert!(LOG_KINDS.contains(&kind), "a log kind uninstall knows");
         self.logs().join(format!("{kind}-{stamp}.log"))
     }
 
@@ -150,22 +192,50 @@ impl Home {
         self.root.join(".cudaup.lock")
     }
 
-    /// The top-level entries cudaup creates (what uninstall and the litter rules walk).
-    pub fn entries(&self) -> Vec<PathBuf> {
+    /// The refreshed catalog in effect: a link into [`Home::manifests_d`].
+    pub fn manifests_link(&self) -> PathBuf {
+        self.root.join("manifests")
+    }
+
+    /// The marker that makes a directory cudaup's home ([`HomeMarker`]).
+    pub fn marker(&self) -> PathBuf {
+        self.root.join(MARKER_FILE)
+    }
+
+    /// The top-level entries cudaup creates, each with what it is (what uninstall and the
+    /// litter rules walk).
+    pub fn entries(&self) -> Vec<(Entry, PathBuf)> {
         let mut out = vec![
-            self.toolkits(),
-            self.venvs(),
-            self.logs(),
-            self.cache(),
-            self.receipts(),
-            self.active(),
-            self.bin(),
-            self.manifests_d(),
-            self.bench(),
-            self.reboot_marker(),
+            (Entry::Toolkits, self.toolkits()),
+            (Entry::Venvs, self.venvs()),
+            (Entry::Logs, self.logs()),
+            (Entry::Cache, self.cache()),
+            (Entry::Receipts, self.receipts()),
+            (Entry::Active, self.active()),
+            (Entry::Bin, self.bin()),
+            (Entry::ManifestsLink, self.manifests_link()),
+            (Entry::ManifestsD, self.manifests_d()),
+            (Entry::Bench, self.bench()),
+            (Entry::Cdi, self.cdi()),
+            (Entry::RebootMarker, self.reboot_marker()),
         ];
-        out.extend(Shell::ALL.iter().map(|s| self.env_script(*s)));
+        out.extend(
+            Shell::ALL
+                .iter()
+                .map(|s| (Entry::EnvScript(*s), self.env_script(*s))),
+        );
         out
+    }
+
+    /// Whether `name` is one of cudaup's log files (`<kind>-<stamp>.log`, see [`Home::log`]).
+    pub fn is_log_name(name: &str) -> bool {
+        let Some(stem) = name.strip_suffix(".log") else {
+            return false;
+        };
+        let Some((kind, stamp)) = stem.split_once('-') else {
+            return false;
+        };
+        LOG_KINDS.contains(&kind) && !stamp.is_empty() && stamp.bytes().all(|b| b.is_ascii_digit())
     }
 
     /// Locks the home for a command that changes it. Another cudaup holding it is waited for,
@@ -178,7 +248,11 @@ impl Home {
             crate::world::fs::lock_file(&path, None::<fn(&str)>)
         };
         match taken {
-            Ok(Taken::Held(lock)) => Ok(HomeLock { lock }),
+            Ok(Taken::Held(lock)) => Ok(HomeLock {
+                lock,
+                home: self.clone(),
+                claimed: None,
+            }),
             Ok(Taken::Busy { holder }) => Err(HomeError::Busy { holder, lock: path }),
             Err(source) => Err(HomeError::Lock { source }),
         }
@@ -190,10 +264,28 @@ impl Home {
 #[derive(Debug)]
 pub struct HomeLock {
     lock: HeldLock,
+    home: Home,
+    /// The marker this command wrote, if it wrote one.
+    claimed: Option<HomeMarker>,
+}
+
+impl HomeLock {
+    /// Marks the home as cudaup's ([`HomeMarker::claim`]) for a command that writes into it. A
+    /// marker written now is taken back when the lock goes if the command added nothing.
+    pub fn claim(&mut self) -> Result<(), ClaimError> {
+        let (marker, new) = HomeMarker::claim_new(&self.home)?;
+        if new {
+            self.claimed = Some(marker);
+        }
+        Ok(())
+    }
 }
 
 impl Drop for HomeLock {
     fn drop(&mut self) {
+        if let Some(marker) = &self.claimed {
+            HomeMarker::unclaim_if_unused(&self.home, marker);
+        }
         let _ = fs_err::remove_file(self.lock.path());
     }
 }
@@ -209,6 +301,9 @@ pub enum HomeError {
         /// What the holder wrote (`pid N`).
         holder: String,
     },
+    /// The home could not be marked as cudaup's.
+    #[error(transparent)]
+    Marker(#[from] ClaimError),
     /// The lock file could not be made or locked, or what stands at its name is not cudaup's.
     #[error(transparent)]
     Lock {

@@ -1,35 +1,52 @@
 //! Removing everything cudaup installed — toolkit files, the venvs it created, env scripts, rc
-//! lines, and with `--purge` its cache — and nothing else. Files a user added inside a
-//! cudaup prefix, and venvs cudaup did not create, are left in place and named.
+//! lines, and with `--purge` its cache — and nothing else. A directory is touched only when it
+//! is cudaup's home (its marker says so, [`HomeMarker`]); inside it, only what a receipt or the
+//! layout vouches for goes: toolkit files whose size and hash still match their receipt, venvs
+//! whose own marker agrees with their receipt, env scripts holding exactly the bytes cudaup
+//! writes, cudaup's log files. Everything else is left in place and named.
+
+mod beneath;
 
 use std::path::{Path, PathBuf};
 
-use crate::install::receipts::{Active, Receipts, ShellReceipt};
+use crate::install::home::{Entry, Found, Home, HomeMarker, NotAHome};
+use crate::install::receipts::{Receipts, ShellReceipt};
 use crate::install::transaction::remove_tree;
+
+/// Why uninstall does nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum UninstallError {
+    /// The directory is not cudaup's home.
+    #[error(transparent)]
+    NotAHome(#[from] NotAHome),
+}
 
 /// One thing uninstall does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
-    /// Remove the files a toolkit receipt lists, then the directories left empty.
+    /// Remove the files a toolkit receipt lists (those still as installed), then the
+    /// directories that held them, once empty.
     Toolkit {
         /// The prefix.
         prefix: PathBuf,
         /// Its receipt in the home.
         receipt: PathBuf,
     },
-    /// Remove a venv cudaup created.
+    /// Remove a venv cudaup created (its receipt and its marker agree).
     Venv {
         /// The venv.
         dir: PathBuf,
         /// Its receipt.
         receipt: PathBuf,
     },
-    /// Forget a venv cudaup did not create (it stays as it is).
+    /// Forget a venv uninstall does not remove (it stays as it is).
     ForgetVenv {
         /// The venv.
         dir: PathBuf,
         /// Its receipt.
         receipt: PathBuf,
+        /// Why it stays.
+        why: String,
     },
     /// Put back the host files `cudaup container setup` changed (CDI spec, `daemon.json`,
     /// `containers.conf`, the toolkit's `config.toml`), byte for byte.
@@ -42,10 +59,24 @@ pub enum Step {
         /// The file.
         file: PathBuf,
     },
-    /// Remove a file of cudaup's own (env scripts, state, logs).
+    /// Remove a file of cudaup's own (env scripts, state, the refreshed catalog).
     File {
         /// The file or directory.
         path: PathBuf,
+    },
+    /// Remove cudaup's log files (`<kind>-<stamp>.log`), and their folder once empty.
+    Logs {
+        /// The folder.
+        dir: PathBuf,
+        /// The log files in it.
+        files: Vec<PathBuf>,
+    },
+    /// Leave an entry of the home in place, and say why.
+    Keep {
+        /// The entry.
+        path: PathBuf,
+        /// Why it stays.
+        why: String,
     },
     /// Remove the download cache (`--purge`).
     Cache {
@@ -73,11 +104,9 @@ impl std::fmt::Display for Step {
         match self {
             Step::Toolkit { prefix, .. } => write!(f, "remove the toolkit in {}", prefix.display()),
             Step::Venv { dir, .. } => write!(f, "remove the venv {}", dir.display()),
-            Step::ForgetVenv { dir, .. } => write!(
-                f,
-                "leave {} in place (cudaup did not create it) and forget it",
-                dir.display()
-            ),
+            Step::ForgetVenv { dir, why, .. } => {
+                write!(f, "leave {} in place ({why}) and forget it", dir.display())
+            }
             Step::RcFile { file } => write!(f, "take cudaup's lines out of {}", file.display()),
             Step::ContainerFiles { files } => write!(
                 f,
@@ -89,6 +118,13 @@ impl std::fmt::Display for Step {
                     .join(", ")
             ),
             Step::File { path } => write!(f, "remove {}", path.display()),
+            Step::Logs { dir, files } => write!(
+                f,
+                "remove {} log file(s) of cudaup in {}",
+                files.len(),
+                dir.display()
+            ),
+            Step::Keep { path, why } => write!(f, "leave {} in place ({why})", path.display()),
             Step::Cache { dir } => write!(f, "remove the download cache {}", dir.display()),
             Step::SelfCopy { path, keep: None } => {
                 write!(f, "remove cudaup's own copy {} (last)", path.display())
@@ -111,11 +147,16 @@ impl std::fmt::Display for Step {
     }
 }
 
-/// What uninstall would do for the home at `home`.
-pub fn plan(home: &Path, purge: bool) -> Vec<Step> {
-    let receipts = Receipts::load(home);
+/// What uninstall would do for `home`; refused for a directory that is not cudaup's home.
+pub fn plan(home: &Home, purge: bool) -> Result<Vec<Step>, UninstallError> {
+    let marker = match HomeMarker::find(home)? {
+        Found::Empty => return Ok(Vec::new()),
+        Found::Marked(marker) => marker,
+    };
+    let root = home.root();
+    let receipts = Receipts::load(root);
     let mut steps = Vec::new();
-    let found = crate::install::litter::find(home, &receipts);
+    let found = crate::install::litter::find(root, &receipts);
     if !found.is_empty() {
         steps.push(Step::Litter { found });
     }
@@ -135,19 +176,9 @@ pub fn plan(home: &Path, purge: bool) -> Vec<Step> {
         }
     }
     for (path, v) in &receipts.venvs {
-        steps.push(if v.created {
-            Step::Venv {
-                dir: v.venv.clone(),
-                receipt: path.clone(),
-            }
-        } else {
-            Step::ForgetVenv {
-                dir: v.venv.clone(),
-                receipt: path.clone(),
-            }
-        });
+        steps.push(venv_step(path, v));
     }
-    if let Ok(r) = crate::install::host_files::Receipt::read(home) {
+    if let Ok(r) = crate::install::host_files::Receipt::read(root) {
         if !r.files.is_empty() {
             steps.push(Step::ContainerFiles {
                 files: r.files.iter().map(|f| f.path.clone()).collect(),
@@ -159,65 +190,162 @@ pub fn plan(home: &Path, purge: bool) -> Vec<Step> {
             file: hook.file.clone(),
         });
     }
-    let own = [
-        "env",
-        "env.fish",
-        "env.ps1",
-        "active.json",
-        "logs",
-        "venvs",
-        "toolkits",
-    ];
-    for name in own {
-        let p = home.join(name);
-        if p.symlink_metadata().is_ok() && !(matches!(name, "venvs" | "toolkits") && p.is_dir()) {
-            steps.push(Step::File { path: p });
+    // `active.json` last: the env scripts are recognised by it, so a run killed in between
+    // still knows them when it is run again.
+    let mut entries = home.entries();
+    entries.sort_by_key(|(e, _)| *e == Entry::Active);
+    for (entry, path) in entries {
+        if marker.preexisting(&path) {
+            continue;
         }
-    }
-    // Directories of cudaup's own that an install which failed or was killed left empty.
-    for name in ["receipts", "toolkits", "venvs"] {
-        let p = home.join(name);
-        if fs_err::read_dir(&p).is_ok_and(|mut d| d.next().is_none()) {
-            steps.push(Step::File { path: p });
+        let Ok(meta) = path.symlink_metadata() else {
+            continue;
+        };
+        if let Some(step) = entry_step(home, entry, path, &meta, purge) {
+            steps.push(step);
         }
     }
     // What a killed write of the env scripts left.
-    for p in crate::install::env::script_temporaries(home) {
+    for p in crate::install::env::script_temporaries(root) {
         if p.symlink_metadata().is_ok() {
             steps.push(Step::File { path: p });
         }
     }
-    if purge && crate::install::home::Home::at(home).cache().exists() {
-        steps.push(Step::Cache {
-            dir: crate::install::home::Home::at(home).cache(),
-        });
-    }
-    // The catalog `cudaup manifests update` wrote is cudaup's data as much as its cache.
-    if purge {
-        for name in PURGED_CATALOG {
-            let p = home.join(name);
-            if p.symlink_metadata().is_ok() {
-                steps.push(Step::File { path: p });
-            }
-        }
-    }
-    if crate::install::self_copy::receipt_path(home).is_file() {
+    if crate::install::self_copy::receipt_path(root).is_file() {
         use crate::install::self_copy::{inspect, target, Found};
-        let keep = match inspect(home, None) {
+        let keep = match inspect(root, None) {
             Ok(Found::Foreign(why)) => Some(why),
             Err(e) => Some(format!("it cannot be read: {e}")),
             Ok(_) => None,
         };
         steps.push(Step::SelfCopy {
-            path: target(home),
+            path: target(root),
             keep,
         });
     }
-    steps
+    let changes = steps.iter().any(|s| !matches!(s, Step::Keep { .. }));
+    if !changes && home.marker().is_file() && others(home).is_empty() {
+        // A home cudaup emptied before: only its marker is left.
+        steps.push(Step::File {
+            path: home.marker(),
+        });
+    }
+    Ok(steps)
 }
 
-/// The refreshed catalog in the home: the `manifests` link and the generations it points into.
-const PURGED_CATALOG: [&str; 2] = ["manifests", "manifests.d"];
+/// A venv goes only when its receipt says cudaup created it and its own marker agrees.
+fn venv_step(receipt: &Path, v: &crate::install::python::VenvReceipt) -> Step {
+    let forget = |why: String| Step::ForgetVenv {
+        dir: v.venv.clone(),
+        receipt: receipt.to_owned(),
+        why,
+    };
+    if !v.created {
+        return forget("cudaup did not create it".into());
+    }
+    if v.venv.symlink_metadata().is_err() {
+        // Already gone: only the receipt is left to remove.
+        return Step::Venv {
+            dir: v.venv.clone(),
+            receipt: receipt.to_owned(),
+        };
+    }
+    match crate::install::python::marker::agrees(&v.venv) {
+        Ok(()) => Step::Venv {
+            dir: v.venv.clone(),
+            receipt: receipt.to_owned(),
+        },
+        Err(why) => forget(why),
+    }
+}
+
+/// What becomes of one top-level entry of the home (not one that was there before cudaup).
+fn entry_step(
+    home: &Home,
+    entry: Entry,
+    path: PathBuf,
+    meta: &std::fs::Metadata,
+    purge: bool,
+) -> Option<Step> {
+    let keep = |path: PathBuf, why: &str| {
+        Some(Step::Keep {
+            path,
+            why: why.to_owned(),
+        })
+    };
+    let is_dir = meta.is_dir();
+    match entry {
+        Entry::EnvScript(shell) => {
+            let ours = meta.is_file()
+                && fs_err::read(&path)
+                    .is_ok_and(|b| crate::install::env::is_cudaup_script(home.root(), shell, &b));
+            if ours {
+                Some(Step::File { path })
+            } else {
+                keep(path, "its bytes are not the env script cudaup writes: changed by hand, or not cudaup's")
+            }
+        }
+        Entry::Active => {
+            let ours = meta.is_file()
+                && fs_err::read(&path).is_ok_and(|b| crate::install::env::is_cudaup_active(&b));
+            if ours {
+                Some(Step::File { path })
+            } else {
+                keep(path, "it is not the active.json cudaup writes")
+            }
+        }
+        Entry::Logs if is_dir => {
+            let mut files: Vec<PathBuf> = fs_err::read_dir(&path)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|e| {
+                    e.file_type().is_ok_and(|t| t.is_file())
+                        && Home::is_log_name(&e.file_name().to_string_lossy())
+                })
+                .map(|e| e.path())
+                .collect();
+            files.sort();
+            (!files.is_empty() || is_empty_dir(&path)).then_some(Step::Logs { dir: path, files })
+        }
+        Entry::Logs => keep(path, "not cudaup's logs folder"),
+        // Removed once empty, after the toolkits and venvs in them ([`run`]).
+        Entry::Toolkits | Entry::Venvs | Entry::Receipts if is_dir && is_empty_dir(&path) => {
+            Some(Step::File { path })
+        }
+        Entry::Cache if purge && is_dir => Some(Step::Cache { dir: path }),
+        Entry::ManifestsD if purge && is_dir => Some(Step::File { path }),
+        Entry::ManifestsLink if purge => {
+            let into_generations = fs_err::read_link(&path)
+                .is_ok_and(|t| t.starts_with(home.manifests_d()) || t.starts_with("manifests.d"));
+            if into_generations {
+                Some(Step::File { path })
+            } else {
+                keep(
+                    path,
+                    "not the link to the catalog `cudaup manifests update` wrote",
+                )
+            }
+        }
+        _ => None,
+    }
+}
+
+fn is_empty_dir(path: &Path) -> bool {
+    fs_err::read_dir(path).is_ok_and(|mut d| d.next().is_none())
+}
+
+/// The names in the home other than its lock and marker.
+fn others(home: &Home) -> Vec<PathBuf> {
+    let ours = [home.lock_path(), home.marker()];
+    fs_err::read_dir(home.root())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| !ours.contains(p))
+        .collect()
+}
 
 /// Something that stays in cudaup's home after an uninstall, for the closing message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,32 +362,32 @@ pub struct Left {
 
 /// What is in `home` now, entry by entry: after an uninstall without `--purge`, the download
 /// cache and the refreshed catalog, and whatever else someone put there.
-pub fn left_in_home(home: &Path) -> Vec<Left> {
-    let Ok(rd) = fs_err::read_dir(home) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = rd
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
+pub fn left_in_home(home: &Home) -> Vec<Left> {
+    let marker = HomeMarker::read(home).ok().flatten();
+    let entries = home.entries();
+    let mut paths = others(home);
+    paths.sort();
+    paths
         .into_iter()
-        .map(|name| {
-            let (what, purged) = match name.as_str() {
-                "cache" => (
+        .map(|path| {
+            let entry = entries.iter().find(|(_, p)| *p == path).map(|(e, _)| *e);
+            let before = marker.as_ref().is_some_and(|m| m.preexisting(&path));
+            let (what, purged) = match entry {
+                _ if before => ("there before cudaup: left as it is", false),
+                Some(Entry::Cache) => (
                     "the download cache: archives and unpacked trees, so installing again needs no download",
                     true,
                 ),
-                "manifests" | "manifests.d" => ("the catalog `cudaup manifests update` wrote", true),
-                "cdi" => (
+                Some(Entry::ManifestsLink | Entry::ManifestsD) => {
+                    ("the catalog `cudaup manifests update` wrote", true)
+                }
+                Some(Entry::Cdi) => (
                     "CDI specs `cudaup container spec` wrote (a container engine may still use them)",
                     false,
                 ),
-                "bin" => ("files beside cudaup's copy that cudaup did not write", false),
+                Some(Entry::Bin) => ("files beside cudaup's copy that cudaup did not write", false),
                 _ => ("not cudaup's: left as it is", false),
             };
-            let path = home.join(&name);
             Left {
                 bytes: crate::install::litter::size_of(&path),
                 path,
@@ -279,9 +407,10 @@ pub struct Outcome {
 
 /// Carries out `steps`. Each toolkit and venv receipt is deleted only once its files are gone,
 /// so an interrupted uninstall can be run again.
-pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
+pub fn run(home: &Home, steps: &[Step]) -> std::io::Result<Outcome> {
+    let root = home.root();
     let mut out = Outcome::default();
-    let mut shell = ShellReceipt::read(home);
+    let mut shell = ShellReceipt::read(root);
     for step in steps {
         match step {
             Step::Toolkit { prefix, receipt } => {
@@ -292,12 +421,17 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
                 fs_err::remove_file(receipt)?;
             }
             Step::Venv { dir, receipt } => {
-                remove_tree(dir)?;
+                // Checked again under the lock, just before the tree goes.
+                if dir.symlink_metadata().is_ok() {
+                    match crate::install::python::marker::agrees(dir) {
+                        Ok(()) => remove_tree(dir)?,
+                        Err(why) => out.kept.push((dir.clone(), why)),
+                    }
+                }
                 fs_err::remove_file(receipt)?;
             }
-            Step::ForgetVenv { dir, receipt } => {
-                out.kept
-                    .push((dir.clone(), "a venv cudaup did not create".into()));
+            Step::ForgetVenv { dir, receipt, why } => {
+                out.kept.push((dir.clone(), why.clone()));
                 fs_err::remove_file(receipt)?;
             }
             Step::RcFile { file } => {
@@ -305,18 +439,26 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
                     crate::shell::revert(&shell.hooks[i])
                         .map_err(|e| std::io::Error::other(e.to_string()))?;
                     shell.hooks.remove(i);
-                    shell.write(home)?;
+                    shell.write(root)?;
                 }
             }
-            Step::File { path } => {
-                if path.is_dir() {
-                    remove_tree(path)?;
-                } else if path.symlink_metadata().is_ok() {
-                    fs_err::remove_file(path)?;
+            Step::File { path } => match path.symlink_metadata() {
+                Ok(m) if m.is_dir() => remove_tree(path)?,
+                Ok(_) => fs_err::remove_file(path)?,
+                Err(_) => {}
+            },
+            Step::Logs { dir, files } => {
+                for f in files {
+                    match fs_err::remove_file(f) {
+                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                        _ => {}
+                    }
                 }
+                let _ = fs_err::remove_dir(dir);
             }
+            Step::Keep { path, why } => out.kept.push((path.clone(), why.clone())),
             Step::ContainerFiles { .. } => {
-                let undone = crate::install::host_files::undo(home, false)
+                let undone = crate::install::host_files::undo(root, false)
                     .map_err(|e| std::io::Error::other(e.to_string()))?;
                 for u in undone {
                     if let Some(why) = u.why {
@@ -327,17 +469,20 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
             Step::Cache { dir } => remove_tree(dir)?,
             Step::SelfCopy { .. } => {}
             Step::Litter { .. } => {
-                crate::install::litter::clean(home, &Receipts::load(home))?;
+                crate::install::litter::clean(root, &Receipts::load(root))?;
             }
         }
     }
     if shell.hooks.is_empty() {
-        let _ = fs_err::remove_file(ShellReceipt::path(home));
+        let _ = fs_err::remove_file(ShellReceipt::path(root));
     }
+    let marker = HomeMarker::read(home).ok().flatten().unwrap_or_default();
     // Journals of installs whose prefixes are gone by now, and the temporary files killed
     // receipt writes left (`.<name>.json.tmp`, `shell.json.tmp`).
-    remove_tree(&crate::install::home::Home::at(home).pending())?;
-    if let Ok(rd) = fs_err::read_dir(crate::install::home::Home::at(home).receipts()) {
+    if !marker.preexisting(&home.receipts()) {
+        remove_tree(&home.pending())?;
+    }
+    if let Ok(rd) = fs_err::read_dir(home.receipts()) {
         for e in rd.flatten() {
             if crate::install::receipt_file::is_temporary(&e.file_name().to_string_lossy()) {
                 let _ = fs_err::remove_file(e.path());
@@ -345,44 +490,61 @@ pub fn run(home: &Path, steps: &[Step]) -> std::io::Result<Outcome> {
         }
     }
     // Directories cudaup made, once empty.
-    for d in ["receipts", "venvs", "toolkits"] {
-        let _ = fs_err::remove_dir(home.join(d));
+    for d in [home.receipts(), home.venvs(), home.toolkits()] {
+        if !marker.preexisting(&d) {
+            let _ = fs_err::remove_dir(d);
+        }
     }
-    let _ = fs_err::remove_file(Active::path(home));
     // cudaup's own copy last of all (a running binary's file can be unlinked on Linux).
     // Also without a receipt: a copy killed before its receipt was written left only its
     // temporary in bin/, which this sweeps.
     if steps.iter().any(|s| matches!(s, Step::SelfCopy { .. }))
-        || crate::install::self_copy::bin_dir(home).is_dir()
+        || (crate::install::self_copy::bin_dir(root).is_dir() && !marker.preexisting(&home.bin()))
     {
         if let crate::install::self_copy::Removed::Kept(path, why) =
-            crate::install::self_copy::remove(home)?
+            crate::install::self_copy::remove(root)?
         {
             out.kept.push((path, why));
         }
-        let _ = fs_err::remove_dir(crate::install::home::Home::at(home).receipts());
+        if !marker.preexisting(&home.receipts()) {
+            let _ = fs_err::remove_dir(home.receipts());
+        }
     }
-    let _ = fs_err::remove_file(crate::install::home::Home::new(home).lock_path());
-    let _ = fs_err::remove_dir(home);
+    // The home's lock (held by this command, which removes it too) goes before the home itself,
+    // unless what stands there is not a lock file of cudaup's.
+    let lock_is_ours = fs_err::symlink_metadata(home.lock_path())
+        .is_ok_and(|m| m.is_file() && m.len() <= 64)
+        && fs_err::read_to_string(home.lock_path())
+            .is_ok_and(|t| crate::world::fs::is_lock_text(t.trim()));
+    if lock_is_ours {
+        let _ = fs_err::remove_file(home.lock_path());
+    }
+    // The marker goes with the last of cudaup's files: a home still holding its cache keeps
+    // it, so `uninstall --purge` can still remove that.
+    if others(home).is_empty() {
+        let _ = fs_err::remove_file(home.marker());
+        let _ = fs_err::remove_dir(root);
+    }
     Ok(out)
 }
 
-/// Removes the receipt's files and symlinks, then every directory left empty; a prefix a user
-/// added files to stays, with those files.
+/// Removes the receipt's files and symlinks that are still as cudaup installed them, then the
+/// directories that held them once empty; a prefix a user added files to (or changed files
+/// in) stays, with those files.
 ///
-/// Nothing is followed on the way: the prefix is opened without following a symlink at its
-/// last component, and every listed path is reached one directory descriptor at a time
-/// (`openat` with `O_NOFOLLOW`), so a symlink or file that now stands where cudaup made a
-/// directory stops the removal of what lies under it instead of redirecting it outside the
-/// prefix. The prefix's own receipt goes last but one, the prefix itself last, so a run killed
-/// anywhere in between finds what it needs when it is run again (the home's copy of the receipt
-/// lists the same files, for a prefix whose own receipt is already gone).
+/// The prefix's own receipt is used when it names this prefix, else the home's copy (a prefix
+/// whose receipt is gone, or a journal). Nothing is followed on the way ([`beneath`]). The
+/// prefix's own receipt goes last but one, the prefix itself last, so a run killed anywhere in
+/// between finds what it needs when it is run again.
 fn remove_toolkit(
     prefix: &Path,
     registered: Option<&crate::install::Receipt>,
     out: &mut Outcome,
 ) -> std::io::Result<()> {
-    let own = crate::install::Receipt::read(prefix).ok().flatten();
+    let own = crate::install::Receipt::read(prefix)
+        .ok()
+        .flatten()
+        .filter(|r| r.prefix == prefix);
     let Some(receipt) = own.as_ref().or(registered) else {
         if prefix.exists() {
             out.kept.push((
@@ -406,15 +568,12 @@ fn remove_toolkit(
         ));
         return Ok(());
     }
-    let remove_lock = || {
-        if let (Some(parent), Some(name)) = (prefix.parent(), prefix.file_name()) {
-            let _ = fs_err::remove_file(parent.join(format!(".{}.lock", name.to_string_lossy())));
-        }
-    };
     let root = match beneath::open_dir(prefix) {
         Ok(Some(root)) => root,
         Ok(None) => {
-            remove_lock();
+            if let Some(lock) = lock {
+                lock.remove();
+            }
             return Ok(());
         }
         Err(why) => {
@@ -424,131 +583,34 @@ fn remove_toolkit(
     };
     let mut refused = Vec::new();
     for f in &receipt.files {
-        if let beneath::Removed::Kept(why) = beneath::remove_file(&root, &f.path)? {
+        if let beneath::Removed::Kept(why) = beneath::remove_verified(&root, f)? {
             refused.push((prefix.join(&f.path), why));
         }
     }
-    beneath::remove_empty_dirs(&root)?;
-    beneath::remove_file(&root, Path::new(crate::install::receipt::FILE_NAME))?;
+    beneath::remove_created_dirs(&root, &receipt.files)?;
+    beneath::remove_receipt(&root)?;
     drop(root);
     let _ = fs_err::remove_dir(prefix);
+    let more = refused.len().saturating_sub(5);
     for (path, why) in refused.into_iter().take(5) {
         out.kept.push((path, why));
+    }
+    if more > 0 {
+        out.kept.push((
+            prefix.to_owned(),
+            format!("and {more} more of its files, for the same kinds of reasons"),
+        ));
     }
     if prefix.symlink_metadata().is_ok() {
         out.kept.push((
             prefix.to_owned(),
-            "it holds files cudaup did not install".into(),
+            "it holds files cudaup did not install, or changed since".into(),
         ));
-    } else {
-        remove_lock();
+    } else if let Some(lock) = lock {
+        lock.remove();
     }
     Ok(())
 }
 
-/// Removal beneath a directory descriptor, never following a symlink.
-#[cfg(unix)]
-mod beneath {
-    use std::io;
-    use std::os::fd::OwnedFd;
-    use std::path::{Component, Path};
-
-    use rustix::fs::{openat, unlinkat, AtFlags, Dir, FileType, Mode, OFlags, CWD};
-    use rustix::io::Errno;
-
-    /// What became of one path.
-    pub(super) enum Removed {
-        /// Removed, or already gone.
-        Done,
-        /// Left in place, and why.
-        Kept(String),
-    }
-
-    fn open_flags() -> OFlags {
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
-    }
-
-    /// Opens `dir` (its last component not followed); `None` when it does not exist, an
-    /// explanation when it is not a real directory.
-    pub(super) fn open_dir(dir: &Path) -> Result<Option<OwnedFd>, String> {
-        match openat(CWD, dir, open_flags(), Mode::empty()) {
-            Ok(fd) => Ok(Some(fd)),
-            Err(Errno::NOENT) => Ok(None),
-            Err(Errno::LOOP | Errno::NOTDIR) => Err(
-                "it is a symlink or a file now, not the directory cudaup installed: nothing is removed through it"
-                    .into(),
-            ),
-            Err(e) => Err(format!("cannot open it: {e}")),
-        }
-    }
-
-    /// Unlinks `rel` (plain names only) beneath `root`, walking one directory at a time.
-    pub(super) fn remove_file(root: &OwnedFd, rel: &Path) -> io::Result<Removed> {
-        let parts: Vec<&std::ffi::OsStr> = rel
-            .components()
-            .map(|c| match c {
-                Component::Normal(n) => Some(n),
-                _ => None,
-            })
-            .collect::<Option<_>>()
-            .unwrap_or_default();
-        let Some((last, parents)) = parts.split_last() else {
-            return Ok(Removed::Kept(
-                "not a plain relative path in the receipt".into(),
-            ));
-        };
-        let mut dir: Option<OwnedFd> = None;
-        for (i, name) in parents.iter().enumerate() {
-            let at = dir.as_ref().unwrap_or(root);
-            match openat(at, *name, open_flags(), Mode::empty()) {
-                Ok(fd) => dir = Some(fd),
-                Err(Errno::NOENT) => return Ok(Removed::Done),
-                Err(Errno::LOOP | Errno::NOTDIR) => {
-                    let ancestor: std::path::PathBuf = parents[..=i].iter().collect();
-                    return Ok(Removed::Kept(format!(
-                        "`{}` is no longer a directory (a symlink or a file stands there): nothing under it is removed",
-                        ancestor.display()
-                    )));
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        match unlinkat(dir.as_ref().unwrap_or(root), *last, AtFlags::empty()) {
-            Ok(()) | Err(Errno::NOENT) => Ok(Removed::Done),
-            Err(Errno::ISDIR | Errno::PERM) => Ok(Removed::Kept(
-                "a directory stands where cudaup installed a file".into(),
-            )),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Removes every empty directory beneath `dir` (not `dir` itself), deepest first, entering
-    /// only real directories.
-    pub(super) fn remove_empty_dirs(dir: &OwnedFd) -> io::Result<()> {
-        let mut subdirs = Vec::new();
-        for entry in Dir::read_from(dir)? {
-            let entry = entry?;
-            let name = entry.file_name().to_owned();
-            if name.as_bytes() == b"." || name.as_bytes() == b".." {
-                continue;
-            }
-            if matches!(entry.file_type(), FileType::Directory | FileType::Unknown) {
-                subdirs.push(name);
-            }
-        }
-        for name in subdirs {
-            let child = match openat(dir, name.as_c_str(), open_flags(), Mode::empty()) {
-                Ok(fd) => fd,
-                Err(Errno::LOOP | Errno::NOTDIR | Errno::NOENT) => continue,
-                Err(e) => return Err(e.into()),
-            };
-            remove_empty_dirs(&child)?;
-            drop(child);
-            match unlinkat(dir, name.as_c_str(), AtFlags::REMOVEDIR) {
-                Ok(()) | Err(Errno::NOTEMPTY | Errno::EXIST | Errno::NOENT) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(())
-    }
-}
+#[cfg(test)]
+mod tests;

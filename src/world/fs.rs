@@ -8,7 +8,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 mod lock;
-pub use lock::{holder_of, lock_file, HeldLock, LockError, Taken};
+pub use lock::{holder_of, is_lock_text, lock_file, HeldLock, LockError, Taken};
 
 /// How the temporary file beside the target is named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -457,10 +457,12 @@ impl Sandbox {
             .filter(|n| n != ".bashrc" && n != "cudaup")
             .collect();
         assert!(home_left.is_empty(), "{what}: left in HOME: {home_left:?}");
+        // The home's marker stays as long as cudaup's cache does (so `--purge` still works).
+        let cache_left = self.cudaup_home().join("cache").exists();
         let cudaup_left: Vec<String> = fs_err::read_dir(self.cudaup_home())
             .map(|rd| {
                 rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                    .filter(|n| n != "cache")
+                    .filter(|n| n != "cache" && !(cache_left && n == ".cudaup-home"))
                     // TODO(item 3): the lock of a prefix never registered.
                     .filter(|n| {
                         n != "toolkits"

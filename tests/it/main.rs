@@ -23,6 +23,7 @@ mod hostile_inputs;
 mod hostile_locks;
 mod hostile_merge;
 mod hostile_small;
+mod hostile_uninstall;
 mod install;
 mod manifests;
 mod manifests_constraints;

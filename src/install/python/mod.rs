@@ -4,6 +4,7 @@
 
 pub mod bundle;
 pub mod check;
+pub mod marker;
 pub mod mirrors;
 pub mod probe;
 pub mod progress;
@@ -297,7 +298,14 @@ impl<'a> Session<'a> {
             Tool::Pip => self.step("python -m venv", python, &["-m", "venv", &dir]),
         };
         match result {
-            Ok(_) => Ok(true),
+            Ok(_) => {
+                // Marked before anything is installed, so a venv cudaup made is known as its.
+                if let Err(e) = marker::mark(&venv.dir) {
+                    let _ = fs_err::remove_dir_all(&venv.dir);
+                    return Err(e.into());
+                }
+                Ok(true)
+            }
             Err(PyEnvError::Failed { tail, .. })
                 if tail.contains("ensurepip") || tail.contains("No module named venv") =>
             {
@@ -527,14 +535,20 @@ pub struct RouteRecord {
 }
 
 impl VenvReceipt {
-    /// Writes it to `$CUDAUP_HOME/receipts/venv-<name>.json`.
+    /// Writes it to `$CUDAUP_HOME/receipts/venv-<name>.json`. A venv an earlier install created
+    /// (its receipt says so and its marker agrees) stays created: a re-install never turns
+    /// cudaup's venv into one uninstall leaves behind.
     pub fn register(&self, home: &Path) -> std::io::Result<PathBuf> {
-        crate::install::receipt_file::register(
-            home,
-            crate::install::receipt_file::VENV,
-            &self.venv,
-            self,
-        )
+        let kind = crate::install::receipt_file::VENV;
+        let path = crate::install::home::Home::at(home)
+            .receipts()
+            .join(crate::install::receipt_file::file_name(kind, &self.venv));
+        let previous: Option<VenvReceipt> = fs_err::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let mut receipt = self.clone();
+        receipt.created |= marker::still_created(previous.as_ref(), &self.venv);
+        crate::install::receipt_file::register(home, kind, &self.venv, &receipt)
     }
 }
 

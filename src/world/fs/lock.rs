@@ -247,7 +247,7 @@ fn checked(file: File, path: &Path) -> Result<File, LockError> {
 
 /// What cudaup's lock files hold: nothing, or `pid N`.
 /// (A holder's write may be caught half done: a beginning of `pid ` passes too.)
-fn is_lock_text(text: &str) -> bool {
+pub fn is_lock_text(text: &str) -> bool {
     let digits = match text.strip_prefix("pid ") {
         Some(digits) => digits,
         None if "pid ".starts_with(text) => "",
