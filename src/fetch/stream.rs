@@ -374,7 +374,7 @@ pub(super) fn remote<T>(
                         return Err(mismatch);
                     }
                     file.sync_all()?;
-                    crate::world::fs::rename(&partial, &done)?;
+                    crate::world::fs::finish_download(&partial, &done)?;
                     return Err(e);
                 }
             }
@@ -408,7 +408,7 @@ pub(super) fn remote<T>(
             return Err(e);
         }
         file.sync_all()?;
-        crate::world::fs::rename(&partial, &done)?;
+        crate::world::fs::finish_download(&partial, &done)?;
         Ok(())
     })?;
     Ok(Fetched {

@@ -250,7 +250,7 @@ fn ensure_unpacked(
     stamps.write(&tmp)?;
     // Last: a tree with its entry list is complete.
     assemble::write_entries(&tmp.join(assemble::ENTRIES_FILE), &entries)?;
-    crate::world::fs::rename(&tmp, &dir)?;
+    crate::world::fs::publish_dir(&tmp, &dir)?;
     fetcher.reporter().finish(id, "done");
     Ok(Unpacked {
         dir,

@@ -151,15 +151,10 @@ impl Transaction {
         if self.prefix.exists() {
             let (parent, name) = split(&self.prefix)?;
             let old = parent.join(format!(".{name}.old-{}", std::process::id()));
-            crate::world::fs::rename(&self.prefix, &old).map_err(restore_staging)?;
-            if let Err(e) = crate::world::fs::rename(&staging, &self.prefix) {
-                let _ = crate::world::fs::rename(&old, &self.prefix);
-                let _ = fs_err::remove_dir_all(&staging);
-                return Err(e.into());
-            }
+            crate::world::fs::swap_dir(&staging, &self.prefix, &old).map_err(restore_staging)?;
             remove_tree(&old)?;
         } else {
-            crate::world::fs::rename(&staging, &self.prefix).map_err(restore_staging)?;
+            crate::world::fs::publish_dir(&staging, &self.prefix).map_err(restore_staging)?;
         }
         Ok(())
     }
@@ -196,7 +191,7 @@ pub fn clean_beside(prefix: &Path) -> Result<Vec<PathBuf>, InstallError> {
     for path in litter_beside(prefix) {
         let n = path.file_name().unwrap_or_default().to_string_lossy();
         if n.starts_with(&format!(".{name}.old-")) && !prefix.exists() {
-            crate::world::fs::rename(&path, prefix)?;
+            crate::world::fs::publish_dir(&path, prefix)?;
         } else {
             remove_tree(&path)?;
             removed.push(path);

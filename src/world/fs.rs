@@ -194,11 +194,67 @@ pub fn write_atomic_with(
     Ok(())
 }
 
-/// Renames `from` to `to` (same file system): the one place outside [`write_atomic`] that moves
-/// a finished file or tree into place (a staged prefix, a downloaded archive).
-pub fn rename(from: &Path, to: &Path) -> io::Result<()> {
-    #[allow(clippy::disallowed_methods)]
+/// The one bare rename; private, so every caller says which of the operations below it means.
+fn rename(from: &Path, to: &Path) -> io::Result<()> {
+    #[allow(clippy::disallowed_methods)] // the named operations' one rename
     fs_err::rename(from, to)
+}
+
+/// Moves a finished tree (or file) `staged` to `target`, where nothing is (same file system):
+/// a staged prefix, an unpacked archive's tree in the cache, a generation of the catalog. A
+/// reader sees nothing or all of it.
+pub fn publish_dir(staged: &Path, target: &Path) -> io::Result<()> {
+    rename(staged, target)
+}
+
+/// Replaces the tree at `target` with `staged`: `target` is first moved to `aside`, then
+/// `staged` takes its place; if that fails, `target` is put back. The caller removes `aside`
+/// once it no longer needs it (and `staged` on an error).
+pub fn swap_dir(staged: &Path, target: &Path, aside: &Path) -> io::Result<()> {
+    rename(target, aside)?;
+    if let Err(e) = rename(staged, target) {
+        let _ = rename(aside, target);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Moves what is at `path` (a file, a link, a tree; a link is never followed) to the free name
+/// `to`, out of the way of what cudaup writes there next.
+pub fn move_aside(path: &Path, to: &Path) -> io::Result<()> {
+    rename(path, to)
+}
+
+/// Puts a verified download `partial` (written and synced by the fetcher) at `done`.
+pub fn finish_download(partial: &Path, done: &Path) -> io::Result<()> {
+    rename(partial, done)
+}
+
+/// Copies `src` to `target` through a temporary name beside it (a hard link when the file
+/// system allows, else a copy), so that a killed run leaves no half file under the real name.
+pub fn copy_atomic(src: &Path, target: &Path) -> io::Result<()> {
+    let tmp = temporary(target, Temp::Unique);
+    let _ = fs_err::remove_file(&tmp);
+    if std::fs::hard_link(src, &tmp).is_err() {
+        fs_err::copy(src, &tmp)?;
+    }
+    rename(&tmp, target).inspect_err(|_| {
+        let _ = fs_err::remove_file(&tmp);
+    })
+}
+
+/// Points the symlink `link` at `points_to` in one rename (a temporary link beside it, then
+/// renamed over it): a reader follows the old link or the new one, never none.
+#[cfg(unix)]
+pub fn replace_symlink(points_to: &Path, link: &Path) -> io::Result<()> {
+    let tmp = temporary(link, Temp::Unique);
+    if tmp.symlink_metadata().is_ok() {
+        fs_err::remove_file(&tmp)?;
+    }
+    std::os::unix::fs::symlink(points_to, &tmp)?;
+    rename(&tmp, link).inspect_err(|_| {
+        let _ = fs_err::remove_file(&tmp);
+    })
 }
 
 /// Puts a finished temporary file (written and synced by its maker) at `target` in one rename.
@@ -252,6 +308,15 @@ pub fn temporary(target: &Path, temp: Temp) -> PathBuf {
         ),
     };
     target.with_file_name(name)
+}
+
+/// The process that made a [`Temp::Unique`] temporary, from its name
+/// (`.<name>.<pid>.<n>.cudaup-tmp`): a sweep removes those of processes no longer running.
+pub fn temporary_pid(file_name: &str) -> Option<u32> {
+    let stem = file_name.strip_suffix(TEMP_SUFFIX)?;
+    let mut parts = stem.rsplitn(3, '.');
+    parts.next()?.parse::<u64>().ok()?;
+    parts.next()?.parse().ok()
 }
 
 #[cfg(all(test, unix))]

@@ -69,7 +69,7 @@ fn aside_name(path: &Path) -> PathBuf {
 /// Renames `path` aside (a rename never follows a link nor touches what is inside).
 fn set_aside(path: &Path, what: &str, log: &mut Vec<SetAside>) -> Result<(), UpdateError> {
     let to = aside_name(path);
-    crate::world::fs::rename(path, &to)?;
+    crate::world::fs::move_aside(path, &to)?;
     tracing::warn!(
         "{} was not cudaup's; moved to {}",
         path.display(),
@@ -231,15 +231,7 @@ fn publish(
         .strip_prefix(home)
         .map(Path::to_path_buf)
         .unwrap_or_else(|_| gen.to_path_buf());
-    let tmp = home.join(format!(".manifests.new-{}", std::process::id()));
-    if tmp
-        .symlink_metadata()
-        .is_ok_and(|m| m.file_type().is_symlink())
-    {
-        fs_err::remove_file(&tmp)?;
-    }
-    std::os::unix::fs::symlink(&rel, &tmp)?;
-    crate::world::fs::rename(&tmp, link)?;
+    crate::world::fs::replace_symlink(&rel, link)?;
     Ok(previous)
 }
 
@@ -257,7 +249,7 @@ fn publish(
     let previous = if link.symlink_metadata().is_ok() {
         if link.is_dir() && crate::catalog::select::verify(link).is_ok() {
             let to = generations.join(format!("catalog-previous-{}", std::process::id()));
-            crate::world::fs::rename(link, &to)?;
+            crate::world::fs::move_aside(link, &to)?;
             Some(to)
         } else {
             set_aside(link, "a catalog cudaup did not write", aside)?;
@@ -266,7 +258,7 @@ fn publish(
     } else {
         None
     };
-    crate::world::fs::rename(gen, link)?;
+    crate::world::fs::publish_dir(gen, link)?;
     Ok(previous)
 }
 

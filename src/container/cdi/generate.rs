@@ -535,7 +535,7 @@ pub(crate) mod tests {
         let from = dir.path().join("usr/lib/x86_64-linux-gnu");
         let to = dir.path().join("usr/local/nvidia/lib64");
         fs_err::create_dir_all(to.parent().unwrap()).unwrap();
-        crate::world::fs::rename(&from, &to).unwrap();
+        crate::world::fs::publish_dir(&from, &to).unwrap();
         fs_err::create_dir_all(dir.path().join("usr/local/nvidia/bin")).unwrap();
         // /usr/bin/nvidia-smi stays a wrapper script; the program is beside the driver.
         fs_err::write(

@@ -177,12 +177,7 @@ pub fn add_wheel(
     let same = fs_err::metadata(&target).is_ok_and(|m| m.len() == size)
         && crate::fetch::sha256_file(&target).is_ok_and(|s| s == sha);
     if !same {
-        let tmp = target_dir.join(format!(".{filename}.tmp-cudaup-{}", std::process::id()));
-        let _ = fs_err::remove_file(&tmp);
-        if std::fs::hard_link(src, &tmp).is_err() {
-            fs_err::copy(src, &tmp)?;
-        }
-        crate::world::fs::rename(&tmp, &target)?;
+        crate::world::fs::copy_atomic(src, &target)?;
     }
     Ok(BundleFile {
         path: format!("{project}/{filename}"),
@@ -371,7 +366,10 @@ pub fn sweep(dir: &Path) -> std::io::Result<usize> {
         } else if entry.file_type().is_ok_and(|t| t.is_dir()) && !name.starts_with('.') {
             for inner in fs_err::read_dir(&path)?.filter_map(|e| e.ok()) {
                 let n = inner.file_name().to_string_lossy().into_owned();
-                if n.starts_with('.') && dead(&n, ".tmp-cudaup-") {
+                // Older runs named their half wheels `.<wheel>.tmp-cudaup-<pid>`.
+                let pid = crate::world::fs::temporary_pid(&n);
+                let gone = pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists());
+                if n.starts_with('.') && (gone || dead(&n, ".tmp-cudaup-")) {
                     fs_err::remove_file(inner.path())?;
                     removed += 1;
                 }
@@ -563,11 +561,16 @@ mod tests {
             "torch/.torch-2.15.0-py3-none-any.whl.tmp-cudaup-{gone}"
         ));
         fs_err::write(&half, b"half").unwrap();
+        let copied = dir.path().join(format!(
+            "torch/.torch-2.16.0-py3-none-any.whl.{gone}.0.cudaup-tmp"
+        ));
+        fs_err::write(&copied, b"half").unwrap();
         // This process's own staging is not touched.
         let mine = staging(dir.path());
         fs_err::create_dir_all(&mine).unwrap();
-        assert_eq!(sweep(dir.path()).unwrap(), 2);
+        assert_eq!(sweep(dir.path()).unwrap(), 3);
         assert!(!half.exists());
+        assert!(!copied.exists());
         assert!(mine.is_dir());
         let all = write_pages(dir.path(), &[]).unwrap();
         assert!(all.is_empty(), "{all:?}");
