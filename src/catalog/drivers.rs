@@ -25,6 +25,22 @@ pub struct DriverManifest {
     /// Which kinds of branch to prefer when installing a driver, per class of GPU.
     #[serde(default)]
     pub preference: Vec<Preference>,
+    /// Branches without a row that are past their end of life.
+    #[serde(default)]
+    pub unlisted_ended: Option<UnlistedEnded>,
+}
+
+/// Every branch below `before` that has no [[branch]] row ended by `eol` (NVIDIA lists the
+/// supported ones; "all other previous driver branches ... are end of life").
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnlistedEnded {
+    /// Branches below this one.
+    pub before: u32,
+    /// Ended by then.
+    pub eol: Date,
+    /// Where the row comes from.
+    pub source: String,
 }
 
 /// A driver floor for some GPUs, finer than the architecture's window (B300 needs R575 while

@@ -38,6 +38,7 @@ pub use date::Date;
 pub use driver_support::{parse_run, DriverSupport, Listing, ReadRelease, SupportedGpu};
 pub use drivers::{
     ArchitectureDrivers, Branch, DriverManifest, GpuFloor, OpenModule, PackageRule, Preference,
+    UnlistedEnded,
 };
 pub use gpus::{Chip, Device, DeviceRange, GpuTable, KnownGpu};
 pub use jetson::{JetsonManifest, JetsonModule, JetsonRelease, JetsonTorch, TorchKind};

@@ -171,29 +171,43 @@ pub fn eol_warning(
     version: &Version,
     today: &Date,
 ) -> Option<String> {
-    let b = catalog.drivers.branch(version.major())?;
-    if !b.ended(today) {
-        return None;
-    }
-    let eol = b.eol.map(|e| e.human()).unwrap_or_default();
+    let branch = version.major();
+    let eol = match catalog.drivers.branch(branch) {
+        Some(b) if b.ended(today) => b.eol.map(|e| e.human()).unwrap_or_default(),
+        Some(_) => return None,
+        // A branch the catalog has no row for: ended when NVIDIA's list of supported branches
+        // left it out.
+        None => {
+            let u = catalog
+                .drivers
+                .unlisted_ended
+                .as_ref()
+                .filter(|u| branch < u.before && u.eol.days() < today.days())?;
+            format!("{} at the latest", u.eol.human())
+        }
+    };
+    // A month reads "in July 2024", a day "on 2024-07-20".
+    let eol = if eol.contains('-') {
+        format!("on {eol}")
+    } else {
+        format!("in {eol}")
+    };
     let instead = install_order(catalog, targets, today, false)
         .into_iter()
-        .filter(|c| !c.ended(today) && c.branch != b.branch)
+        .filter(|c| !c.ended(today) && c.branch != branch)
         .find(|c| {
             branch_problem(catalog, targets, c.branch).is_none()
                 && newest_of_branch(catalog, c.branch).is_some()
         });
     Some(match instead {
         Some(c) => format!(
-            "driver {version}: branch {} reached its end of life in {eol}, so NVIDIA no longer ships fixes for it; branch {} ({}) is supported: `--driver {}` plans it",
-            b.branch,
+            "driver {version}: branch {branch} reached its end of life {eol}, so NVIDIA no longer ships fixes for it; branch {} ({}) is supported: `--driver {}` plans it",
             c.branch,
             c.describe(today),
             newest_of_branch(catalog, c.branch).map(|v| v.to_string()).unwrap_or_default()
         ),
         None => format!(
-            "driver {version}: branch {} reached its end of life in {eol}, and no supported branch drives every GPU here",
-            b.branch
+            "driver {version}: branch {branch} reached its end of life {eol}, and no supported branch drives every GPU here"
         ),
     })
 }

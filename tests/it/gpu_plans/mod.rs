@@ -3,6 +3,7 @@
 //! tested and not the example. The catalog is the embedded one, the day fixed.
 
 mod driver_tables;
+mod eol;
 mod pictures;
 mod tensorflow;
 
