@@ -2,15 +2,12 @@
 //! wrote to `$CUDAUP_HOME/manifests` when it is at least as new as the embedded one and its files
 //! are exactly the ones that passed `manifests check`; else the embedded one.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
 use super::CatalogError;
 use super::{embedded_text, Catalog, CatalogMeta, Source, EMBEDDED};
-
-/// The directory under the home that holds the refreshed catalog.
-pub const REFRESHED_DIR: &str = "manifests";
 
 /// The catalog chosen, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,19 +33,16 @@ impl Selection {
     }
 }
 
-/// The refreshed catalog's directory under `home`.
-pub fn refreshed_dir(home: &Path) -> PathBuf {
-    home.join(REFRESHED_DIR)
-}
-
 /// The embedded catalog's own facts.
 pub fn embedded_meta() -> CatalogMeta {
     toml::from_str(embedded_text("catalog.toml").expect("catalog.toml is embedded"))
         .expect("the embedded catalog.toml is valid (tested)")
 }
 
-/// Chooses the catalog for a run.
-pub fn select(manifests_flag: Option<&Path>, home: Option<&Path>) -> Selection {
+/// Chooses the catalog for a run: `--manifests DIR`, else the refreshed catalog at `refreshed`
+/// (the home's `Home::manifests_link`, handed down as a path) when it is newer and intact, else
+/// the embedded one.
+pub fn select(manifests_flag: Option<&Path>, refreshed: Option<&Path>) -> Selection {
     if let Some(dir) = manifests_flag {
         return Selection {
             source: Source::Dir(dir.to_owned()),
@@ -61,7 +55,7 @@ pub fn select(manifests_flag: Option<&Path>, home: Option<&Path>) -> Selection {
         refreshed: false,
         notes: Vec::new(),
     };
-    let Some(dir) = home.map(refreshed_dir).filter(|d| d.exists()) else {
+    let Some(dir) = refreshed.map(Path::to_path_buf).filter(|d| d.exists()) else {
         return embedded;
     };
     match verify(&dir) {
@@ -118,8 +112,8 @@ pub fn digest(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn write_refreshed(home: &Path, date: &str) -> PathBuf {
-        let dir = refreshed_dir(home);
+    fn write_refreshed(home: &Path, date: &str) -> std::path::PathBuf {
+        let dir = home.join("manifests");
         fs_err::create_dir_all(&dir).unwrap();
         let mut meta = embedded_meta();
         meta.date = super::super::Date::parse(date).unwrap();
@@ -134,9 +128,12 @@ mod tests {
     #[test]
     fn a_newer_refreshed_catalog_wins_and_a_tampered_one_never_does() {
         let home = tempfile::tempdir().unwrap();
-        assert_eq!(select(None, Some(home.path())).source, Source::Embedded);
+        assert_eq!(
+            select(None, Some(&home.path().join("manifests"))).source,
+            Source::Embedded
+        );
         let dir = write_refreshed(home.path(), "2099-01-01");
-        let s = select(None, Some(home.path()));
+        let s = select(None, Some(&home.path().join("manifests")));
         assert!(s.refreshed, "{s:?}");
         assert_eq!(s.load().unwrap().meta.date.to_string(), "2099-01-01");
         // --manifests still overrides.
@@ -147,7 +144,7 @@ mod tests {
         );
         // A file edited after the check: not used, and the note says why.
         fs_err::write(dir.join("cudnn.toml"), "schema_version = 1\nrelease = []\n").unwrap();
-        let s = select(None, Some(home.path()));
+        let s = select(None, Some(&home.path().join("manifests")));
         assert_eq!(s.source, Source::Embedded);
         assert!(s.notes[0].contains("cudnn.toml changed"), "{:?}", s.notes);
     }
@@ -156,7 +153,7 @@ mod tests {
     fn an_older_refreshed_catalog_yields_to_the_embedded_one() {
         let home = tempfile::tempdir().unwrap();
         write_refreshed(home.path(), "2001-01-01");
-        let s = select(None, Some(home.path()));
+        let s = select(None, Some(&home.path().join("manifests")));
         assert_eq!(s.source, Source::Embedded);
         assert!(s.notes[0].contains("older"), "{:?}", s.notes);
     }

@@ -11,7 +11,7 @@ use clap::Args;
 
 use crate::bench::{self, config_label, verdict::Status, Options, Report};
 use crate::catalog::{Catalog, Workload};
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ExitCode, Result};
 use crate::world::process::Process;
 use crate::world::runner::Runner;
 
@@ -67,10 +67,8 @@ pub(super) fn run(
 ) -> Result<ExitCode> {
     let out_dir = match &args.out {
         Some(d) => process.cwd().join(d),
-        None => process
-            .cudaup_home()
-            .ok_or_else(|| Error::Usage("no --out DIR and no HOME to put the report in".into()))?
-            .join("bench")
+        None => crate::install::home::Home::of(process)?
+            .bench()
             .join(utc_stamp(std::time::SystemTime::now())),
     };
     let opts = Options {

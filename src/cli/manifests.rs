@@ -259,8 +259,13 @@ fn run_update(
     let written = match &args.write {
         Some(dir) => update::write_dir(dir, &refreshed.texts)?,
         None => {
-            let generations = crate::install::home::Home::at(&home).manifests_d();
-            update::write_refreshed(&home, &generations, &refreshed.texts)?
+            let h = crate::install::home::Home::at(&home);
+            update::write_refreshed(
+                &home,
+                &h.manifests_d(),
+                &h.manifests_link(),
+                &refreshed.texts,
+            )?
         }
     };
     let code = if refreshed.any_unreachable() {
@@ -358,7 +363,7 @@ fn status(
     let embedded_date = crate::catalog::select::embedded_meta().date;
     let refreshed_dir = process
         .cudaup_home()
-        .map(|h| crate::catalog::select::refreshed_dir(&h));
+        .map(|h| crate::install::home::Home::new(h).manifests_link());
     if json {
         let doc = serde_json::json!({
             "in_effect": catalog.origin,

@@ -260,10 +260,10 @@ pub fn run(
         return version::run(process, out);
     }
     // --manifests DIR, else the refreshed catalog when it is newer and intact, else the embedded.
-    let selection = crate::catalog::select(
-        cli.global.manifests.as_deref(),
-        process.cudaup_home().as_deref(),
-    );
+    let refreshed = crate::install::home::Home::of(process)
+        .ok()
+        .map(|h| h.manifests_link());
+    let selection = crate::catalog::select(cli.global.manifests.as_deref(), refreshed.as_deref());
     // One cudaup at a time changes a home: receipts, env scripts, rc hooks and the self copy
     // are read, changed and written back as one.
     let _lock = match &cli.command {

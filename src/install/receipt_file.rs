@@ -66,9 +66,9 @@ pub(crate) fn is_temporary(name: &str) -> bool {
 
 /// The temporary files killed writes leave in `$CUDAUP_HOME/receipts/` (and its `pending/`).
 pub(crate) fn temporaries(home: &Path) -> Vec<PathBuf> {
-    let receipts = crate::install::home::Home::at(home).receipts();
+    let home = crate::install::home::Home::at(home);
     let mut out = Vec::new();
-    for dir in [receipts.clone(), receipts.join("pending")] {
+    for dir in [home.receipts(), home.pending()] {
         for e in fs_err::read_dir(&dir).into_iter().flatten().flatten() {
             if is_temporary(&e.file_name().to_string_lossy()) {
                 out.push(e.path());
@@ -110,8 +110,7 @@ pub(crate) fn register(
 /// and doctor find a prefix whose install was killed at any moment.
 pub(crate) fn pending_path(home: &Path, target: &Path) -> PathBuf {
     crate::install::home::Home::at(home)
-        .receipts()
-        .join("pending")
+        .pending()
         .join(file_name(TOOLKIT, target))
 }
 

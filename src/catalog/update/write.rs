@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::UpdateError;
-use crate::catalog::select::{digest, refreshed_dir};
+use crate::catalog::select::digest;
 use crate::catalog::{check, Source};
 
 /// Where the refreshed catalog was written.
@@ -137,13 +137,15 @@ fn with_digests(texts: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     out
 }
 
-/// Writes a refreshed catalog under `home` and makes it the one in effect; its generations live
-/// in `generations` (the home's `manifests.d`, handed down by the caller). On any failure the
+/// Writes a refreshed catalog under `home` and makes it the one in effect at `link`; its
+/// generations live in `generations` (the home's `manifests_link` and `manifests_d`, handed down
+/// by the caller). On any failure the
 /// catalog in effect stays as it was. Only generations cudaup made are ever removed; anything
 /// else in the way is renamed aside and listed in [`Written::set_aside`].
 pub fn write_refreshed(
     home: &Path,
     generations: &Path,
+    link: &Path,
     texts: &BTreeMap<String, String>,
 ) -> Result<Written, UpdateError> {
     let mut aside = Vec::new();
@@ -173,8 +175,7 @@ pub fn write_refreshed(
         return Err(UpdateError::Check(format!("  {why}")));
     }
     let gen = gen.keep();
-    let link = refreshed_dir(home);
-    let previous = publish(home, &generations, &link, &gen, &mut aside)?;
+    let previous = publish(home, &generations, link, &gen, &mut aside)?;
     // Keep the one that was in effect before (for a look at what changed), drop the other
     // generations; nothing else in the directory is cudaup's to remove.
     if generations.symlink_metadata().is_ok_and(|m| m.is_dir()) {
@@ -309,8 +310,13 @@ mod tests {
         let own = home.path().join("manifests");
         fs_err::create_dir_all(&own).unwrap();
         fs_err::write(own.join("cuda.toml"), "# mine\n").unwrap();
-        let w =
-            write_refreshed(home.path(), &home.path().join("manifests.d"), &embedded()).unwrap();
+        let w = write_refreshed(
+            home.path(),
+            &home.path().join("manifests.d"),
+            &home.path().join("manifests"),
+            &embedded(),
+        )
+        .unwrap();
         assert_eq!(w.set_aside.len(), 1, "{:?}", w.set_aside);
         let moved = &w.set_aside[0].to;
         assert_eq!(
@@ -320,11 +326,21 @@ mod tests {
         assert!(w.set_aside[0].to_string().contains("moved to"));
         assert!(own.symlink_metadata().unwrap().file_type().is_symlink());
         // A second refresh keeps it too, and removes only its own older generation.
-        let again =
-            write_refreshed(home.path(), &home.path().join("manifests.d"), &embedded()).unwrap();
+        let again = write_refreshed(
+            home.path(),
+            &home.path().join("manifests.d"),
+            &home.path().join("manifests"),
+            &embedded(),
+        )
+        .unwrap();
         assert!(again.set_aside.is_empty());
-        let third =
-            write_refreshed(home.path(), &home.path().join("manifests.d"), &embedded()).unwrap();
+        let third = write_refreshed(
+            home.path(),
+            &home.path().join("manifests.d"),
+            &home.path().join("manifests"),
+            &embedded(),
+        )
+        .unwrap();
         assert!(moved.join("cuda.toml").is_file());
         assert!(
             !w.dir.exists(),
@@ -344,8 +360,13 @@ mod tests {
             fs_err::write(elsewhere.path().join(d).join("keep"), "x").unwrap();
         }
         std::os::unix::fs::symlink(elsewhere.path(), home.path().join("manifests.d")).unwrap();
-        let w =
-            write_refreshed(home.path(), &home.path().join("manifests.d"), &embedded()).unwrap();
+        let w = write_refreshed(
+            home.path(),
+            &home.path().join("manifests.d"),
+            &home.path().join("manifests"),
+            &embedded(),
+        )
+        .unwrap();
         assert_eq!(w.set_aside.len(), 1, "{:?}", w.set_aside);
         assert_eq!(w.set_aside[0].what, "a symlink");
         for d in ["catalog-looks-like-ours", "precious"] {
@@ -357,8 +378,20 @@ mod tests {
         fs_err::create_dir_all(gens.join("notes")).unwrap();
         std::os::unix::fs::symlink(elsewhere.path().join("precious"), gens.join("catalog-link"))
             .unwrap();
-        write_refreshed(home.path(), &home.path().join("manifests.d"), &embedded()).unwrap();
-        write_refreshed(home.path(), &home.path().join("manifests.d"), &embedded()).unwrap();
+        write_refreshed(
+            home.path(),
+            &home.path().join("manifests.d"),
+            &home.path().join("manifests"),
+            &embedded(),
+        )
+        .unwrap();
+        write_refreshed(
+            home.path(),
+            &home.path().join("manifests.d"),
+            &home.path().join("manifests"),
+            &embedded(),
+        )
+        .unwrap();
         assert!(gens.join("notes").is_dir());
         assert!(elsewhere.path().join("precious/keep").is_file());
     }
