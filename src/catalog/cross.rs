@@ -17,7 +17,42 @@ pub(super) fn check(c: &Catalog, p: &mut Report<'_>) {
     cudnn(c, p);
     pytorch(c, p);
     tensorflow(c, p);
+    requires_python(c, p);
     meta(c, p);
+}
+
+/// Every Requires-Python row is of a release the catalog plans (a torch row's companion, a
+/// TensorFlow row): a row of nothing would never apply.
+fn requires_python(c: &Catalog, p: &mut Report<'_>) {
+    let named = |package: &str, v: &Version| match package {
+        "tensorflow" => c.tensorflow.release.iter().any(|r| r.version == *v),
+        "torchvision" => c
+            .pytorch
+            .release
+            .iter()
+            .any(|r| r.torchvision.as_deref().and_then(Version::parse).as_ref() == Some(v)),
+        "torchaudio" => c
+            .pytorch
+            .release
+            .iter()
+            .any(|r| r.torchaudio.as_deref().and_then(Version::parse).as_ref() == Some(v)),
+        _ => false,
+    };
+    for (file, rows) in [
+        ("pytorch.toml", &c.pytorch.requires_python),
+        ("tensorflow.toml", &c.tensorflow.requires_python),
+    ] {
+        for r in rows.iter().filter(|r| !named(&r.package, &r.version)) {
+            p(
+                file,
+                &r.source,
+                format!(
+                    "Requires-Python row of {} {}: no release in the catalog installs it",
+                    r.package, r.version
+                ),
+            );
+        }
+    }
 }
 
 fn release_known(c: &Catalog, v: &Version) -> bool {

@@ -43,7 +43,9 @@ pub use drivers::{
 pub use gpus::{Chip, Device, DeviceRange, GpuTable, KnownGpu};
 pub use jetson::{JetsonManifest, JetsonModule, JetsonRelease, JetsonTorch, TorchKind};
 pub use meta::{CatalogMeta, Part, Probe};
-pub use pytorch::{Kernels, PytorchManifest, TorchRelease, TorchVariant};
+pub use pytorch::{
+    requires_python, Kernels, PytorchManifest, RequiresPython, TorchRelease, TorchVariant,
+};
 pub use select::{select, Selection};
 pub use spec::{Clause, Op, Requirement, Spec};
 pub use tensorflow::{TensorflowManifest, TfKnownFailure, TfPlatform, TfRelease};

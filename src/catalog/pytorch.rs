@@ -13,6 +13,34 @@ pub struct PytorchManifest {
     pub schema_version: u32,
     /// Releases.
     pub release: Vec<TorchRelease>,
+    /// The Requires-Python of the companion wheels (torchvision, torchaudio) the releases name.
+    #[serde(default)]
+    pub requires_python: Vec<RequiresPython>,
+}
+
+/// What Python a wheel release declares it installs into (its `Requires-Python`, PEP 440, with
+/// exclusions such as `!=3.14.1`), as the index states it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequiresPython {
+    /// The distribution (`torchvision`).
+    pub package: String,
+    /// Its release (`0.29.2`).
+    pub version: Version,
+    /// `>=3.10,!=3.14.1`.
+    pub requires_python: super::Spec,
+    /// Where the row comes from.
+    pub source: String,
+}
+
+/// The row of `package` `version` in `rows`.
+pub fn requires_python<'r>(
+    rows: &'r [RequiresPython],
+    package: &str,
+    version: &str,
+) -> Option<&'r RequiresPython> {
+    let v = Version::parse(version)?;
+    rows.iter().find(|r| r.package == package && r.version == v)
 }
 
 /// One PyTorch release.

@@ -19,6 +19,9 @@ pub struct TensorflowManifest {
     /// Releases that public reports show failing on some GPUs, whatever their wheels claim.
     #[serde(default)]
     pub known_failure: Vec<TfKnownFailure>,
+    /// The Requires-Python of the releases, as the index states it.
+    #[serde(default)]
+    pub requires_python: Vec<super::RequiresPython>,
 }
 
 /// TensorFlow releases known to fail on GPUs of some compute capabilities.

@@ -327,6 +327,22 @@ fn newest_first<'c, T>(
     out
 }
 
+/// The Requires-Python rows of a torch release's companions (torchvision, torchaudio).
+fn companions_python<'c>(
+    ctx: &Ctx<'c>,
+    r: &TorchRelease,
+) -> Vec<&'c crate::catalog::RequiresPython> {
+    [
+        ("torchvision", &r.torchvision),
+        ("torchaudio", &r.torchaudio),
+    ]
+    .into_iter()
+    .filter_map(|(name, v)| {
+        crate::catalog::requires_python(&ctx.catalog.pytorch.requires_python, name, v.as_deref()?)
+    })
+    .collect()
+}
+
 /// `full` and `pytorch`: the newest torch whose wheel serves every GPU; if none serves every
 /// GPU, the one serving the most (the rest are named as left out).
 pub fn search_torch<'c>(
@@ -341,11 +357,13 @@ pub fn search_torch<'c>(
     );
     let mut best_partial: Option<Stack<'c>> = None;
     for r in releases {
+        let requires = companions_python(ctx, r);
         let python = match python::choose(
             ctx.system,
             ctx.req.pins.python.as_ref(),
             &r.python_min,
             &r.python_max,
+            &requires,
         ) {
             Ok(p) => p,
             Err(e) => {
@@ -412,6 +430,7 @@ pub fn search_torch<'c>(
                     ctx.req.pins.python.as_ref(),
                     &r.python_min,
                     max,
+                    &requires,
                 ) {
                     Ok(p) => p,
                     Err(e) => {
@@ -557,11 +576,19 @@ pub fn search_tensorflow<'c>(
             ));
             continue;
         }
+        let requires: Vec<&crate::catalog::RequiresPython> = crate::catalog::requires_python(
+            &ctx.catalog.tensorflow.requires_python,
+            "tensorflow",
+            &r.version.to_string(),
+        )
+        .into_iter()
+        .collect();
         let python = match python::choose(
             ctx.system,
             ctx.req.pins.python.as_ref(),
             &r.python_min,
             &r.python_max,
+            &requires,
         ) {
             Ok(p) => p,
             Err(e) => {
@@ -750,6 +777,7 @@ pub fn search_cpu<'c>(ctx: &Ctx<'c>, rejected: &mut Vec<String>) -> Option<Stack
             ctx.req.pins.python.as_ref(),
             &r.python_min,
             &r.python_max,
+            &companions_python(ctx, r),
         ) {
             Ok(p) => {
                 let mut stack = Stack::empty();

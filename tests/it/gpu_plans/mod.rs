@@ -5,6 +5,7 @@
 mod driver_tables;
 mod eol;
 mod pictures;
+mod python;
 mod tensorflow;
 
 use cudaup::catalog::{Catalog, Date};
