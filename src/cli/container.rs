@@ -748,7 +748,7 @@ fn checks_in_container_at(
             process
                 .cudaup_home()
                 .and_then(|h| crate::install::receipts::Active::read(&h).toolkit)
-                .map(|t| t.join("bin/nvcc"))
+                .map(|t| crate::model::layout::Prefix::at(&t).nvcc())
                 .filter(|p| p.is_file())
         })
         .or_else(|| container::toolkit::on_path(&path, "nvcc"))

@@ -762,7 +762,7 @@ pub(super) fn install_with(
         })?;
         drop(fetcher);
         install::receipts::register(&home, &receipt)?;
-        let nvcc = spec.prefix.join("bin/nvcc");
+        let nvcc = crate::model::layout::Prefix::at(&spec.prefix).nvcc();
         // A toolkit for another architecture cannot run here.
         let foreign = spec.arch != std::env::consts::ARCH;
         let banner = (nvcc.is_file() && !foreign)

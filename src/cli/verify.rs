@@ -98,7 +98,10 @@ pub(super) fn run(
         },
     );
     if args.container {
-        let nvcc = args.toolkit.as_ref().map(|t| t.join("bin/nvcc"));
+        let nvcc = args
+            .toolkit
+            .as_ref()
+            .map(|t| crate::model::layout::Prefix::at(t).nvcc());
         let inside = super::container::checks_in_container(process, runner, None, nvcc)?;
         super::container::append(&mut report, inside);
     }

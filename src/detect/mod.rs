@@ -324,8 +324,8 @@ fn python_candidates(
     }
     env_roots.push(process.cwd().join(".venv"));
     for env in env_roots {
-        for bin in ["bin/python3", "bin/python", "python.exe"] {
-            let p = env.join(bin);
+        let prefix = crate::model::layout::Prefix::at(&env);
+        for p in [prefix.python3(), prefix.python(), env.join("python.exe")] {
             if p.is_file() {
                 found.push(p);
                 break;
@@ -360,7 +360,7 @@ fn captured_python_candidates(root: &Root) -> Vec<python::Candidate> {
     }
     let found: Vec<PathBuf> = envs
         .iter()
-        .map(|e| e.join("bin/python3"))
+        .map(|e| crate::model::layout::Prefix::at(e).python3())
         .chain(["/usr/bin/python3", "/usr/local/bin/python3"].map(PathBuf::from))
         .filter(|p| root.exists(p))
         .collect();

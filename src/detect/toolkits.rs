@@ -95,7 +95,7 @@ pub fn probe(
             root.read(real.join("version.txt")).as_deref(),
         )
         .or_else(|| {
-            let nvcc = real.join("bin/nvcc");
+            let nvcc = crate::model::layout::Prefix::at(&real).nvcc();
             if root.is_live() {
                 nvcc.is_file().then(|| nvcc_version(&nvcc)).flatten()
             } else {

@@ -28,7 +28,7 @@ pub fn check(inputs: &Inputs<'_>, runner: &dyn Runner, scratch: &Path) -> Vec<Di
     let Some((toolkit, from)) = inputs.intended_toolkit() else {
         return out;
     };
-    let nvcc = toolkit.join("bin/nvcc");
+    let nvcc = crate::model::layout::Prefix::at(&toolkit).nvcc();
     if !nvcc.is_file() {
         return out;
     }

@@ -47,14 +47,14 @@ fn candidate(inputs: &Inputs<'_>) -> Option<PathBuf> {
         .active
         .toolkit
         .clone()
-        .filter(|t| t.join("bin/nvcc").is_file())
+        .filter(|t| crate::model::layout::Prefix::at(t).nvcc().is_file())
         .or_else(|| {
             inputs
                 .system
                 .toolkits
                 .iter()
                 .map(|t| PathBuf::from(&t.path))
-                .find(|t| t.join("bin/nvcc").is_file())
+                .find(|t| crate::model::layout::Prefix::at(t).nvcc().is_file())
         })
 }
 
@@ -83,7 +83,7 @@ fn cuda_home(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
                 .evidence("build tools that read it (torch.utils.cpp_extension, CMake, setup.py builds) fail to find CUDA")
                 .fix(fix),
             );
-        } else if !dir.join("bin/nvcc").is_file() {
+        } else if !crate::model::layout::Prefix::at(&dir).nvcc().is_file() {
             out.push(
                 Diagnosis::new(
                     "cuda-home-invalid",
@@ -94,7 +94,10 @@ fn cuda_home(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
                     ),
                 )
                 .evidence(format!("{var}={}", dir.display()))
-                .evidence(format!("{} is missing", dir.join("bin/nvcc").display()))
+                .evidence(format!(
+                    "{} is missing",
+                    crate::model::layout::Prefix::at(&dir).nvcc().display()
+                ))
                 .fix(fix),
             );
         }
@@ -125,7 +128,7 @@ fn nvcc_path_order(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
     }
     let intended = inputs
         .intended_toolkit()
-        .filter(|(t, _)| t.join("bin/nvcc").is_file());
+        .filter(|(t, _)| crate::model::layout::Prefix::at(t).nvcc().is_file());
     let listing: Vec<String> = found
         .iter()
         .enumerate()
@@ -153,7 +156,7 @@ fn nvcc_path_order(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
             d.evidence.extend(listing);
             out.push(d.fix(format!(
                 "export PATH={}:$PATH\nor, for cudaup's active toolkit: . \"$CUDAUP_HOME/env\"",
-                want.join("bin").display()
+                crate::model::layout::Prefix::at(want).bin().display()
             )));
         }
         (Some((want, from)), None) => {
@@ -169,7 +172,7 @@ fn nvcc_path_order(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
                 .evidence(format!("PATH={}", inputs.process.var("PATH").unwrap_or("")))
                 .fix(format!(
                     "export PATH={}:$PATH\nor: . \"$CUDAUP_HOME/env\"",
-                    want.join("bin").display()
+                    crate::model::layout::Prefix::at(want).bin().display()
                 )),
             );
         }

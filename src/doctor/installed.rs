@@ -381,7 +381,7 @@ fn shell(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
 /// `active-toolkit-missing`: the env scripts point at a toolkit that is not there.
 fn active(inputs: &Inputs<'_>) -> Option<Diagnosis> {
     let t = inputs.receipts.active.toolkit.as_ref()?;
-    if t.join("bin/nvcc").is_file() {
+    if crate::model::layout::Prefix::at(t).nvcc().is_file() {
         return None;
     }
     Some(

@@ -59,7 +59,7 @@ impl Active {
     pub fn spec(&self) -> EnvSpec {
         let mut spec = EnvSpec::default();
         if let Some(t) = &self.toolkit {
-            spec.path.push(t.join("bin"));
+            spec.path.push(crate::model::layout::Prefix::at(t).bin());
             spec.ld_library_path.push(t.join("lib64"));
             spec.vars
                 .push(("CUDA_HOME".into(), t.display().to_string()));

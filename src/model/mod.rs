@@ -2,9 +2,10 @@
 //!
 //! detect → [`system::System`]; flags and the config file → [`request::Request`]; resolve →
 //! [`plan::Plan`]; detect and doctor → [`finding::Finding`]; install → the receipts
-//! ([`receipt`]). [`version::Version`] is the value type they all share.
+//! ([`receipt`]); a prefix's layout ([`layout::Prefix`]). [`version::Version`] is the value type they all share.
 
 pub mod finding;
+pub mod layout;
 pub mod plan;
 pub mod receipt;
 pub mod request;

@@ -300,7 +300,13 @@ impl<'a> Exec<'a> {
     pub fn new(runner: &'a dyn Runner, process: &Process, toolkit: Option<&Path>) -> Self {
         let mut env = vec![("CUDA_DEVICE_ORDER".to_owned(), "PCI_BUS_ID".to_owned())];
         if let Some(t) = toolkit {
-            env.push(("PATH".into(), prepend(process.var("PATH"), &t.join("bin"))));
+            env.push((
+                "PATH".into(),
+                prepend(
+                    process.var("PATH"),
+                    &crate::model::layout::Prefix::at(t).bin(),
+                ),
+            ));
             env.push((
                 "LD_LIBRARY_PATH".into(),
                 prepend(process.var("LD_LIBRARY_PATH"), &t.join("lib64")),

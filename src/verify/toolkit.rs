@@ -117,7 +117,7 @@ pub fn check(
     };
     let dir = &chosen.dir;
     let subject = dir.display().to_string();
-    let nvcc = dir.join("bin").join("nvcc");
+    let nvcc = crate::model::layout::Prefix::at(dir).nvcc();
     if !dir.is_dir() {
         return (
             Check::fail(

@@ -93,7 +93,7 @@ impl Venv {
         if cfg!(windows) {
             self.dir.join("Scripts").join("python.exe")
         } else {
-            self.dir.join("bin").join("python")
+            crate::model::layout::Prefix::at(&self.dir).python()
         }
     }
 
