@@ -276,7 +276,7 @@ pub(super) fn run(
                 }
             }
             Step::RcHook { file, line } => {
-                install::env::rehook(&home, file, line).map_err(|e| match e {
+                install::env::rehook(process, &home, file, line).map_err(|e| match e {
                     install::env::HookError::Io(e) => Error::Io(e),
                     refused => Error::Usage(refused.to_string()),
                 })?;

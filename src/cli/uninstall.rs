@@ -34,7 +34,7 @@ pub(super) fn run(
 ) -> Result<ExitCode> {
     let home_dir = crate::install::home::Home::of(process)?;
     let home = home_dir.root().to_owned();
-    let steps = crate::install::uninstall::plan(&home_dir, args.purge)?;
+    let steps = crate::install::uninstall::plan(&home_dir, process, args.purge)?;
     if steps.is_empty() {
         if args.json {
             writeln!(

@@ -77,6 +77,73 @@ pub enum HookError {
     Refused(Vec<String>),
 }
 
+/// The rc files cudaup hooks under the current HOME, each with its shell: `~/.profile`,
+/// `~/.bash_profile`, `~/.bash_login`, `~/.bashrc`, the `.zshenv` candidates, fish's
+/// `conf.d/cudaup.fish` and PowerShell's profile — those of them inside HOME. Whatever a
+/// receipt names, no other file gets (or loses) cudaup's line.
+pub fn rc_files(process: &Process) -> Vec<(PathBuf, Shell)> {
+    let Some(user_home) = process.home() else {
+        return Vec::new();
+    };
+    // The lines do not matter here, only which file belongs to which shell.
+    let probe = Path::new("/");
+    let mut out: Vec<(PathBuf, Shell)> = Vec::new();
+    for shell in Shell::ALL {
+        for h in shell::hooks(process, probe, &[shell]) {
+            out.push((h.file, shell));
+        }
+    }
+    for name in [".profile", ".bash_profile", ".bash_login", ".bashrc"] {
+        out.push((user_home.join(name), Shell::Posix));
+    }
+    for file in shell::zsh_rc_candidates(process, &user_home) {
+        out.push((file, Shell::Posix));
+    }
+    out.retain(|(file, _)| inside(file, &user_home));
+    // The first shell named for a file is its own (the zsh candidates are POSIX too).
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|(file, _)| seen.insert(file.clone()));
+    out
+}
+
+/// Whether `path` lies strictly inside `dir`, spelled without `..` or `.` (lexically).
+fn inside(path: &Path, dir: &Path) -> bool {
+    use std::path::Component;
+    path != dir
+        && path.starts_with(dir)
+        && path.is_absolute()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+}
+
+/// The folders an rc hook may create: only fish's config folders (`conf.d` and the folders
+/// above it inside HOME), for fish's own file.
+fn may_create(dirs: &[PathBuf], file: &Path, shell: Shell, process: &Process) -> bool {
+    let Some(user_home) = process.home() else {
+        return dirs.is_empty();
+    };
+    dirs.is_empty()
+        || (shell == Shell::Fish
+            && dirs
+                .iter()
+                .all(|d| file.starts_with(d) && inside(d, &user_home)))
+}
+
+/// The folders of `applied` that a revert may remove (those [`may_create`] allows).
+pub fn removable_dirs(process: &Process, applied: &shell::Applied) -> Vec<PathBuf> {
+    let shell = rc_files(process)
+        .into_iter()
+        .find(|(f, _)| *f == applied.file)
+        .map(|(_, s)| s);
+    match shell {
+        Some(shell) if may_create(&applied.created_dirs, &applied.file, shell, process) => {
+            applied.created_dirs.clone()
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// Hooks the env scripts into the rc files of `shells`. Returns the files changed now
 /// (already-hooked files are left alone). Each change is journaled in the shell receipt first.
 pub fn hook(process: &Process, home: &Path, shells: &[Shell]) -> Result<Vec<PathBuf>, HookError> {
@@ -84,7 +151,7 @@ pub fn hook(process: &Process, home: &Path, shells: &[Shell]) -> Result<Vec<Path
     let mut changed = Vec::new();
     let mut failed = Vec::new();
     for h in shell::hooks(process, home, shells) {
-        match apply_journaled(home, &mut receipt, &h) {
+        match apply_journaled(process, home, &mut receipt, &h) {
             Ok(Some(file)) => changed.push(file),
             Ok(None) => {}
             Err(HookError::Refused(mut why)) => failed.append(&mut why),
@@ -98,28 +165,56 @@ pub fn hook(process: &Process, home: &Path, shells: &[Shell]) -> Result<Vec<Path
     Ok(changed)
 }
 
-/// Puts `line` back into `file` (repair's rc-hook), journaled like [`hook`].
-pub fn rehook(home: &Path, file: &Path, line: &str) -> Result<bool, HookError> {
+/// Puts `line` back into `file` (repair's rc-hook), journaled like [`hook`]: only into an rc
+/// file cudaup hooks under the current HOME ([`rc_files`]), and only cudaup's own line for it.
+pub fn rehook(process: &Process, home: &Path, file: &Path, line: &str) -> Result<bool, HookError> {
     let mut receipt = ShellReceipt::read(home);
     let hook = shell::Hook {
         file: file.to_owned(),
         line: line.to_owned(),
     };
-    Ok(apply_journaled(home, &mut receipt, &hook)?.is_some())
+    Ok(apply_journaled(process, home, &mut receipt, &hook)?.is_some())
 }
 
 /// Records the change `h` needs in `receipt` (written), then makes it; on a refusal the
-/// receipt is put back as it was. Returns the file if it changed.
+/// receipt is put back as it was. Returns the file if it changed. A file that is not one of
+/// [`rc_files`], a line that is not cudaup's for it, or a folder to create other than fish's
+/// config folders is refused before anything is written.
 fn apply_journaled(
+    process: &Process,
     home: &Path,
     receipt: &mut ShellReceipt,
     h: &shell::Hook,
 ) -> Result<Option<PathBuf>, HookError> {
+    let shell = rc_files(process)
+        .into_iter()
+        .find(|(f, _)| *f == h.file)
+        .map(|(_, s)| s);
+    let Some(shell) = shell.filter(|s| h.line == shell::source_line(*s, home)) else {
+        return Err(HookError::Refused(vec![format!(
+            "{:?}: not an rc file cudaup hooks under this HOME (or not cudaup's line for it): nothing is written there",
+            h.file
+        )]));
+    };
     let mut planned = match shell::plan_apply(h) {
         Ok(Some(planned)) => planned,
         Ok(None) => return Ok(None),
         Err(e) => return Err(HookError::Refused(vec![e.to_string()])),
     };
+    if !may_create(&planned.applied().created_dirs, &h.file, shell, process) {
+        let missing = planned
+            .applied()
+            .created_dirs
+            .first()
+            .cloned()
+            .unwrap_or_default();
+        return Err(HookError::Refused(vec![format!(
+            "{}: its folder {} does not exist, and cudaup creates no folder for an rc file but fish's config folder: create it, or add this line yourself: {}",
+            h.file.display(),
+            missing.display(),
+            h.line
+        )]));
+    }
     let previous = receipt.hooks.iter().position(|a| a.file == h.file);
     let previous = previous.map(|i| receipt.hooks.remove(i));
     if let Some(earlier) = &previous {
@@ -217,3 +312,6 @@ impl Intent {
         changed
     }
 }
+
+#[cfg(test)]
+mod tests;

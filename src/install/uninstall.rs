@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::install::home::{Entry, Found, Home, HomeMarker, NotAHome};
 use crate::install::receipts::{Receipts, ShellReceipt};
 use crate::install::transaction::remove_tree;
+use crate::world::process::Process;
 
 /// Why uninstall does nothing.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +57,14 @@ pub enum Step {
     },
     /// Take cudaup's lines out of an rc file (byte for byte what was inserted).
     RcFile {
+        /// The file.
+        file: PathBuf,
+        /// The folders made for it that may go once empty (only fish's config folders).
+        dirs: Vec<PathBuf>,
+    },
+    /// Forget a hook the shell receipt names in a file that is not one cudaup hooks under the
+    /// current HOME: the file is not touched.
+    ForgetHook {
         /// The file.
         file: PathBuf,
     },
@@ -107,7 +116,14 @@ impl std::fmt::Display for Step {
             Step::ForgetVenv { dir, why, .. } => {
                 write!(f, "leave {} in place ({why}) and forget it", dir.display())
             }
-            Step::RcFile { file } => write!(f, "take cudaup's lines out of {}", file.display()),
+            Step::RcFile { file, .. } => {
+                write!(f, "take cudaup's lines out of {}", file.display())
+            }
+            Step::ForgetHook { file } => write!(
+                f,
+                "leave {:?} as it is (not an rc file cudaup hooks under this HOME) and forget it",
+                file
+            ),
             Step::ContainerFiles { files } => write!(
                 f,
                 "put back the container setup's files ({})",
@@ -148,7 +164,7 @@ impl std::fmt::Display for Step {
 }
 
 /// What uninstall would do for `home`; refused for a directory that is not cudaup's home.
-pub fn plan(home: &Home, purge: bool) -> Result<Vec<Step>, UninstallError> {
+pub fn plan(home: &Home, process: &Process, purge: bool) -> Result<Vec<Step>, UninstallError> {
     let marker = match HomeMarker::find(home)? {
         Found::Empty => return Ok(Vec::new()),
         Found::Marked(marker) => marker,
@@ -185,9 +201,18 @@ pub fn plan(home: &Home, purge: bool) -> Result<Vec<Step>, UninstallError> {
             });
         }
     }
+    // The same rule as hooking: only the rc files cudaup hooks under the current HOME.
+    let rc_files = crate::install::env::rc_files(process);
     for hook in &receipts.shell.hooks {
-        steps.push(Step::RcFile {
-            file: hook.file.clone(),
+        steps.push(if rc_files.iter().any(|(f, _)| *f == hook.file) {
+            Step::RcFile {
+                file: hook.file.clone(),
+                dirs: crate::install::env::removable_dirs(process, hook),
+            }
+        } else {
+            Step::ForgetHook {
+                file: hook.file.clone(),
+            }
         });
     }
     // `active.json` last: the env scripts are recognised by it, so a run killed in between
@@ -434,13 +459,25 @@ pub fn run(home: &Home, steps: &[Step]) -> std::io::Result<Outcome> {
                 out.kept.push((dir.clone(), why.clone()));
                 fs_err::remove_file(receipt)?;
             }
-            Step::RcFile { file } => {
+            Step::RcFile { file, dirs } => {
                 if let Some(i) = shell.hooks.iter().position(|h| &h.file == file) {
-                    crate::shell::revert(&shell.hooks[i])
+                    let applied = crate::shell::Applied {
+                        created_dirs: dirs.clone(),
+                        ..shell.hooks[i].clone()
+                    };
+                    crate::shell::revert(&applied)
                         .map_err(|e| std::io::Error::other(e.to_string()))?;
                     shell.hooks.remove(i);
                     shell.write(root)?;
                 }
+            }
+            Step::ForgetHook { file } => {
+                out.kept.push((
+                    file.clone(),
+                    "not an rc file cudaup hooks under this HOME: left as it is".into(),
+                ));
+                shell.hooks.retain(|h| &h.file != file);
+                shell.write(root)?;
             }
             Step::File { path } => match path.symlink_metadata() {
                 Ok(m) if m.is_dir() => remove_tree(path)?,

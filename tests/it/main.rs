@@ -19,6 +19,7 @@ mod gpu_plans;
 mod hostile;
 mod hostile_crash;
 mod hostile_fetch;
+mod hostile_hooks;
 mod hostile_inputs;
 mod hostile_locks;
 mod hostile_merge;

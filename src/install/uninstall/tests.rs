@@ -34,6 +34,14 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
     out
 }
 
+fn process() -> Process {
+    Process::with_vars(Vec::<(String, String)>::new(), Path::new("/"))
+}
+
+fn plan(home: &Home, purge: bool) -> Result<Vec<Step>, UninstallError> {
+    super::plan(home, &process(), purge)
+}
+
 fn uninstall(home: &Home, purge: bool) -> Result<Outcome, UninstallError> {
     let steps = plan(home, purge)?;
     Ok(run(home, &steps).unwrap())
