@@ -508,6 +508,56 @@ fn refreshed_digest(home: &Path) -> Option<String> {
     fs_err::read_to_string(home.join("manifests/catalog.toml")).ok()
 }
 
+/// `manifests update` run twice over the same loopback sources writes the same bytes, with a
+/// part down (its status once carried the retries' timing) and the `[files]` table restamped
+/// (each run used to add a blank line before it). Issue 34, finding 7.
+#[test]
+fn update_twice_writes_the_same_bytes() {
+    let sources = Sources::new();
+    let home = tempfile::tempdir().unwrap();
+    // PyTorch's index down: nothing listens on port 9.
+    let mut args = vec!["manifests".to_owned(), "update".to_owned()];
+    let url = sources.server.url();
+    args.extend(sources.args().into_iter().map(|a| {
+        if a == format!("{url}/whl") {
+            "http://127.0.0.1:9/whl".to_owned()
+        } else {
+            a
+        }
+    }));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let snapshot = |home: &Path| -> Vec<(String, String)> {
+        cudaup::catalog::EMBEDDED
+            .iter()
+            .map(|(name, _)| {
+                (
+                    (*name).to_owned(),
+                    fs_err::read_to_string(home.join("manifests").join(name)).unwrap(),
+                )
+            })
+            .collect()
+    };
+    let first = run(home.path(), &refs, &[]);
+    assert_eq!(first.code, 3, "{}\n{}", first.stdout, first.stderr);
+    let once = snapshot(home.path());
+    let meta = &once.iter().find(|(n, _)| n == "catalog.toml").unwrap().1;
+    assert!(
+        meta.contains("pytorch-index") && !meta.contains("attempts in"),
+        "{meta}"
+    );
+    assert!(!meta.contains("\n\n\n"), "{meta}");
+    let second = run(home.path(), &refs, &[]);
+    assert_eq!(second.code, 3, "{}\n{}", second.stdout, second.stderr);
+    assert!(
+        second.stdout.contains("No row changed"),
+        "{}",
+        second.stdout
+    );
+    for ((name, a), (_, b)) in once.iter().zip(snapshot(home.path())) {
+        assert!(*a == b, "{name} differs after the second run");
+    }
+}
+
 #[test]
 fn a_source_that_is_down_keeps_its_rows_and_exits_3() {
     let sources = Sources::new();

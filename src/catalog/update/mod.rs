@@ -392,7 +392,9 @@ fn run(
     } else {
         match f(net) {
             Ok(()) => "ok".to_owned(),
-            Err(UpdateError::Network { url, message }) => format!("unreachable: {url}: {message}"),
+            Err(UpdateError::Network { url, message }) => {
+                format!("unreachable: {url}: {}", without_timing(&message))
+            }
             Err(e) => return Err(e),
         }
     };
@@ -403,6 +405,24 @@ fn run(
         bytes: net.bytes - before,
     });
     Ok(())
+}
+
+/// A fetch error without how long its retries took (`failed after 4 attempts in 2.9s` → `failed
+/// after 4 attempts`): the status is written into catalog.toml, which must not change from one
+/// run to the next when nothing else did.
+fn without_timing(message: &str) -> String {
+    let Some(at) = message.find(" (failed after ") else {
+        return message.to_owned();
+    };
+    let (head, tail) = message.split_at(at);
+    match tail.find(" attempts in ") {
+        Some(cut) => format!(
+            "{head}{} attempts){}",
+            &tail[..cut],
+            tail.find(")").map_or("", |e| &tail[e + 1..])
+        ),
+        None => message.to_owned(),
+    }
 }
 
 /// The new `[[part]]` rows for catalog.toml: parts read now carry today's date.
@@ -441,6 +461,17 @@ pub(crate) mod tests {
     use std::sync::Arc;
 
     use crate::fetch::{Fetcher, Settings};
+
+    #[test]
+    fn statuses_carry_no_retry_timing() {
+        assert_eq!(
+            super::without_timing(
+                "https://x/: error sending request (failed after 4 attempts in 2.9s)"
+            ),
+            "https://x/: error sending request (failed after 4 attempts)"
+        );
+        assert_eq!(super::without_timing("HTTP 503"), "HTTP 503");
+    }
 
     /// A fetcher that caches under `dir`, without retry delays.
     pub(crate) fn fetcher(dir: &std::path::Path) -> Fetcher {

@@ -132,6 +132,11 @@ fn with_digests(texts: &BTreeMap<String, String>) -> BTreeMap<String, String> {
         if let Some(i) = meta.find("\n# sha256 of each manifest") {
             meta.truncate(i + 1);
         }
+        // One newline before the table's blank line, however many the base ended with: the
+        // file must come out the same byte for byte when nothing changed.
+        let end = meta.trim_end_matches('\n').len();
+        meta.truncate(end);
+        meta.push('\n');
         meta.push_str(&table);
     }
     out
