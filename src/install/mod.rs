@@ -386,6 +386,7 @@ pub fn install(
     match (&result, home) {
         (Ok(()), Some(home)) => {
             receipts::register(home, &receipt)?;
+            crate::world::checkpoint::reach("toolkit-registered");
         }
         (Err(_), Some(home)) => {
             // Not a crash: what was there before this run is still true. A first install that
@@ -429,6 +430,7 @@ fn install_locked(
         }
         Ok(())
     })?;
+    crate::world::checkpoint::reach("toolkit-staging");
     // Half-unpacked trees of killed runs, for any key nobody is unpacking (best effort: a
     // failure here must not stop the install; the next run or `repair` tries again).
     let _ = sweep_unpacking(fetcher.cache());

@@ -152,6 +152,7 @@ impl Transaction {
             let (parent, name) = split(&self.prefix)?;
             let old = parent.join(format!(".{name}.old-{}", std::process::id()));
             crate::world::fs::swap_dir(&staging, &self.prefix, &old).map_err(restore_staging)?;
+            crate::world::checkpoint::reach("toolkit-swapped");
             remove_tree(&old)?;
         } else {
             crate::world::fs::publish_dir(&staging, &self.prefix).map_err(restore_staging)?;

@@ -212,6 +212,8 @@ pub fn publish_dir(staged: &Path, target: &Path) -> io::Result<()> {
 /// once it no longer needs it (and `staged` on an error).
 pub fn swap_dir(staged: &Path, target: &Path, aside: &Path) -> io::Result<()> {
     rename(target, aside)?;
+    // A kill here leaves `target` missing and only `aside`: the crash tests stop here.
+    crate::world::checkpoint::reach("tree-set-aside");
     if let Err(e) = rename(staged, target) {
         let _ = rename(aside, target);
         return Err(e);

@@ -556,3 +556,67 @@ fn uninstall_killed_at_random_moments_converges() {
         sb.assert_clean(&what);
     }
 }
+
+/// Every step of the toolkit's commit sequence, as a checkpoint: journaled, staging made,
+/// unpacked, staged, the old prefix set aside (a re-install), swapped in, committed, receipt
+/// written, registered (journal closed), env scripts written, rc change journaled. Killed at
+/// each, over nothing and over an installed prefix, the same install converges (the prefix has
+/// its own receipt and every file as listed), and uninstall then leaves nothing: the window of
+/// finding 9 is hit on every run instead of by a lucky random kill.
+#[test]
+fn killed_at_each_commit_checkpoint_a_rerun_converges() {
+    let m = Redist::new(&[]);
+    let sb = Sandbox::new();
+    let source = ["--mirror", &m.arg()];
+    let args = sb.install_args(&source, Some(&sb.prefix()));
+    for over_installed in [false, true] {
+        for checkpoint in [
+            "toolkit-journaled",
+            "toolkit-staging",
+            "unpacked-tmp",
+            "toolkit-unpacked",
+            "toolkit-staged",
+            "tree-set-aside",
+            "toolkit-swapped",
+            "toolkit-committed",
+            "receipt-registered",
+            "toolkit-registered",
+            "env-written",
+            "rc-journaled",
+        ] {
+            // Only a re-install sets a prefix aside and swaps the new one in; it finds the rc
+            // files hooked already, so it journals no rc change.
+            let reached = match checkpoint {
+                "tree-set-aside" | "toolkit-swapped" => over_installed,
+                "rc-journaled" => !over_installed,
+                _ => true,
+            };
+            if !reached {
+                continue;
+            }
+            let what = format!(
+                "killed at {checkpoint} over {}",
+                if over_installed {
+                    "an installed prefix"
+                } else {
+                    "nothing"
+                }
+            );
+            if over_installed {
+                let run = sb.install(&source, Some(&sb.prefix()));
+                assert_eq!(run.code, 0, "{what}: first install: {}", run.stderr);
+            }
+            // A warm cache never reaches unpacked-tmp: the first round of each runs cold.
+            if checkpoint == "unpacked-tmp" {
+                let _ = fs_err::remove_dir_all(sb.cudaup_home().join("cache"));
+            }
+            kill(parked(&sb, &args, checkpoint));
+            let run = sb.install(&source, Some(&sb.prefix()));
+            assert_eq!(run.code, 0, "{what}: re-run: {}", run.stderr);
+            assert_converged(&sb, &what);
+            let un = sb.uninstall();
+            assert_eq!(un.code, 0, "{what}: uninstall: {}", un.stderr);
+            sb.assert_clean(&what);
+        }
+    }
+}
