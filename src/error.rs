@@ -181,7 +181,9 @@ fn fetch_code(e: &crate::fetch::FetchError) -> ExitCode {
     use crate::fetch::FetchError as F;
     match e {
         F::Cancelled => ExitCode::Cancelled,
-        F::BadLocation { .. } | F::InsecureHttp { .. } => ExitCode::Usage,
+        F::BadLocation { .. } | F::InsecureHttp { .. } | F::InsecureRedirect { .. } => {
+            ExitCode::Usage
+        }
         F::Local(_) => ExitCode::Failure,
         e if e.is_verification() => ExitCode::Verification,
         e if e.is_network() => ExitCode::Network,
@@ -237,6 +239,11 @@ mod tests {
             crate::install::home::NotAHome::Unmarked("/home/u/projects".into()),
         );
         assert_eq!(Error::from(not_a_home).exit_code(), ExitCode::Usage);
+        let downgrade = crate::fetch::FetchError::InsecureRedirect {
+            from: "https://developer.download.nvidia.com/x.json".into(),
+            to: "http://example.com/x.json".into(),
+        };
+        assert_eq!(Error::from(downgrade).exit_code(), ExitCode::Usage);
         let run = crate::world::runner::RunError::new(std::path::Path::new("nvcc"), "not found");
         assert_eq!(Error::from(run).exit_code(), ExitCode::Failure);
     }

@@ -23,6 +23,14 @@ pub enum FetchError {
         /// The URL.
         url: String,
     },
+    /// A redirect to plain http without `--allow-http`: the hop that would have lost https.
+    #[error("{from} redirects to {to}: refusing plain http, which cannot prove the bytes are the mirror's (a redirect is followed to http only with --allow-http)")]
+    InsecureRedirect {
+        /// The URL that redirected.
+        from: String,
+        /// Where it pointed.
+        to: String,
+    },
     /// The server answered with an error status.
     #[error("{url}: HTTP {status}")]
     Status {
@@ -122,6 +130,12 @@ impl FetchError {
     /// A client error, with its cause read from the error chain.
     pub fn transport(url: &str, error: reqwest::Error) -> FetchError {
         tracing::debug!("{url}: {error:?}");
+        if let Some(d) = downgrade_in(&error) {
+            return FetchError::InsecureRedirect {
+                from: d.from.clone(),
+                to: d.to.clone(),
+            };
+        }
         FetchError::Transport {
             url: url.to_owned(),
             cause: Cause::of(&error, Some(url)),
@@ -189,6 +203,52 @@ impl FetchError {
     }
 }
 
+/// The refusal of [`redirect_policy`]: a redirect from `from` to the plain-http `to`.
+#[derive(Debug)]
+pub(crate) struct Downgrade {
+    from: String,
+    to: String,
+}
+
+impl std::fmt::Display for Downgrade {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} redirects to plain http {}", self.from, self.to)
+    }
+}
+
+impl std::error::Error for Downgrade {}
+
+fn downgrade_in(error: &reqwest::Error) -> Option<&Downgrade> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = source {
+        if let Some(d) = e.downcast_ref::<Downgrade>() {
+            return Some(d);
+        }
+        source = e.source();
+    }
+    None
+}
+
+/// The redirects the client follows: at most 10, and to plain http only with `--allow-http`
+/// (reqwest's default policy follows https to http).
+pub(crate) fn redirect_policy(allow_http: bool) -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(move |attempt| {
+        if attempt.previous().len() >= 10 {
+            return attempt.error("more than 10 redirects");
+        }
+        if !allow_http && attempt.url().scheme() == "http" {
+            let from = attempt
+                .previous()
+                .last()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            let to = attempt.url().to_string();
+            return attempt.error(Downgrade { from, to });
+        }
+        attempt.follow()
+    })
+}
+
 fn transient_io(e: &io::Error) -> bool {
     use io::ErrorKind::*;
     matches!(
@@ -203,4 +263,77 @@ fn transient_io(e: &io::Error) -> bool {
     ) || e
         .get_ref()
         .is_some_and(|inner| inner.downcast_ref::<reqwest::Error>().is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A loopback server answering `/done` with `ok` and every other request with a redirect
+    /// to `to` (on itself when `to` starts with `/`).
+    fn redirecting(to: &'static str) -> String {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let own = base.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(4) {
+                let mut s = stream.unwrap();
+                let mut buf = [0u8; 4096];
+                let n = s.read(&mut buf).unwrap_or(0);
+                if String::from_utf8_lossy(&buf[..n]).starts_with("GET /done ") {
+                    let _ = write!(
+                        s,
+                        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+                    );
+                    continue;
+                }
+                let location = if to.starts_with('/') {
+                    format!("{own}{to}")
+                } else {
+                    to.to_owned()
+                };
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+            }
+        });
+        base
+    }
+
+    #[test]
+    fn a_redirect_to_plain_http_is_refused_naming_the_hop() {
+        let base = redirecting("/elsewhere");
+        let client = reqwest::blocking::Client::builder()
+            .redirect(redirect_policy(false))
+            .build()
+            .unwrap();
+        let url = format!("{base}/redistrib.json");
+        let error = client.get(&url).send().unwrap_err();
+        let e = FetchError::transport(&url, error);
+        let FetchError::InsecureRedirect { from, to } = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(from, &url);
+        assert_eq!(to, &format!("{base}/elsewhere"));
+        assert!(e.to_string().contains("--allow-http"), "{e}");
+        assert!(!e.is_transient() && !e.is_network());
+    }
+
+    #[test]
+    fn with_allow_http_the_redirect_is_followed() {
+        let base = redirecting("/done");
+        let client = reqwest::blocking::Client::builder()
+            .redirect(redirect_policy(true))
+            .build()
+            .unwrap();
+        let body = client
+            .get(format!("{base}/a"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap();
+        assert_eq!(body, "ok");
+    }
 }

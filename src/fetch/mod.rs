@@ -137,6 +137,7 @@ impl Fetcher {
                 // The blocking client applies this per operation, reads of the body included: a
                 // read timeout, not a limit on the whole transfer (rust-lang/rustup#4213).
                 .timeout(self.settings.read_timeout)
+                .redirect(error::redirect_policy(self.settings.allow_http))
                 .build()
                 .map_err(|e| e.to_string())
         });

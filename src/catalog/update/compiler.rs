@@ -107,25 +107,24 @@ fn newest_per_series(p: &Project) -> Vec<(Version, Version)> {
     out
 }
 
-/// Cached results, by the wheel's sha256.
+/// Cached results, by the wheel's claimed sha256 and its URL ([`super::fatbin::cache_stem`]).
 struct Cache {
     dir: PathBuf,
 }
 
 impl Cache {
-    fn path(&self, sha: Option<&str>) -> Option<PathBuf> {
-        let sha = sha?;
-        (sha.len() == 64 && sha.chars().all(|c| c.is_ascii_hexdigit()))
-            .then(|| self.dir.join(format!("{sha}-ptxas.json")))
+    fn path(&self, w: &WheelFile) -> Option<PathBuf> {
+        let stem = super::fatbin::cache_stem(w.sha256.as_deref()?, &w.url.to_string())?;
+        Some(self.dir.join(format!("{stem}-ptxas.json")))
     }
 
-    fn get(&self, sha: Option<&str>) -> Option<Targets> {
-        let b = fs_err::read(self.path(sha)?).ok()?;
+    fn get(&self, w: &WheelFile) -> Option<Targets> {
+        let b = fs_err::read(self.path(w)?).ok()?;
         serde_json::from_slice(&b).ok()
     }
 
-    fn put(&self, sha: Option<&str>, t: &Targets) {
-        let Some(path) = self.path(sha) else { return };
+    fn put(&self, w: &WheelFile, t: &Targets) {
+        let Some(path) = self.path(w) else { return };
         // A cache that cannot be written only costs the next run the same bytes again.
         let _ = crate::world::fs::write_atomic(
             &path,
@@ -138,7 +137,7 @@ impl Cache {
 
 /// Reads the compiler of every catalogued series whose row does not already name that very
 /// compiler build: newest series first, within `budget` bytes of ptxas (results cached under
-/// `cache_dir` by the wheel's sha256).
+/// `cache_dir` by the wheel's claimed sha256 and its URL, so never across indexes).
 pub fn read(
     net: &mut Net<'_>,
     index: &Location,
@@ -176,7 +175,7 @@ pub fn read(
                 continue;
             }
             let Some(w) = p.wheel(&v) else { continue };
-            let targets = match cache.get(w.sha256.as_deref()) {
+            let targets = match cache.get(w) {
                 Some(t) => t,
                 None => {
                     let Some(entry) = zip::find(net, &w.url, &|e| e.name.ends_with("/bin/ptxas"))?
@@ -200,7 +199,7 @@ pub fn read(
                         url: format!("{}#{}", w.url, entry.name),
                         message,
                     })?;
-                    cache.put(w.sha256.as_deref(), &t);
+                    cache.put(w, &t);
                     t
                 }
             };

@@ -164,10 +164,21 @@ impl Budget {
     }
 }
 
-/// The cached result for a wheel, keyed by its sha256 and the member read.
-fn cache_path(budget: &Budget, sha: &str, member: &str) -> Option<PathBuf> {
+/// The stem of a cache entry for the wheel at `url` whose index claims `sha`: the claim and the
+/// wheel's URL (its index) together. The wheel is read by ranges, so the sha256 is never
+/// checked; keyed by it alone, a hostile index's result cached under an honest wheel's hash
+/// was later served for the honest index (issue 33, finding 7). `None` for a malformed sha.
+pub(super) fn cache_stem(sha: &str, url: &str) -> Option<String> {
+    use sha2::{Digest, Sha256};
     let ok = sha.len() == 64 && sha.chars().all(|c| c.is_ascii_hexdigit());
-    ok.then(|| {
+    let source = hex::encode(Sha256::digest(url.as_bytes()));
+    ok.then(|| format!("{}-{}", sha.to_ascii_lowercase(), &source[..16]))
+}
+
+/// The cached result for a wheel, keyed by its claimed sha256, its URL and the member read.
+fn cache_path(budget: &Budget, sha: &str, url: &str, member: &str) -> Option<PathBuf> {
+    let stem = cache_stem(sha, url)?;
+    Some({
         let tag: String = member
             .rsplit('/')
             .next()
@@ -181,7 +192,7 @@ fn cache_path(budget: &Budget, sha: &str, member: &str) -> Option<PathBuf> {
                 }
             })
             .collect();
-        budget.cache.join(format!("{sha}-{tag}.json"))
+        budget.cache.join(format!("{stem}-{tag}.json"))
     })
 }
 
@@ -197,7 +208,7 @@ pub fn probe(
     let cached = file
         .sha256
         .as_deref()
-        .and_then(|sha| cache_path(budget, sha, &probe.member));
+        .and_then(|sha| cache_path(budget, sha, &file.url.to_string(), &probe.member));
     if let Some(t) = cached
         .as_ref()
         .and_then(|p| fs_err::read(p).ok())
@@ -312,6 +323,16 @@ pub fn probe_all(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn a_cache_entry_is_never_shared_across_indexes() {
+        let sha = "ab".repeat(32);
+        let honest = cache_stem(&sha, "https://pypi.org/packages/x.whl").unwrap();
+        let hostile = cache_stem(&sha, "https://evil.example/packages/x.whl").unwrap();
+        assert_ne!(honest, hostile);
+        assert!(honest.starts_with(&sha));
+        assert_eq!(cache_stem("not-a-sha", "https://pypi.org/x.whl"), None);
+    }
 
     /// A tiny ELF64 with `.shstrtab` and a `.nv_fatbin` section holding `section`.
     pub(crate) fn elf_with_fatbin(section: &[u8]) -> Vec<u8> {
