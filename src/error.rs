@@ -89,6 +89,10 @@ pub enum Error {
     #[error("{0}")]
     Unsupported(String),
 
+    /// A container command failed.
+    #[error(transparent)]
+    Container(#[from] crate::container::ContainerError),
+
     /// The Python environment step failed.
     #[error(transparent)]
     PyEnv(#[from] crate::install::python::PyEnvError),
@@ -144,6 +148,19 @@ impl Error {
                 _ => ExitCode::Failure,
             },
             Error::Install(e) => install_code(e),
+            Error::Container(e) => {
+                use crate::container::ContainerError as C;
+                match e {
+                    C::Edit(_) | C::Driver(_) => ExitCode::Failure,
+                    C::Setup(_)
+                    | C::Cdi(_)
+                    | C::Image(_)
+                    | C::Dockerfile(_)
+                    | C::NoEngine(_)
+                    | C::NoDriver(_)
+                    | C::NeedsRoot { .. } => ExitCode::Usage,
+                }
+            }
             Error::Monitor(e) => {
                 use crate::monitor::MonitorError as M;
                 match e {
@@ -275,5 +292,31 @@ mod tests {
         assert_eq!(Error::from(plan).exit_code(), ExitCode::Usage);
         let python = PyEnvError::Unsupported("no Python in range".into());
         assert_eq!(Error::from(python).exit_code(), ExitCode::Unsupported);
+    }
+
+    /// M11: a host-file edit or a driver command that failed under `container setup` is a
+    /// failure (1), as install's are; what the user must change stays 2. A `fleet report`
+    /// directory that cannot be listed is an I/O failure (1).
+    #[test]
+    fn container_errors_and_a_fleet_read_error_map_like_installs() {
+        use crate::container::ContainerError as C;
+        let edit = crate::install::host_files::EditError::NotText("/etc/docker/daemon.json".into());
+        assert_eq!(Error::from(C::from(edit)).exit_code(), ExitCode::Failure);
+        let driver = crate::install::driver::DriverStepError::CommandFailed {
+            command: "sudo apt-get install -y nvidia-container-toolkit".into(),
+            status: Some(100),
+            output: String::new(),
+            completed: 0,
+        };
+        assert_eq!(Error::from(C::from(driver)).exit_code(), ExitCode::Failure);
+        let root = C::NeedsRoot {
+            paths: "/etc/docker/daemon.json".into(),
+            toolkit: "",
+        };
+        assert_eq!(Error::from(root).exit_code(), ExitCode::Usage);
+        let engine = C::NoEngine("neither docker nor podman".into());
+        assert_eq!(Error::from(engine).exit_code(), ExitCode::Usage);
+        let fleet = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert_eq!(Error::from(fleet).exit_code(), ExitCode::Failure);
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::container::{self, Survey};
+use crate::container::{self, ContainerError, Survey};
 use crate::detect::Root;
 use crate::error::{Error, ExitCode, Result};
 use crate::world::process::Process;
@@ -211,8 +211,8 @@ pub(super) fn run(
                 system_root: args.driver_root.clone(),
             }
             .root()?;
-            let generated = container::cdi::generate::generate(&root)
-                .map_err(|e| Error::Usage(e.to_string()))?;
+            let generated =
+                container::cdi::generate::generate(&root).map_err(ContainerError::from)?;
             out.write_all(&generated.spec.to_json())?;
             Ok(ExitCode::Ok)
         }
@@ -236,7 +236,7 @@ pub(super) fn run(
         ContainerCommand::Uninstall(args) => {
             let home = home(process)?;
             let undone = crate::install::host_files::undo(&home, args.dry_run)
-                .map_err(|e| Error::Usage(e.to_string()))?;
+                .map_err(ContainerError::from)?;
             if args.json {
                 let text = serde_json::to_string_pretty(&undone).expect("serialises");
                 writeln!(out, "{text}")?;
@@ -310,7 +310,7 @@ fn setup(
         toolkit: container::toolkit::probe(runner, &facts, &process.path_entries()),
         family: container::toolkit::family(&host_root),
     };
-    let plan = container::setup::plan(&survey, &opts).map_err(|e| Error::Usage(e.to_string()))?;
+    let plan = container::setup::plan(&survey, &opts).map_err(ContainerError::from)?;
     let root_needed: Vec<&container::setup::Edit> =
         plan.edits.iter().filter(|e| e.needs_root).collect();
     if !args.json {
@@ -326,11 +326,15 @@ fn setup(
         return Ok(ExitCode::Ok);
     }
     if !root_needed.is_empty() {
-        return Err(Error::Usage(format!(
-            "writing {} needs root: run `sudo cudaup container setup{}`, or `cudaup container setup --engine podman` for rootless Podman alone",
-            root_needed.iter().map(|e| e.path.display().to_string()).collect::<Vec<_>>().join(", "),
-            if args.toolkit { " --toolkit" } else { "" }
-        )));
+        return Err(ContainerError::NeedsRoot {
+            paths: root_needed
+                .iter()
+                .map(|e| e.path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            toolkit: if args.toolkit { " --toolkit" } else { "" },
+        }
+        .into());
     }
     let mut lines = Vec::new();
     let applied = container::setup::apply(&plan, &home, args.yes, runner, &mut |l| {
@@ -390,9 +394,7 @@ fn render_setup(
 }
 
 fn home(process: &Process) -> Result<PathBuf> {
-    process.cudaup_home().ok_or_else(|| {
-        Error::Usage("cannot tell where cudaup's home is: set HOME or --home".into())
-    })
+    Ok(crate::install::home::Home::of(process)?.root().to_owned())
 }
 
 fn survey(args: &RootArgs, process: &Process, runner: &dyn Runner) -> Result<Survey> {
@@ -541,14 +543,15 @@ fn image_fit(
         .iter()
         .find_map(|n| container::toolkit::on_path(&process.path_entries(), n))
         .ok_or_else(|| {
-            Error::Usage(
+            ContainerError::NoEngine(
                 "--check reads the image through docker or podman, and neither is on PATH".into(),
             )
         })?;
-    let requirement = container::image::inspect(runner, &engine, image).map_err(Error::Usage)?;
+    let requirement =
+        container::image::inspect(runner, &engine, image).map_err(ContainerError::Image)?;
     let driver = container::Host::probe(root)
         .driver_version
-        .ok_or_else(|| Error::Usage("no NVIDIA driver is loaded here (/proc/driver/nvidia/version): nothing to compare the image with".into()))?;
+        .ok_or_else(|| ContainerError::NoDriver("no NVIDIA driver is loaded here (/proc/driver/nvidia/version): nothing to compare the image with".into()))?;
     // Forward compatibility is for Data Center GPUs (and Jetson): an H100/H200/A100-class name.
     let datacenter = root
         .list("/proc/driver/nvidia/gpus")
@@ -655,7 +658,7 @@ fn dockerfile(
     let plan = crate::resolve::resolve(&system, &settings.request, catalog);
     let driver = system.driver.as_ref().map(|d| d.version.clone());
     let df = container::dockerfile::render(&plan, driver.as_deref(), catalog)
-        .map_err(|e| Error::Usage(e.to_string()))?;
+        .map_err(ContainerError::from)?;
     if args.json {
         let j = serde_json::json!({"base": df.base, "notes": df.notes, "dockerfile": df.text});
         writeln!(out, "{}", serde_json::to_string_pretty(&j).expect("json"))?;

@@ -60,7 +60,7 @@ pub(super) fn run(cmd: &FleetCommand, style: &Style, out: &mut dyn Write) -> Res
 
 /// Every subdirectory of `dir` is a host; its files are read as text.
 fn read_dir(dir: &Path) -> Result<Vec<HostFiles>> {
-    let entries = fs_err::read_dir(dir).map_err(|e| Error::Usage(e.to_string()))?;
+    let entries = fs_err::read_dir(dir)?;
     let mut hosts = Vec::new();
     for entry in entries {
         let entry = entry?;

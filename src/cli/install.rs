@@ -83,19 +83,15 @@ fn source_for(
         }
     });
     Ok(match s.source.or(bundled).unwrap_or(SourceKind::Redist) {
-        SourceKind::Redist => Source::Redist(
-            Location::parse(s.mirror.as_deref().unwrap_or(redist::NVIDIA_BASE))
-                .map_err(fetch_usage)?,
-        ),
-        SourceKind::Wheels => Source::Wheels(
-            Location::parse(
-                s.index_url
-                    .as_deref()
-                    .or(s.mirror.as_deref())
-                    .unwrap_or(pypi::PYPI_SIMPLE),
-            )
-            .map_err(fetch_usage)?,
-        ),
+        SourceKind::Redist => Source::Redist(Location::parse(
+            s.mirror.as_deref().unwrap_or(redist::NVIDIA_BASE),
+        )?),
+        SourceKind::Wheels => Source::Wheels(Location::parse(
+            s.index_url
+                .as_deref()
+                .or(s.mirror.as_deref())
+                .unwrap_or(pypi::PYPI_SIMPLE),
+        )?),
     })
 }
 
@@ -113,8 +109,8 @@ fn auto_source(
         return Ok(None);
     }
     let probe = probe_fetcher(process, s.allow_http, cancel.clone())?;
-    let nvidia = Location::parse(redist::NVIDIA_BASE).map_err(fetch_usage)?;
-    let index = Location::parse(pypi::PYPI_SIMPLE).map_err(fetch_usage)?;
+    let nvidia = Location::parse(redist::NVIDIA_BASE)?;
+    let index = Location::parse(pypi::PYPI_SIMPLE)?;
     Ok(Some(install::source_choice::auto(
         &probe, &nvidia, &index, cuda,
     )?))
@@ -143,10 +139,6 @@ fn find_bundle(
         let loc = Location::parse(u).ok()?;
         crate::install::python::bundle::read(&probe, &loc).map(|m| (u.clone(), m))
     }))
-}
-
-fn fetch_usage(e: crate::fetch::FetchError) -> Error {
-    Error::Usage(e.to_string())
 }
 
 /// `cudaup install` flags.

@@ -164,7 +164,7 @@ fn texts_of(source: &Source) -> Result<BTreeMap<String, String>> {
 }
 
 fn location(s: &str, allow_http: bool) -> Result<Location> {
-    let loc = Location::parse(s).map_err(|e| Error::Usage(e.to_string()))?;
+    let loc = Location::parse(s)?;
     if !loc.is_authenticated() && !allow_http {
         return Err(Error::Usage(format!("{s}: refusing a plain-http source; use https, a directory, or --allow-http for a mirror you trust")));
     }

@@ -242,10 +242,7 @@ pub(super) fn run(
                 }
             }
             Step::Env { intent } => {
-                intent.finish(process, &home).map_err(|e| match e {
-                    install::env::HookError::Io(e) => Error::Io(e),
-                    refused => Error::Usage(refused.to_string()),
-                })?;
+                intent.finish(process, &home)?;
             }
             Step::Register { receipt } => {
                 install::receipts::register(&home, receipt)?;
@@ -276,10 +273,7 @@ pub(super) fn run(
                 }
             }
             Step::RcHook { file, line } => {
-                install::env::rehook(process, &home, file, line).map_err(|e| match e {
-                    install::env::HookError::Io(e) => Error::Io(e),
-                    refused => Error::Usage(refused.to_string()),
-                })?;
+                install::env::rehook(process, &home, file, line)?;
             }
         }
         writeln!(out, "  {} {}", style.good("repaired"), step)?;

@@ -28,6 +28,45 @@ pub use choice::Choice;
 pub use engine::Engine;
 pub use host::Host;
 
+/// Why a container command could not do what was asked, typed so that `error.rs` maps each to
+/// its exit code once: what the user must change is 2, a host-file edit or a driver command that
+/// failed is 1 (as install's are).
+#[derive(Debug, thiserror::Error)]
+pub enum ContainerError {
+    /// The host cannot be set up as asked (a config file cudaup cannot read, no engine to set up).
+    #[error(transparent)]
+    Setup(#[from] setup::SetupError),
+    /// A host file could not be written or put back.
+    #[error(transparent)]
+    Edit(#[from] crate::install::host_files::EditError),
+    /// A driver command failed.
+    #[error(transparent)]
+    Driver(#[from] crate::install::driver::DriverStepError),
+    /// No CDI spec can be written for this driver tree.
+    #[error(transparent)]
+    Cdi(#[from] cdi::generate::GenerateError),
+    /// The image cannot be read.
+    #[error("{0}")]
+    Image(String),
+    /// No Dockerfile can be written for this plan.
+    #[error(transparent)]
+    Dockerfile(#[from] dockerfile::DockerfileError),
+    /// Neither docker nor podman is on `PATH`, and the command needs one.
+    #[error("{0}")]
+    NoEngine(String),
+    /// No NVIDIA driver is loaded, and the command compares against it.
+    #[error("{0}")]
+    NoDriver(String),
+    /// The plan writes files only root may write.
+    #[error("writing {paths} needs root: run `sudo cudaup container setup{toolkit}`, or `cudaup container setup --engine podman` for rootless Podman alone")]
+    NeedsRoot {
+        /// The files, comma-separated.
+        paths: String,
+        /// ` --toolkit` when the toolkit was asked for, else empty.
+        toolkit: &'static str,
+    },
+}
+
 /// What [`survey`] found: the host, its engines, and the choice for each.
 #[derive(Debug, Clone, Serialize)]
 pub struct Survey {

@@ -423,11 +423,10 @@ pub fn apply(
     run_commands: bool,
     runner: &dyn crate::world::runner::Runner,
     echo: &mut dyn FnMut(&str),
-) -> Result<Applied, crate::error::Error> {
+) -> Result<Applied, super::ContainerError> {
     let mut done = Applied::default();
     for e in &plan.edits {
-        crate::install::host_files::apply(home, &e.path, e.bytes.as_deref(), &e.what)
-            .map_err(|err| crate::error::Error::Usage(err.to_string()))?;
+        crate::install::host_files::apply(home, &e.path, e.bytes.as_deref(), &e.what)?;
         done.written.push(e.path.clone());
     }
     if run_commands && !plan.commands.is_empty() {
@@ -436,8 +435,7 @@ pub fn apply(
             runnable: true,
             ..Default::default()
         };
-        let ran = crate::install::driver::execute(&step, runner, echo)
-            .map_err(|err| crate::error::Error::Usage(err.to_string()))?;
+        let ran = crate::install::driver::execute(&step, runner, echo)?;
         done.commands_run = ran.commands_run;
     }
     Ok(done)

@@ -176,14 +176,14 @@ pub fn run(opts: &Options<'_>, runner: &dyn Runner) -> Vec<Check> {
             return checks;
         }
     }
-    let run_in = |cmd: &[&str]| -> crate::error::Result<Output> {
+    let run_in = |cmd: &[&str]| -> Result<Output, crate::world::runner::RunError> {
         let mut args: Vec<String> = engine.base_args();
         args.extend(["run".into(), "--rm".into(), "--network=none".into()]);
         args.extend(opts.choice.run_flags.iter().cloned());
         args.push(image.into());
         args.extend(cmd.iter().map(|s| s.to_string()));
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        Ok(runner.run(&engine.program, &argv, TIMEOUT)?)
+        runner.run(&engine.program, &argv, TIMEOUT)
     };
     let flags = opts.choice.run_flags.join(" ");
     match run_in(&["/cudaup/addKernel"]) {
