@@ -124,6 +124,7 @@ short_campaigns! {
     fuzz_system_root: SYSTEM_ROOT, 300;
     fuzz_fleet: FLEET, 2000;
     fuzz_lock_file: LOCK_FILE, 2000;
+    fuzz_settings_numbers: SETTINGS_NUMBERS, 3000;
 }
 
 /// The fuzzer is strong enough to matter: on the PEP 503 parser as it was before issue 25, with

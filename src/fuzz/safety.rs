@@ -94,3 +94,86 @@ pub const LOCK_FILE: Target = Target {
     run: run_lock_file,
     max_len: 256,
 };
+
+/// The number settings (first byte: which variable), then the value: never a panic (the clock
+/// overflowed at 2^63 seconds), and a value taken is within its range.
+fn run_settings_numbers(input: &[u8], _: &Path) {
+    use crate::world::vars;
+    let names = [
+        vars::CUDAUP_HTTP_TIMEOUT,
+        vars::CUDAUP_PROBE_TIMEOUT,
+        vars::CUDAUP_HTTP_RETRIES,
+        vars::CUDAUP_MAX_DOWNLOAD_BYTES,
+        vars::CUDAUP_MAX_UNPACKED_BYTES,
+    ];
+    let (which, value) = match input {
+        [w, rest @ ..] => (usize::from(*w) % names.len(), rest),
+        [] => (0, &[][..]),
+    };
+    let value = String::from_utf8_lossy(value).into_owned();
+    let name = names[which];
+    let process = crate::world::process::Process::with_vars(
+        vec![(name.to_owned(), value.clone())],
+        Path::new("/"),
+    );
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let cache = Path::new("/nonexistent/cache");
+    let taken = match which {
+        1 => crate::settings::net::probe_fetcher(&process, cache, false, cancel).is_ok(),
+        4 => crate::settings::net::max_unpacked(&process).is_ok(),
+        _ => crate::settings::net::fetcher(
+            &process,
+            cache,
+            false,
+            cancel,
+            std::sync::Arc::new(crate::world::progress::Silent),
+        )
+        .is_ok(),
+    };
+    if taken && !value.trim().is_empty() {
+        let n: u64 = value.trim().parse().expect("a value taken is a number");
+        let ok = match which {
+            0 | 1 => (1..=86_400).contains(&n),
+            2 => n <= 100,
+            _ => n >= 1,
+        };
+        assert!(ok, "{name}={value} was taken");
+    }
+}
+
+/// The number settings (`CUDAUP_HTTP_TIMEOUT`, `CUDAUP_PROBE_TIMEOUT`, retries, byte limits).
+pub const SETTINGS_NUMBERS: Target = Target {
+    name: "settings_numbers",
+    seeds: || {
+        let mut seeds = Vec::new();
+        for w in 0u8..5 {
+            for v in [
+                "0",
+                "1",
+                "30",
+                "86400",
+                "86401",
+                "9223372036854775808",
+                "-1",
+                " 7 ",
+            ] {
+                let mut s = vec![w];
+                s.extend_from_slice(v.as_bytes());
+                seeds.push(s);
+            }
+        }
+        seeds
+    },
+    dict: &[
+        b"0",
+        b"9",
+        b"18446744073709551615",
+        b" ",
+        b"\r",
+        b"\x1b",
+        b"+",
+        b"e",
+    ],
+    run: run_settings_numbers,
+    max_len: 64,
+};

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::engine::Target;
-pub use super::safety::LOCK_FILE;
+pub use super::safety::{LOCK_FILE, SETTINGS_NUMBERS};
 use crate::catalog::update::Net;
 use crate::catalog::update::{fatbin, marker, pypi as upypi, redist as uredist, zip as uzip};
 use crate::fetch::{Fetcher, Location};
@@ -957,4 +957,5 @@ pub const ALL: &[&Target] = &[
     &SYSTEM_ROOT,
     &FLEET,
     &LOCK_FILE,
+    &SETTINGS_NUMBERS,
 ];

@@ -32,18 +32,7 @@ pub fn probe_fetcher(
     allow_http: bool,
     cancel: Arc<AtomicBool>,
 ) -> Result<Fetcher, SettingsError> {
-    let what = "not a number of seconds";
-    let seconds = match number(process, vars::CUDAUP_PROBE_TIMEOUT, what)? {
-        Some(0) => {
-            return Err(SettingsError::invalid(
-                vars::CUDAUP_PROBE_TIMEOUT,
-                "0",
-                what,
-            ))
-        }
-        Some(s) => s,
-        None => 8,
-    };
+    let seconds = ranged(process, vars::CUDAUP_PROBE_TIMEOUT, SECONDS)?.unwrap_or(8);
     fetcher_with(
         process,
         cache,
@@ -68,13 +57,13 @@ fn fetcher_with(
 ) -> Result<Fetcher, SettingsError> {
     let mut settings = Settings::new(cache.to_path_buf());
     settings.allow_http = allow_http;
-    if let Some(n) = number(process, vars::CUDAUP_HTTP_RETRIES, "not a number")? {
-        settings.attempts = n as u32 + 1;
+    if let Some(n) = ranged(process, vars::CUDAUP_HTTP_RETRIES, RETRIES)? {
+        settings.attempts = u32::try_from(n).expect("at most 100") + 1;
     }
-    if let Some(s) = number(process, vars::CUDAUP_HTTP_TIMEOUT, "not a number")? {
+    if let Some(s) = ranged(process, vars::CUDAUP_HTTP_TIMEOUT, SECONDS)? {
         settings.read_timeout = Duration::from_secs(s);
     }
-    if let Some(n) = number(process, vars::CUDAUP_MAX_DOWNLOAD_BYTES, "not a number")? {
+    if let Some(n) = ranged(process, vars::CUDAUP_MAX_DOWNLOAD_BYTES, BYTES)? {
         settings.max_download = n;
     }
     if process.var(vars::CUDAUP_TEST_NO_RETRY_DELAY) == Some("1") {
@@ -86,20 +75,52 @@ fn fetcher_with(
 
 /// `CUDAUP_MAX_UNPACKED_BYTES`, else 64 GiB: the most one archive may unpack to.
 pub fn max_unpacked(process: &Process) -> Result<u64, SettingsError> {
-    Ok(number(
-        process,
-        vars::CUDAUP_MAX_UNPACKED_BYTES,
-        "not a number of bytes",
-    )?
-    .unwrap_or(crate::unpack::Limits::default().max_total_bytes))
+    Ok(ranged(process, vars::CUDAUP_MAX_UNPACKED_BYTES, BYTES)?
+        .unwrap_or(crate::unpack::Limits::default().max_total_bytes))
 }
 
-fn number(process: &Process, name: &str, what: &str) -> Result<Option<u64>, SettingsError> {
+/// The values a number setting may take, and how its error says so.
+struct Range {
+    least: u64,
+    most: u64,
+    what: &'static str,
+}
+
+/// Timeouts: a second to a day (0 would time out at once; 2^63 overflowed the clock).
+const SECONDS: Range = Range {
+    least: 1,
+    most: 86_400,
+    what: "not a number of seconds from 1 to 86400 (one day)",
+};
+
+/// Retries of a download: none to a hundred.
+const RETRIES: Range = Range {
+    least: 0,
+    most: 100,
+    what: "not a number of retries from 0 to 100",
+};
+
+/// Size limits: at least one byte.
+const BYTES: Range = Range {
+    least: 1,
+    most: u64::MAX,
+    what: "not a number of bytes (at least 1)",
+};
+
+/// The variable `name` as a number within `range` (absent: `None`); anything else is a
+/// settings error (exit code 2) naming the variable and the range.
+fn ranged(process: &Process, name: &str, range: Range) -> Result<Option<u64>, SettingsError> {
     process
         .var(name)
         .map(|v| {
-            v.parse::<u64>()
-                .map_err(|_| SettingsError::invalid(name, v, what))
+            v.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (range.least..=range.most).contains(n))
+                .ok_or_else(|| SettingsError::invalid(name, v, range.what))
         })
         .transpose()
 }
+
+#[cfg(test)]
+mod tests;

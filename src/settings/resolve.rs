@@ -40,10 +40,26 @@ pub enum SettingsError {
 
 impl SettingsError {
     /// A bad value of a flag or variable.
+    /// The value is echoed with its control characters escaped (an ESC or a CR in a variable
+    /// must not reach the terminal) and cut to 200 characters.
     pub fn invalid(what: &str, value: &str, message: impl Into<String>) -> SettingsError {
+        let mut shown: String = value
+            .chars()
+            .take(200)
+            .flat_map(|c| {
+                if c.is_control() {
+                    c.escape_default().collect::<Vec<_>>()
+                } else {
+                    vec![c]
+                }
+            })
+            .collect();
+        if value.chars().count() > 200 {
+            shown.push('…');
+        }
         SettingsError::Invalid {
             what: what.to_owned(),
-            value: value.to_owned(),
+            value: shown,
             message: message.into(),
         }
     }
