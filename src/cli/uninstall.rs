@@ -8,6 +8,7 @@ use crate::error::{Error, ExitCode, Result};
 use crate::world::process::Process;
 
 use super::Style;
+use crate::model::text::escape_controls;
 
 /// `cudaup uninstall` flags.
 #[derive(Debug, Args)]
@@ -46,7 +47,7 @@ pub(super) fn run(
             writeln!(
                 out,
                 "cudaup has installed nothing here ({}).",
-                home.display()
+                escape_controls(&home.display().to_string())
             )?;
         }
         return Ok(ExitCode::Ok);
@@ -54,7 +55,7 @@ pub(super) fn run(
     if !args.json || args.dry_run {
         writeln!(out, "{}", style.heading("Uninstall"))?;
         for s in &steps {
-            writeln!(out, "  - {s}")?;
+            writeln!(out, "  - {}", escape_controls(&s.to_string()))?;
         }
         let cache = home_dir.cache();
         if !args.purge && cache.is_dir() {
@@ -107,14 +108,19 @@ pub(super) fn run(
     } else {
         writeln!(out, "{}", style.good("done"))?;
         for (p, why) in &outcome.kept {
-            writeln!(out, "  left in place: {} ({why})", p.display())?;
+            writeln!(
+                out,
+                "  left in place: {} ({})",
+                escape_controls(&p.display().to_string()),
+                escape_controls(why)
+            )?;
         }
         if !left.is_empty() {
             let total: u64 = left.iter().map(|l| l.bytes).sum();
             writeln!(
                 out,
                 "kept in {} ({}):",
-                home.display(),
+                escape_controls(&home.display().to_string()),
                 indicatif::HumanBytes(total)
             )?;
             let width = left
@@ -126,7 +132,7 @@ pub(super) fn run(
                 let name = l
                     .path
                     .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
+                    .map(|n| escape_controls(&n.to_string_lossy()))
                     .unwrap_or_default();
                 writeln!(
                     out,
@@ -141,6 +147,11 @@ pub(super) fn run(
         }
     }
     Ok(ExitCode::Ok)
+}
+
+/// A path as a word of a command line shown to the user (control characters visible).
+fn quoted(path: &str) -> String {
+    crate::model::text::shell_word(path, crate::install::driver::shell_quote)
 }
 
 /// Whether the running binary is cudaup's own copy in `home`.
@@ -168,7 +179,7 @@ fn purge_command(
     if running_the_copy {
         let paths: Vec<String> = ours
             .iter()
-            .map(|l| crate::install::driver::shell_quote(&l.path.display().to_string()))
+            .map(|l| quoted(&l.path.display().to_string()))
             .collect();
         return Some(format!(
             "rm -rf {}   # cudaup's own copy is gone, so this needs no cudaup",
@@ -182,10 +193,7 @@ fn purge_command(
     let home_arg = if default.as_deref() == Some(home) {
         String::new()
     } else {
-        format!(
-            " --home {}",
-            crate::install::driver::shell_quote(&home.display().to_string())
-        )
+        format!(" --home {}", quoted(&home.display().to_string()))
     };
     // This binary stays: name it as the user can run it (`cudaup` when that is what PATH finds).
     let exe = process
@@ -194,9 +202,7 @@ fn purge_command(
     let on_path = crate::world::runner::which("cudaup", &process.path_entries())
         .and_then(|p| fs_err::canonicalize(p).ok());
     let program = match exe {
-        Some(exe) if on_path.as_ref() != Some(&exe) => {
-            crate::install::driver::shell_quote(&exe.display().to_string())
-        }
+        Some(exe) if on_path.as_ref() != Some(&exe) => quoted(&exe.display().to_string()),
         _ => "cudaup".to_owned(),
     };
     Some(format!("{program} uninstall --purge{home_arg}"))

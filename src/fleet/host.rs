@@ -8,7 +8,7 @@ use super::{DriverInfo, GpuInfo, HostFiles, HostRow, Stack, VerifyCounts};
 fn parse(name: &str, text: Option<&str>, problems: &mut Vec<String>) -> Option<Value> {
     let text = text?;
     match serde_json::from_str::<Value>(text) {
-        Ok(v) if v.is_object() => Some(v),
+        Ok(v) if v.is_object() => Some(escaped(v)),
         Ok(_) => {
             problems.push(format!("{name}: not a JSON object"));
             None
@@ -17,6 +17,22 @@ fn parse(name: &str, text: Option<&str>, problems: &mut Vec<String>) -> Option<V
             problems.push(format!("{name}: not JSON ({e})"));
             None
         }
+    }
+}
+
+/// Every string a host sent, its control characters escaped: the report reaches the admin's
+/// terminal, and a host must not be able to send it escape sequences.
+fn escaped(v: Value) -> Value {
+    use crate::model::text::escape_controls;
+    match v {
+        Value::String(s) => Value::String(escape_controls(&s)),
+        Value::Array(a) => Value::Array(a.into_iter().map(escaped).collect()),
+        Value::Object(o) => Value::Object(
+            o.into_iter()
+                .map(|(k, v)| (escape_controls(&k), escaped(v)))
+                .collect(),
+        ),
+        v => v,
     }
 }
 
@@ -147,12 +163,16 @@ fn text_lines(v: &Value) -> Vec<String> {
 
 /// One host's row from its files. Never fails: what cannot be read becomes a problem.
 pub fn host_row(files: &HostFiles) -> HostRow {
-    let mut problems = files.errors.clone();
+    let mut problems: Vec<String> = files
+        .errors
+        .iter()
+        .map(|e| crate::model::text::escape_controls(e))
+        .collect();
     let install = parse("install.json", files.install.as_deref(), &mut problems);
     let verify = parse("verify.json", files.verify.as_deref(), &mut problems);
     let system = parse("system.json", files.system.as_deref(), &mut problems);
     let mut row = HostRow {
-        host: files.host.clone(),
+        host: crate::model::text::escape_controls(&files.host),
         status: "missing".into(),
         changed: None,
         reboot_required: false,

@@ -236,3 +236,30 @@ fn a_healthy_fleet_is_ok() {
     assert!(report.ok, "{report:#?}");
     assert_eq!(report.hosts[0].host, "a", "sorted by host");
 }
+
+#[test]
+fn a_hosts_strings_reach_the_terminal_escaped() {
+    let mut files = host(
+        "h1\x1b]0;owned\x07",
+        ("H200", "9.0", "Hopper"),
+        "13.0.2",
+        None,
+    );
+    files.install = Some(
+        files
+            .install
+            .unwrap()
+            .replace("13.0.2", "13.0.2\\u001b[2J\\r"),
+    );
+    files.errors.push("verify.json: \x1b[31mred".into());
+    let row = host_row(&files);
+    let text = serde_json::to_string(&row).unwrap();
+    let shown = format!("{row:?} {text}");
+    assert!(!row.host.chars().any(char::is_control), "{:?}", row.host);
+    assert!(row.host.contains("\\u{1b}"), "{}", row.host);
+    for p in &row.problems {
+        assert!(!p.chars().any(|c| c.is_control()), "{p:?}");
+    }
+    let stack = row.stack.as_ref().map(|s| s.describe()).unwrap_or_default();
+    assert!(!stack.chars().any(|c| c.is_control()), "{stack:?} {shown}");
+}

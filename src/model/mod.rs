@@ -10,4 +10,5 @@ pub mod plan;
 pub mod receipt;
 pub mod request;
 pub mod system;
+pub mod text;
 pub mod version;
