@@ -89,6 +89,10 @@ pub enum Error {
     #[error("{0}")]
     Unsupported(String),
 
+    /// A question got no answer (no terminal to ask at, Ctrl-C, a failed terminal).
+    #[error(transparent)]
+    Prompt(#[from] crate::world::prompt::PromptError),
+
     /// A container command failed.
     #[error(transparent)]
     Container(#[from] crate::container::ContainerError),
@@ -148,6 +152,14 @@ impl Error {
                 _ => ExitCode::Failure,
             },
             Error::Install(e) => install_code(e),
+            Error::Prompt(e) => {
+                use crate::world::prompt::PromptError as P;
+                match e {
+                    P::NoTerminal(_) => ExitCode::Usage,
+                    P::Cancelled => ExitCode::Cancelled,
+                    P::Io(_) => ExitCode::Failure,
+                }
+            }
             Error::Container(e) => {
                 use crate::container::ContainerError as C;
                 match e {
@@ -292,6 +304,18 @@ mod tests {
         assert_eq!(Error::from(plan).exit_code(), ExitCode::Usage);
         let python = PyEnvError::Unsupported("no Python in range".into());
         assert_eq!(Error::from(python).exit_code(), ExitCode::Unsupported);
+    }
+
+    /// M12: one confirmation; no terminal to ask at is bad usage (2) as before, Ctrl-C is 130.
+    #[test]
+    fn a_question_without_a_terminal_is_bad_usage() {
+        use crate::world::prompt::{PromptError, NO_TERMINAL};
+        let none = PromptError::NoTerminal(NO_TERMINAL.into());
+        assert_eq!(Error::from(none).exit_code(), ExitCode::Usage);
+        assert_eq!(
+            Error::from(PromptError::Cancelled).exit_code(),
+            ExitCode::Cancelled
+        );
     }
 
     /// M11: a host-file edit or a driver command that failed under `container setup` is a

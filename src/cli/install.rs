@@ -688,19 +688,8 @@ pub(super) fn install_with(
         }
         return Ok(ExitCode::Ok);
     }
-    if !flags.yes {
-        if !(process.stdin_is_tty && process.stdout_is_tty) {
-            return Err(Error::Usage(
-                "cannot ask for confirmation without a terminal: re-run with --yes (or --dry-run to look first)".into(),
-            ));
-        }
-        write!(out, "Proceed? [y/N] ")?;
-        out.flush()?;
-        let mut answer = String::new();
-        std::io::stdin().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
-            return Ok(ExitCode::Cancelled);
-        }
+    if !flags.yes && !super::confirm(process, out, "Proceed?")? {
+        return Ok(ExitCode::Cancelled);
     }
 
     let mut report = serde_json::json!({"status": "installed", "profile": plan.profile.name(), "plan": plan_doc});

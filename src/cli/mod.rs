@@ -195,6 +195,16 @@ fn changes_home(command: &Command) -> bool {
     }
 }
 
+/// The one confirmation of install, repair and uninstall: `prompt [y/N]` on `out`, the answer
+/// from stdin; without a terminal, `PromptError::NoTerminal` (exit 2, naming `--yes`).
+fn confirm(process: &Process, out: &mut dyn Write, prompt: &str) -> Result<bool> {
+    let terminal = process.stdin_is_tty && process.stdout_is_tty;
+    let mut asker = crate::world::prompt::StdinPrompter::new(out, terminal);
+    Ok(crate::world::prompt::Prompter::confirm(
+        &mut asker, prompt, false,
+    )?)
+}
+
 /// Takes the home's lock, saying on stderr whom it waits for. A home that does not exist has
 /// nothing to protect from repair or uninstall, and is not made for them.
 fn lock_home(

@@ -144,19 +144,8 @@ pub(super) fn run(
     if args.dry_run {
         return Ok(ExitCode::Ok);
     }
-    if !args.yes {
-        if !(process.stdin_is_tty && process.stdout_is_tty) {
-            return Err(Error::Usage(
-                "cannot ask for confirmation without a terminal: re-run with --yes (or --dry-run to look first)".into(),
-            ));
-        }
-        write!(out, "Repair? [y/N] ")?;
-        out.flush()?;
-        let mut answer = String::new();
-        std::io::stdin().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
-            return Ok(ExitCode::Cancelled);
-        }
+    if !args.yes && !super::confirm(process, out, "Repair?")? {
+        return Ok(ExitCode::Cancelled);
     }
     let arch = std::env::consts::ARCH.to_owned();
     for step in &steps {

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use clap::Args;
 
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ExitCode, Result};
 use crate::world::process::Process;
 
 use super::Style;
@@ -70,17 +70,8 @@ pub(super) fn run(
     if args.dry_run {
         return Ok(ExitCode::Ok);
     }
-    if !args.yes {
-        if !(process.stdin_is_tty && process.stdout_is_tty) {
-            return Err(Error::Usage("cannot ask for confirmation without a terminal: re-run with --yes (or --dry-run to look first)".into()));
-        }
-        write!(out, "Remove all of this? [y/N] ")?;
-        out.flush()?;
-        let mut answer = String::new();
-        std::io::stdin().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
-            return Ok(ExitCode::Cancelled);
-        }
+    if !args.yes && !super::confirm(process, out, "Remove all of this?")? {
+        return Ok(ExitCode::Cancelled);
     }
     // Decided before the copy goes: whether the cudaup running this is the copy uninstall
     // removes, so the command that removes what is kept is one that still works afterwards.

@@ -1,6 +1,8 @@
 //! Asking the user: the [`Prompter`] trait, and its implementations.
 //!
 //! - [`DialoguerPrompter`] asks on the terminal (the only code that touches dialoguer);
+//! - [`StdinPrompter`] asks one plain line (`Proceed? [y/N]`) and reads the answer from standard
+//!   input: the confirmation of install, repair and uninstall (the only `read_line` on stdin);
 //! - [`ScriptedPrompter`] answers from a list, for tests;
 //! - [`DefaultsPrompter`] takes every default, for `--yes` runs without questions.
 //!
@@ -20,7 +22,15 @@ pub enum PromptError {
     /// The terminal failed.
     #[error(transparent)]
     Io(#[from] io::Error),
+    /// There is no terminal to ask at (stdin or stdout is not one), and nothing answers for the
+    /// user: the message says what to pass instead (`--yes`).
+    #[error("{0}")]
+    NoTerminal(String),
 }
+
+/// What [`StdinPrompter`] says when there is no terminal to ask at.
+pub const NO_TERMINAL: &str =
+    "cannot ask for confirmation without a terminal: re-run with --yes (or --dry-run to look first)";
 
 /// The result of a question.
 pub type Result<T> = std::result::Result<T, PromptError>;
@@ -136,6 +146,74 @@ impl dialoguer::theme::Theme for Theme {
             Some(true) => write!(f, "{prompt} {}", self.0.yes),
             Some(false) => write!(f, "{prompt} {}", self.0.no),
             None => write!(f, "{prompt}"),
+        }
+    }
+}
+
+/// Asks one plain line on `out` and reads the answer from standard input: `y`, `Y` or `yes` is
+/// yes, Enter takes the default, anything else (and end of input) is no. Without a terminal it
+/// asks nothing: [`PromptError::NoTerminal`].
+pub struct StdinPrompter<'a> {
+    out: &'a mut dyn io::Write,
+    terminal: bool,
+}
+
+impl<'a> StdinPrompter<'a> {
+    /// Asks on `out`; `terminal` is whether stdin and stdout are both terminals.
+    pub fn new(out: &'a mut dyn io::Write, terminal: bool) -> Self {
+        Self { out, terminal }
+    }
+
+    fn line(&mut self, prompt: &str) -> Result<String> {
+        if !self.terminal {
+            return Err(PromptError::NoTerminal(NO_TERMINAL.to_owned()));
+        }
+        write!(self.out, "{prompt}")?;
+        self.out.flush()?;
+        let mut answer = String::new();
+        io::stdin().read_line(&mut answer)?;
+        Ok(answer.trim().to_owned())
+    }
+}
+
+impl Prompter for StdinPrompter<'_> {
+    fn select(&mut self, prompt: &str, items: &[String], default: usize) -> Result<usize> {
+        for (i, item) in items.iter().enumerate() {
+            writeln!(self.out, "  {}) {item}", i + 1)?;
+        }
+        loop {
+            let answer = self.line(&format!("{prompt} [{}] ", default + 1))?;
+            if answer.is_empty() {
+                return Ok(default);
+            }
+            match answer.parse::<usize>() {
+                Ok(n) if (1..=items.len()).contains(&n) => return Ok(n - 1),
+                _ => writeln!(self.out, "1 to {}", items.len())?,
+            }
+        }
+    }
+
+    fn confirm(&mut self, prompt: &str, default: bool) -> Result<bool> {
+        let hint = if default { "[Y/n]" } else { "[y/N]" };
+        let answer = self.line(&format!("{prompt} {hint} "))?;
+        Ok(match answer.as_str() {
+            "" => default,
+            a => matches!(a, "y" | "Y" | "yes"),
+        })
+    }
+
+    fn input(&mut self, prompt: &str, default: &str, validate: Validate<'_>) -> Result<String> {
+        loop {
+            let answer = self.line(&format!("{prompt} [{default}] "))?;
+            let answer = if answer.is_empty() {
+                default.to_owned()
+            } else {
+                answer
+            };
+            match validate(&answer) {
+                Ok(()) => return Ok(answer),
+                Err(why) => writeln!(self.out, "{why}")?,
+            }
         }
     }
 }

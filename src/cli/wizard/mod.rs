@@ -124,6 +124,7 @@ impl From<PromptError> for Stop {
         match e {
             PromptError::Cancelled => Stop::Cancel,
             PromptError::Io(e) => Stop::Fail(Error::Io(e)),
+            e @ PromptError::NoTerminal(_) => Stop::Fail(e.into()),
         }
     }
 }
@@ -163,7 +164,7 @@ pub(super) fn run(
     let s = lang.strings();
     let terminal = process.stdin_is_tty && process.stdout_is_tty;
     if !terminal && !args.yes && config.is_none() {
-        return Err(Error::Usage(s.no_terminal.to_owned()));
+        return Err(PromptError::NoTerminal(s.no_terminal.to_owned()).into());
     }
     let home = crate::install::home::Home::of(process)?.root().to_owned();
 
@@ -356,7 +357,9 @@ pub fn drive(
                 return Ok(Decision::Unsupported);
             }
             if ctx.cannot_confirm && !ctx.dry_run {
-                return Err(Stop::Fail(Error::Usage(s.need_yes.to_owned())));
+                return Err(Stop::Fail(
+                    PromptError::NoTerminal(s.need_yes.to_owned()).into(),
+                ));
             }
             return Ok(Decision::Go(Box::new(a), Box::new(preview)));
         }

@@ -400,7 +400,8 @@ fn unattended_takes_the_suggestions_or_stops_without_yes() {
     ctx.cannot_confirm = true;
     let r = drive(&ctx, &mut DefaultsPrompter, &mut out, initial.clone());
     assert!(
-        matches!(r, Err(Stop::Fail(Error::Usage(ref m))) if m.contains("add --yes")),
+        matches!(r, Err(Stop::Fail(ref e @ Error::Prompt(PromptError::NoTerminal(ref m))))
+            if m.contains("add --yes") && e.exit_code() == ExitCode::Usage),
         "{r:?}"
     );
     // Unattended and nothing fits: exit code 5, not an endless loop.
