@@ -171,8 +171,55 @@ pub fn check(source: &Source) -> Vec<Problem> {
         notes: Vec::new(),
     };
     cross_check(&catalog, &texts, &mut problems);
+    values_check(&catalog, &texts, &mut problems);
     sources_check(&texts, &mut problems);
     problems
+}
+
+/// Every version, name and index URL that reaches a generated command line (a Dockerfile's
+/// `RUN`, a printed `pip install`) has its kind's grammar: a row holding `'; touch /x` is
+/// refused here, where it is read, not written into a file a shell runs.
+fn values_check(c: &Catalog, t: &Texts, problems: &mut Vec<Problem>) {
+    use crate::model::safe;
+    let mut p = |needle: &str, msg: String| problems.push(t.at("pytorch.toml", needle, msg));
+    for r in &c.pytorch.release {
+        for (what, value) in [
+            ("torchvision", r.torchvision.as_deref()),
+            ("torchaudio", r.torchaudio.as_deref()),
+        ] {
+            if let Some(v) = value.filter(|v| !safe::is_version(v)) {
+                p(
+                    v,
+                    format!(
+                        "torch {}: {what} `{}` is not a version",
+                        r.version,
+                        v.escape_default()
+                    ),
+                );
+            }
+        }
+        for variant in &r.variant {
+            if !safe::is_name(&variant.name) {
+                p(
+                    &variant.name,
+                    format!(
+                        "torch {}: variant `{}` is not a name",
+                        r.version,
+                        variant.name.escape_default()
+                    ),
+                );
+            } else if !safe::is_index_url(&variant.index_url()) {
+                p(
+                    &variant.name,
+                    format!(
+                        "torch {}: index URL `{}` is not a URL a command line can carry",
+                        r.version,
+                        variant.index_url().escape_default()
+                    ),
+                );
+            }
+        }
+    }
 }
 
 /// Every `source = "…"` names something a reader can follow: a URL or a repository path.
@@ -254,6 +301,31 @@ fn cross_check(c: &Catalog, t: &Texts, problems: &mut Vec<Problem>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_version_a_shell_would_read_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for entry in fs_err::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/manifests")).unwrap() {
+            let e = entry.unwrap();
+            fs_err::copy(e.path(), dir.path().join(e.file_name())).unwrap();
+        }
+        let path = dir.path().join("pytorch.toml");
+        let text = fs_err::read_to_string(&path).unwrap();
+        let bad = text.replacen(
+            "torchvision = \"0.29.2\"",
+            "torchvision = \"0.29.2'; touch /tmp/pwned; '\"",
+            1,
+        );
+        assert_ne!(bad, text, "the fixture has no torchvision 0.29.2 row");
+        fs_err::write(&path, bad).unwrap();
+        let problems = check(&Source::Dir(dir.path().to_owned()));
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.to_string().contains("is not a version")),
+            "{problems:?}"
+        );
+    }
 
     #[test]
     fn embedded_catalog_passes() {

@@ -156,6 +156,18 @@ pub struct RootArgs {
     pub system_root: Option<PathBuf>,
 }
 
+impl ContainerCommand {
+    /// Whether it changes the host files cudaup records in `$CUDAUP_HOME` (and so takes the
+    /// home's lock: two setups at once would race on the host-file receipts).
+    pub fn changes_home(&self) -> bool {
+        match self {
+            ContainerCommand::Setup(a) => !a.dry_run,
+            ContainerCommand::Uninstall(a) => !a.dry_run,
+            _ => false,
+        }
+    }
+}
+
 impl RootArgs {
     fn root(&self) -> Result<Root> {
         match &self.system_root {
@@ -214,6 +226,10 @@ pub(super) fn run(
             let generated =
                 container::cdi::generate::generate(&root).map_err(ContainerError::from)?;
             out.write_all(&generated.spec.to_json())?;
+            let mut err = std::io::stderr().lock();
+            for s in &generated.skipped {
+                writeln!(err, "note: left out of the spec: {s}")?;
+            }
             Ok(ExitCode::Ok)
         }
         ContainerCommand::Setup(args) => setup(args, process, runner, style, out),

@@ -191,6 +191,7 @@ fn changes_home(command: &Command) -> bool {
         Command::Uninstall(_) | Command::Mirror(_) => true,
         Command::Wizard(a) => !a.dry_run,
         Command::Manifests(m) => m.changes_home(),
+        Command::Container(c) => c.changes_home(),
         _ => false,
     }
 }
@@ -213,8 +214,15 @@ fn lock_home(
     command: Option<&Command>,
 ) -> Result<Option<crate::install::home::HomeLock>> {
     let home = crate::install::home::Home::of(process)?;
-    if matches!(command, Some(Command::Repair(_) | Command::Uninstall(_))) && !home.root().is_dir()
-    {
+    let undoes = matches!(
+        command,
+        Some(
+            Command::Repair(_)
+                | Command::Uninstall(_)
+                | Command::Container(container::ContainerCommand::Uninstall(_))
+        )
+    );
+    if undoes && !home.root().is_dir() {
         return Ok(None);
     }
     let mut lock = home.lock(!no_wait, |holder| {

@@ -3,7 +3,12 @@
 //!
 //! - A plan with a CUDA toolkit (profiles `full`, `cuda-dev`) starts from NVIDIA's
 //!   `nvidia/cuda:<release>[-cudnn]-devel-ubuntu24.04`, whose CUDA the host driver must run
-//!   (checked as [`super::image::fit`] checks a pulled image).
+//!   natively: inside a container the image's `NVIDIA_REQUIRE_CUDA` is checked against the host
+//!   driver (as [`super::image::fit`] checks a pulled image), so the container plan is its own.
+//!   Where the host plan uses minor-version compatibility (an R580 driver, CUDA 13.0, running a
+//!   CUDA 13.2 toolkit), the image is the newest release the driver runs natively (13.0.x); the
+//!   framework wheels bring their own CUDA runtime, which runs on that driver by the same
+//!   minor-version compatibility. The reason is written into the Dockerfile.
 //! - A framework-only plan (`pytorch`, `tensorflow`) starts from `python:<major.minor>-slim`:
 //!   the wheels carry their CUDA runtime, the driver comes from the host through CDI.
 //!
@@ -31,7 +36,17 @@ pub enum DockerfileError {
     /// The plan found no stack.
     #[error("the plan found no compatible stack ({0}): `cudaup plan` says why")]
     NoStack(String),
-    /// The base image's CUDA is newer than the host driver runs.
+    /// A value from the plan (the catalog, an index) is not what its kind may be: it would be
+    /// read by the shell of a `RUN` line.
+    #[error("the plan's {what} `{value}` is not a valid {what}: refusing to write it into a Dockerfile (`cudaup manifests check` names the catalog row)")]
+    Unsafe {
+        /// What kind of value (version, name, index URL, image).
+        what: &'static str,
+        /// The value, escaped.
+        value: String,
+    },
+    /// The base image's CUDA is newer than the host driver runs, and not of the driver's
+    /// CUDA major (no minor-version compatibility to fall back on).
     #[error("{base} needs CUDA {cuda}, newer than driver {driver} runs ({driver_cuda}): pin an older CUDA (`--cuda {driver_cuda}`) or upgrade the driver")]
     DriverTooOld {
         /// Base image.
@@ -43,6 +58,21 @@ pub enum DockerfileError {
         /// What that driver runs.
         driver_cuda: String,
     },
+}
+
+fn checked<'v>(
+    value: &'v str,
+    what: &'static str,
+    ok: fn(&str) -> bool,
+) -> Result<&'v str, DockerfileError> {
+    if ok(value) {
+        Ok(value)
+    } else {
+        Err(DockerfileError::Unsafe {
+            what,
+            value: value.escape_default().to_string(),
+        })
+    }
 }
 
 /// Renders `plan`. `driver` is the host's loaded driver (`None`: not checked).
@@ -58,11 +88,13 @@ pub fn render(
         plan.component(name)
             .filter(|c| !matches!(c.action, Action::Skip | Action::Manual) && c.version.is_some())
     };
+    use crate::model::safe;
     let python = wanted("python")
         .and_then(|c| c.version.as_deref())
         .and_then(crate::model::version::Version::parse)
         .map(|v| v.prefix(2))
         .unwrap_or_else(|| "3.12".to_owned());
+    checked(&python, "version", safe::is_version)?;
     let mut notes = Vec::new();
     let mut lines: Vec<String> = vec![format!(
         "# Made by `cudaup container dockerfile` from the plan for this machine (profile {}, catalog {}).",
@@ -81,12 +113,15 @@ pub fn render(
             .iter()
             .filter_map(|n| wanted(n))
             .collect();
-    if let Some(cuda) = cuda {
+    if let Some(mut cuda) = cuda {
+        checked(&cuda, "version", safe::is_version)?;
         let cudnn = wanted("cudnn").is_some();
-        base = format!(
-            "nvidia/cuda:{cuda}-{}devel-ubuntu24.04",
-            if cudnn { "cudnn-" } else { "" }
-        );
+        let image = |cuda: &str| {
+            format!(
+                "nvidia/cuda:{cuda}-{}devel-ubuntu24.04",
+                if cudnn { "cudnn-" } else { "" }
+            )
+        };
         if let Some(d) = driver {
             let series = crate::model::version::Version::parse(&cuda)
                 .map(|v| v.prefix(2))
@@ -97,19 +132,51 @@ pub fn render(
                 catalog,
                 false,
             );
-            if !fit.runs {
+            let driver_cuda = fit
+                .driver_cuda
+                .as_deref()
+                .and_then(crate::model::version::Version::parse);
+            let wanted_v = crate::model::version::Version::parse(&series);
+            if fit.runs {
+                notes.push(format!(
+                    "driver {d} runs CUDA {} ≥ {series}: the base image's CUDA runs here",
+                    fit.driver_cuda.unwrap_or_default()
+                ));
+            } else if let (Some(have), Some(want), Some(native)) = (
+                driver_cuda.as_ref(),
+                wanted_v.as_ref(),
+                driver_cuda
+                    .as_ref()
+                    .and_then(|h| catalog.cuda.newest_of_series(h)),
+            ) {
+                if have.major() != want.major() {
+                    return Err(DockerfileError::DriverTooOld {
+                        base: image(&cuda),
+                        cuda: series,
+                        driver: d.to_owned(),
+                        driver_cuda: have.to_string(),
+                    });
+                }
+                // The host runs CUDA `series` by minor-version compatibility; an image saying
+                // `cuda>=series` would be refused at start. The newest release the driver runs
+                // natively instead, and the reason in the file.
+                let why = format!(
+                    "the host plan's CUDA {cuda} runs on driver {d} (CUDA {have}) through minor-version compatibility, but a container's NVIDIA_REQUIRE_CUDA is checked against the driver: the base image is CUDA {native}, the newest release this driver runs natively; the framework wheels bring their own CUDA {want} runtime, which runs on it by the same minor-version compatibility"
+                );
+                lines.push(format!("# {why}."));
+                notes.push(why);
+                cuda = native.to_string();
+            } else {
                 return Err(DockerfileError::DriverTooOld {
-                    base,
+                    base: image(&cuda),
                     cuda: series,
                     driver: d.to_owned(),
                     driver_cuda: fit.driver_cuda.unwrap_or_else(|| "no CUDA".into()),
                 });
             }
-            notes.push(format!(
-                "driver {d} runs CUDA {} ≥ {series}: the base image's CUDA runs here",
-                fit.driver_cuda.unwrap_or_default()
-            ));
         }
+        base = image(&cuda);
+        checked(&base, "image", safe::is_image)?;
         lines.push(format!("FROM {base}"));
         if !frameworks.is_empty() {
             lines.push(
@@ -129,10 +196,20 @@ pub fn render(
     );
 
     if !frameworks.is_empty() {
-        let pins: Vec<String> = frameworks
+        let pins = frameworks
             .iter()
-            .map(|c| format!("{}=={}", c.name, c.version.as_deref().unwrap_or_default()))
-            .collect();
+            .map(|c| {
+                Ok(format!(
+                    "{}=={}",
+                    checked(&c.name, "name", safe::is_name)?,
+                    checked(
+                        c.version.as_deref().unwrap_or_default(),
+                        "version",
+                        safe::is_version
+                    )?
+                ))
+            })
+            .collect::<Result<Vec<String>, DockerfileError>>()?;
         lines.push(format!(
             "RUN printf '{}\\n' > /etc/cudaup-constraints.txt",
             pins.join("\\n")
@@ -145,6 +222,7 @@ pub fn render(
                 .index_url
                 .clone()
                 .unwrap_or_else(|| "https://pypi.org/simple".into());
+            checked(&index, "index URL", safe::is_index_url)?;
             match by_index.iter_mut().find(|(i, _)| *i == index) {
                 Some((_, p)) => p.push(pin.clone()),
                 None => by_index.push((index, vec![pin.clone()])),
@@ -227,5 +305,73 @@ mod tests {
         assert_eq!(d.base, "nvidia/cuda:13.0.2-cudnn-devel-ubuntu24.04");
         let err = render(&p, Some("550.54.15"), &Catalog::embedded()).unwrap_err();
         assert!(matches!(err, DockerfileError::DriverTooOld { .. }), "{err}");
+    }
+
+    #[test]
+    fn an_rtx_4090_on_r580_gets_an_image_its_driver_runs_natively() {
+        // The host plan: CUDA 13.2.2 and torch cu132 on 580.95.05 (CUDA 13.0), by minor-version
+        // compatibility.
+        let p = plan(vec![
+            c("python", "3.12.3", None),
+            c("cuda", "13.2.2", None),
+            c("cudnn", "9.28.1", None),
+            c(
+                "torch",
+                "2.15.0",
+                Some("https://download.pytorch.org/whl/cu132"),
+            ),
+        ]);
+        let catalog = Catalog::embedded();
+        let d = render(&p, Some("580.95.05"), &catalog).unwrap();
+        let native = catalog
+            .cuda
+            .newest_of_series(&crate::model::version::Version::parse("13.0").unwrap())
+            .unwrap()
+            .to_string();
+        assert!(native.starts_with("13.0."), "{native}");
+        assert_eq!(
+            d.base,
+            format!("nvidia/cuda:{native}-cudnn-devel-ubuntu24.04")
+        );
+        assert!(d.text.contains("# the host plan's CUDA 13.2.2 runs on driver 580.95.05 (CUDA 13.0) through minor-version compatibility"), "{}", d.text);
+        // The image the file starts from is one this driver starts.
+        let fit = crate::container::image::fit(
+            Some(crate::container::image::parse_requirement("cuda>=13.0")),
+            "580.95.05",
+            &catalog,
+            false,
+        );
+        assert!(fit.runs);
+        // The framework stays the host plan's.
+        assert!(d.text.contains("torch==2.15.0"), "{}", d.text);
+        // A driver of an older CUDA major has no minor-version compatibility to offer.
+        let err = render(&p, Some("535.183.01"), &catalog).unwrap_err();
+        assert!(matches!(err, DockerfileError::DriverTooOld { .. }), "{err}");
+    }
+
+    #[test]
+    fn catalog_or_index_values_that_a_shell_would_read_are_refused() {
+        let catalog = Catalog::embedded();
+        for (bad, what) in [
+            (
+                c("torchvision", "0.29.2'; touch /tmp/pwned; '", None),
+                "version",
+            ),
+            (
+                c(
+                    "torch",
+                    "2.15.0",
+                    Some("https://x/simple; touch /tmp/pwned"),
+                ),
+                "index URL",
+            ),
+            (c("torch", "2.15.0", Some("https://x/$(id)")), "index URL"),
+        ] {
+            let p = plan(vec![c("python", "3.12.3", None), bad]);
+            match render(&p, None, &catalog) {
+                Err(DockerfileError::Unsafe { what: w, .. }) => assert_eq!(w, what),
+                other => panic!("{what}: {other:?}"),
+            }
+        }
     }
 }

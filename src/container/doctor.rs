@@ -58,9 +58,10 @@ pub fn gather(
         ));
     }
     let user_file = |rel: &str| {
-        config_home
-            .as_ref()
-            .and_then(|c| fs_err::read_to_string(c.join(rel)).ok())
+        config_home.as_ref().and_then(|c| {
+            crate::world::fs::read_regular_text(&c.join(rel), crate::container::setup::MAX_CONFIG)
+                .ok()
+        })
     };
     Inputs {
         toolkit,

@@ -77,6 +77,16 @@ pub enum SetupError {
     /// No engine to set up.
     #[error("no container engine answered here{0}: install Podman (`apt-get install podman`, no daemon and no root needed) or start Docker, then run setup again")]
     NoEngine(String),
+    /// A file setup must read or write is not one it can take: a FIFO, a device, a directory, a
+    /// file past the size of any real config, text that is not UTF-8, or a path whose links
+    /// lead out of `--root-prefix`.
+    #[error("{path}: {message}; nothing was changed", path = .path.display())]
+    File {
+        /// The path.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
     /// The legacy path needs the toolkit, which is not installed and was not asked for.
     #[error("{engine} predates CDI and needs the NVIDIA Container Toolkit's `nvidia` runtime, which is not installed: upgrade the engine (Docker 25+, Podman 4.1+), or run `cudaup container setup --toolkit` to install the toolkit {version} from NVIDIA's repository")]
     ToolkitNeeded {
@@ -90,19 +100,43 @@ pub enum SetupError {
 /// A pure edit of a config file's text: the new text, or `None` when nothing changes.
 type EditFn<'a> = dyn Fn(Option<&str>) -> Result<Option<String>, ConfigError> + 'a;
 
-fn read_text(path: &Path) -> Option<String> {
-    fs_err::read_to_string(path).ok()
+/// The most a config file or a spec cudaup edits may hold (real ones are a few KiB).
+pub const MAX_CONFIG: u64 = 1 << 20;
+
+/// The text of the config file at `path`: `None` when there is none; an error for anything that
+/// is not a regular UTF-8 file of a config's size (read without blocking on a FIFO, and never
+/// more than one byte past the cap of a `/dev/zero`).
+fn read_text(path: &Path) -> Result<Option<String>, SetupError> {
+    match crate::world::fs::read_regular_text(path, MAX_CONFIG) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(SetupError::File {
+            path: path.to_owned(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// Where the system path `p` lies: under `prefix` (an image's rootfs, a test's tree) with every
+/// link in it followed as that tree's own (an absolute target is the prefix's `/`, `..` stops
+/// at its top), so no link there leads a write out of it; `p` itself without a prefix.
+fn system_path(prefix: Option<&Path>, p: &str) -> Result<PathBuf, SetupError> {
+    match prefix {
+        None => Ok(PathBuf::from(p)),
+        Some(prefix) => Root::at(prefix)
+            .resolve(Path::new(p))
+            .filter(|resolved| resolved.starts_with(prefix))
+            .ok_or_else(|| SetupError::File {
+                path: prefix.join(p.trim_start_matches('/')),
+                message: "too many levels of symbolic links under --root-prefix".into(),
+            }),
+    }
 }
 
 /// Works out the plan.
 pub fn plan(survey: &Survey, opts: &Options<'_>) -> Result<Plan, SetupError> {
     let mut plan = Plan::default();
-    let sys = |p: &str| -> PathBuf {
-        match opts.prefix {
-            Some(prefix) => prefix.join(p.trim_start_matches('/')),
-            None => PathBuf::from(p),
-        }
-    };
+    let sys = |p: &str| system_path(opts.prefix, p);
     let needs_root = |system: bool| system && opts.prefix.is_none() && !survey.host.root;
     let sudo = |mut argv: Vec<String>| -> Vec<String> {
         if survey.host.root && argv.first().is_some_and(|a| a == "sudo") {
@@ -139,15 +173,13 @@ pub fn plan(survey: &Survey, opts: &Options<'_>) -> Result<Plan, SetupError> {
                      system: bool,
                      f: &EditFn<'_>|
      -> Result<bool, SetupError> {
-        let current = planned
-            .iter()
-            .find(|e| e.path == path)
-            .and_then(|e| {
-                e.bytes
-                    .as_ref()
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-            })
-            .or_else(|| read_text(&path));
+        let current = match planned.iter().find(|e| e.path == path) {
+            Some(e) => e
+                .bytes
+                .as_ref()
+                .map(|b| String::from_utf8_lossy(b).into_owned()),
+            None => read_text(&path)?,
+        };
         if let Some(new) = f(current.as_deref())? {
             planned.retain(|e| e.path != path);
             planned.push(Edit {
@@ -176,19 +208,23 @@ pub fn plan(survey: &Survey, opts: &Options<'_>) -> Result<Plan, SetupError> {
                     Some(g) => g.clone(),
                     None => {
                         let g = cdi::generate::generate(opts.driver_root)?;
+                        plan.notices.extend(
+                            g.skipped
+                                .iter()
+                                .map(|s| format!("left out of the CDI spec: {s}")),
+                        );
                         spec = Some(g.clone());
                         g
                     }
                 };
                 let system = !dir_configured;
-                let dir = if system {
-                    sys(&spec_dir.display().to_string())
+                let file = if system {
+                    sys(&spec_dir.join(cdi::FILE_NAME).display().to_string())?
                 } else {
-                    spec_dir.clone()
+                    spec_dir.join(cdi::FILE_NAME)
                 };
-                let file = dir.join(cdi::FILE_NAME);
                 let bytes = generated.spec.to_json();
-                if read_text(&file).as_deref().map(str::as_bytes) != Some(&bytes[..])
+                if read_text(&file)?.as_deref().map(str::as_bytes) != Some(&bytes[..])
                     && !planned.iter().any(|e| e.path == file)
                 {
                     planned.push(Edit {
@@ -241,7 +277,7 @@ pub fn plan(survey: &Survey, opts: &Options<'_>) -> Result<Plan, SetupError> {
                         }
                     }
                 } else if *enable_feature {
-                    let conf = sys("/etc/docker/daemon.json");
+                    let conf = sys("/etc/docker/daemon.json")?;
                     let name = conf.display().to_string();
                     let change = daemon_json::Change {
                         cdi_feature: true,
@@ -278,7 +314,7 @@ pub fn plan(survey: &Survey, opts: &Options<'_>) -> Result<Plan, SetupError> {
                     let (conf, system) = if engine.rootless {
                         (opts.config_home.join("docker/daemon.json"), false)
                     } else {
-                        (sys("/etc/docker/daemon.json"), true)
+                        (sys("/etc/docker/daemon.json")?, true)
                     };
                     let name = conf.display().to_string();
                     let change = daemon_json::Change {
@@ -312,8 +348,10 @@ pub fn plan(survey: &Survey, opts: &Options<'_>) -> Result<Plan, SetupError> {
                     let user = opts
                         .config_home
                         .join("nvidia-container-runtime/config.toml");
-                    let base = read_text(&user)
-                        .or_else(|| read_text(&sys("/etc/nvidia-container-runtime/config.toml")));
+                    let base = match read_text(&user)? {
+                        Some(text) => Some(text),
+                        None => read_text(&sys("/etc/nvidia-container-runtime/config.toml")?)?,
+                    };
                     let name = user.display().to_string();
                     edit_text(
                         &mut planned,
@@ -384,7 +422,7 @@ pub fn plan(survey: &Survey, opts: &Options<'_>) -> Result<Plan, SetupError> {
                 if family == toolkit::Family::Apt {
                     for list in &survey.host.stale_apt_lists {
                         planned.push(Edit {
-                            path: sys(&list.display().to_string()),
+                            path: sys(&list.display().to_string())?,
                             what: "old NVIDIA apt list (\"Conflicting values set for option Signed-By\")".to_owned(),
                             bytes: None,
                             needs_root: needs_root(true),

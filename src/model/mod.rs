@@ -9,6 +9,7 @@ pub mod layout;
 pub mod plan;
 pub mod receipt;
 pub mod request;
+pub mod safe;
 pub mod system;
 pub mod text;
 pub mod version;

@@ -28,43 +28,43 @@ fn skipped(test: &str, why: &str) {
 }
 
 /// Docker 28.2.2's `docker info --format '{{json .}}'`, trimmed (rootful, CDI on).
-const DOCKER_28: &str = r#"{"ServerVersion":"28.2.2","CgroupDriver":"systemd","CgroupVersion":"2","Runtimes":{"runc":{"path":"runc"}},"DefaultRuntime":"runc","SecurityOptions":["name=seccomp,profile=builtin","name=cgroupns"],"CDISpecDirs":["/etc/cdi","/var/run/cdi"],"OperatingSystem":"Ubuntu 24.04.1 LTS"}"#;
+pub(crate) const DOCKER_28: &str = r#"{"ServerVersion":"28.2.2","CgroupDriver":"systemd","CgroupVersion":"2","Runtimes":{"runc":{"path":"runc"}},"DefaultRuntime":"runc","SecurityOptions":["name=seccomp,profile=builtin","name=cgroupns"],"CDISpecDirs":["/etc/cdi","/var/run/cdi"],"OperatingSystem":"Ubuntu 24.04.1 LTS"}"#;
 /// Docker 26 without the CDI feature.
-const DOCKER_26: &str = r#"{"ServerVersion":"26.1.4","CgroupDriver":"systemd","CgroupVersion":"2","Runtimes":{"runc":{"path":"runc"}},"DefaultRuntime":"runc","SecurityOptions":["name=seccomp,profile=builtin"]}"#;
+pub(crate) const DOCKER_26: &str = r#"{"ServerVersion":"26.1.4","CgroupDriver":"systemd","CgroupVersion":"2","Runtimes":{"runc":{"path":"runc"}},"DefaultRuntime":"runc","SecurityOptions":["name=seccomp,profile=builtin"]}"#;
 /// Rootless Docker 20.10 (Debian 12's docker.io), which predates CDI.
-const DOCKER_20_ROOTLESS: &str = r#"{"ServerVersion":"20.10.24+dfsg1","CgroupDriver":"systemd","CgroupVersion":"2","Runtimes":{"runc":{"path":"runc"}},"DefaultRuntime":"runc","SecurityOptions":["name=seccomp,profile=default","name=rootless","name=cgroupns"]}"#;
+pub(crate) const DOCKER_20_ROOTLESS: &str = r#"{"ServerVersion":"20.10.24+dfsg1","CgroupDriver":"systemd","CgroupVersion":"2","Runtimes":{"runc":{"path":"runc"}},"DefaultRuntime":"runc","SecurityOptions":["name=seccomp,profile=default","name=rootless","name=cgroupns"]}"#;
 /// Podman 4.3.1 (Debian 12) as a user.
-const PODMAN_4_3_ROOTLESS: &str = r#"{"host":{"cgroupManager":"systemd","cgroupVersion":"v2","ociRuntime":{"name":"crun"},"security":{"rootless":true,"selinuxEnabled":false}},"version":{"Version":"4.3.1"}}"#;
+pub(crate) const PODMAN_4_3_ROOTLESS: &str = r#"{"host":{"cgroupManager":"systemd","cgroupVersion":"v2","ociRuntime":{"name":"crun"},"security":{"rootless":true,"selinuxEnabled":false}},"version":{"Version":"4.3.1"}}"#;
 
 /// A directory of stand-in programs: each prints a recorded answer.
-struct Bin(tempfile::TempDir);
+pub(crate) struct Bin(tempfile::TempDir);
 
 impl Bin {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Bin(tempfile::tempdir().unwrap())
     }
-    fn program(&self, name: &str, script: &str) -> &Self {
+    pub(crate) fn program(&self, name: &str, script: &str) -> &Self {
         let p = self.0.path().join(name);
         fs_err::write(&p, format!("#!/bin/sh\n{script}\n")).unwrap();
         fs_err::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
         self
     }
     /// An engine whose `info` prints `default`, and `other` when asked at `-H`.
-    fn engine(&self, name: &str, default: &str, other: Option<&str>) -> &Self {
+    pub(crate) fn engine(&self, name: &str, default: &str, other: Option<&str>) -> &Self {
         let other = other.unwrap_or(default);
         self.program(
             name,
             &format!("case \"$1\" in -H) echo '{other}' ;; info) echo '{default}' ;; *) echo \"unexpected: $*\" >&2; exit 2 ;; esac"),
         )
     }
-    fn path(&self) -> String {
+    pub(crate) fn path(&self) -> String {
         format!("{}:/usr/bin:/bin", self.0.path().display())
     }
 }
 
 /// A fake driver root: /proc's driver files, device nodes (real ones made with mknod when root,
 /// else empty files), stand-in libraries with their SONAME links, nvidia-smi, firmware.
-fn fake_driver(tree: &Tree, version: &str, real_nodes: bool) {
+pub(crate) fn fake_driver(tree: &Tree, version: &str, real_nodes: bool) {
     tree.nvidia_module(version, true);
     tree.file(
         "/proc/driver/nvidia/gpus/0000:19:00.0/information",
@@ -114,7 +114,7 @@ fn fake_driver(tree: &Tree, version: &str, real_nodes: bool) {
     );
 }
 
-fn host_picture(uid: u32) -> Tree {
+pub(crate) fn host_picture(uid: u32) -> Tree {
     let t = Tree::new();
     t.file(
         "/proc/self/status",

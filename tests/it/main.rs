@@ -9,6 +9,7 @@ mod catalog_facts;
 mod common;
 mod config;
 mod container;
+mod container_hostile;
 mod detect;
 mod docs;
 mod doctor;

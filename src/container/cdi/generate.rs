@@ -112,6 +112,73 @@ pub struct Generated {
     pub driver_version: Option<String>,
     /// GPUs found.
     pub gpus: Vec<DriverGpu>,
+    /// What was left out of the spec, and why (a library whose link leads to something that is
+    /// not a driver library, a GPU UUID that is no CDI device name).
+    pub skipped: Vec<String>,
+}
+
+/// Whether `name` is a CDI device name (the spec's grammar: letters, digits, `-`, `_`, `.`,
+/// `:`; a letter or digit first), which an engine accepts after `nvidia.com/gpu=`.
+pub fn is_device_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
+}
+
+/// The host path to mount for machine path `path`: every link followed inside the root (a
+/// picture's absolute links are its own `/`), and the file it ends at a regular file (or a
+/// character device, for device nodes) named as `expected` allows. A link from a library's name
+/// to `/etc/shadow` must not become a mount of that file into every GPU container.
+fn vetted(
+    root: &Root,
+    path: &Path,
+    expected: &dyn Fn(&str) -> bool,
+    device: bool,
+) -> Result<PathBuf, String> {
+    // The live machine's links are the system's own (canonicalize follows them as the engine
+    // will); a picture's are followed inside it.
+    let resolved = if root.is_live() {
+        std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?
+    } else {
+        root.resolve(path)
+            .ok_or_else(|| format!("{}: too many levels of symbolic links", path.display()))?
+    };
+    let name = resolved
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if !expected(name) {
+        return Err(format!(
+            "{} leads to {}, which is not what that name stands for",
+            path.display(),
+            resolved.display()
+        ));
+    }
+    let meta = resolved
+        .symlink_metadata()
+        .map_err(|e| format!("{}: {e}", resolved.display()))?;
+    let kind_ok = if device {
+        use std::os::unix::fs::FileTypeExt;
+        // A picture's stand-ins are empty regular files; a live one's are character devices.
+        meta.file_type().is_char_device() || meta.is_file()
+    } else {
+        meta.is_file()
+    };
+    if !kind_ok {
+        return Err(format!(
+            "{} is not a {}",
+            resolved.display(),
+            if device {
+                "device node"
+            } else {
+                "regular file"
+            }
+        ));
+    }
+    Ok(resolved)
 }
 
 /// Parses `/proc/driver/nvidia/gpus/<pci>/information`: `GPU UUID:` and `Device Minor:`.
@@ -158,6 +225,20 @@ pub fn generate(root: &Root) -> Result<Generated, GenerateError> {
             .map(|minor| DriverGpu { minor, uuid: None })
             .collect();
     }
+    let mut skipped = Vec::new();
+    for g in &mut gpus {
+        if let Some(uuid) = g.uuid.take() {
+            if is_device_name(&uuid) {
+                g.uuid = Some(uuid);
+            } else {
+                skipped.push(format!(
+                    "GPU {}'s UUID `{}` is not a CDI device name: it is named by index only",
+                    g.minor,
+                    uuid.escape_default()
+                ));
+            }
+        }
+    }
     gpus.sort_by_key(|g| g.minor);
     gpus.retain(|g| root.exists(format!("/dev/nvidia{}", g.minor)));
     if gpus.is_empty() {
@@ -167,18 +248,44 @@ pub fn generate(root: &Root) -> Result<Generated, GenerateError> {
         });
     }
 
-    let node = |path: &str| {
+    let node = |path: &str| -> Result<DeviceNode, String> {
         let path = PathBuf::from(path);
-        let host = root.host_path(&path);
-        DeviceNode {
+        let want = path.file_name().map(|n| n.to_owned());
+        let host = vetted(root, &path, &|n| Some(n.as_ref()) == want.as_deref(), true)?;
+        Ok(DeviceNode {
             host_path: (host != path).then_some(host),
             path,
-        }
+        })
+    };
+    let nodes = |paths: Vec<String>, skipped: &mut Vec<String>| -> Vec<DeviceNode> {
+        paths
+            .iter()
+            .filter_map(|p| match node(p) {
+                Ok(n) => Some(n),
+                Err(why) => {
+                    skipped.push(why);
+                    None
+                }
+            })
+            .collect()
     };
     let mut devices: Vec<Device> = Vec::new();
+    gpus.retain(|g| match node(&format!("/dev/nvidia{}", g.minor)) {
+        Ok(_) => true,
+        Err(why) => {
+            skipped.push(why);
+            false
+        }
+    });
+    if gpus.is_empty() {
+        return Err(GenerateError::NoDevices {
+            version,
+            root: root_name,
+        });
+    }
     for (index, gpu) in gpus.iter().enumerate() {
         let edits = Edits {
-            device_nodes: vec![node(&format!("/dev/nvidia{}", gpu.minor))],
+            device_nodes: nodes(vec![format!("/dev/nvidia{}", gpu.minor)], &mut skipped),
             ..Edits::default()
         };
         devices.push(Device {
@@ -195,10 +302,12 @@ pub fn generate(root: &Root) -> Result<Generated, GenerateError> {
     devices.push(Device {
         name: "all".to_owned(),
         container_edits: Edits {
-            device_nodes: gpus
-                .iter()
-                .map(|g| node(&format!("/dev/nvidia{}", g.minor)))
-                .collect(),
+            device_nodes: nodes(
+                gpus.iter()
+                    .map(|g| format!("/dev/nvidia{}", g.minor))
+                    .collect(),
+                &mut skipped,
+            ),
             ..Edits::default()
         },
     });
@@ -207,11 +316,14 @@ pub fn generate(root: &Root) -> Result<Generated, GenerateError> {
         // Keeps the legacy hook, if one is still installed, from acting on the same container
         // (cdi-support.md: CDI "can conflict with" it); `nvidia-ctk` sets the same.
         env: vec!["NVIDIA_VISIBLE_DEVICES=void".to_owned()],
-        device_nodes: CONTROL_NODES
-            .iter()
-            .filter(|p| root.exists(p))
-            .map(|p| node(p))
-            .collect(),
+        device_nodes: nodes(
+            CONTROL_NODES
+                .iter()
+                .filter(|p| root.exists(p))
+                .map(|p| (*p).to_owned())
+                .collect(),
+            &mut skipped,
+        ),
         ..Edits::default()
     };
     let mut library_dirs: Vec<PathBuf> = Vec::new();
@@ -228,16 +340,41 @@ pub fn generate(root: &Root) -> Result<Generated, GenerateError> {
     for dir in LIBRARY_DIRS {
         let entries = root.list(dir);
         let also = (!dir.ends_with("-linux-gnu")).then(|| PathBuf::from(multiarch));
-        for lib in entries.iter().filter(|p| is_driver_library(p, &suffix)) {
-            let host = root.host_path(lib);
-            let mut names = vec![lib.clone()];
-            // The links that resolve to it (`libcuda.so.1 -> libcuda.so.580.95.05`).
-            for link in &entries {
-                let target = root.read_link(link);
-                if target.as_deref().and_then(Path::file_name) == lib.file_name() {
-                    names.push(link.clone());
+        // Each link read once (`libcuda.so.1 -> libcuda.so.580.95.05`), by the name it points
+        // to: a directory of thousands of libraries and links stays linear.
+        let mut links_to: std::collections::HashMap<std::ffi::OsString, Vec<PathBuf>> =
+            std::collections::HashMap::new();
+        for link in &entries {
+            if let Some(target) = root.read_link(link) {
+                if let Some(name) = target.file_name() {
+                    links_to
+                        .entry(name.to_owned())
+                        .or_default()
+                        .push(link.clone());
                 }
             }
+        }
+        for lib in entries.iter().filter(|p| is_driver_library(p, &suffix)) {
+            let host = match vetted(
+                root,
+                lib,
+                &|n| is_driver_library(Path::new(n), &suffix),
+                false,
+            ) {
+                Ok(h) => h,
+                Err(why) => {
+                    skipped.push(why);
+                    continue;
+                }
+            };
+            let mut names = vec![lib.clone()];
+            names.extend(
+                lib.file_name()
+                    .and_then(|n| links_to.get(n))
+                    .into_iter()
+                    .flatten()
+                    .cloned(),
+            );
             for name in names {
                 if let (Some(also), Some(file)) = (&also, name.file_name()) {
                     common.mounts.push(ro_mount(host.clone(), also.join(file)));
@@ -266,15 +403,30 @@ pub fn generate(root: &Root) -> Result<Generated, GenerateError> {
         // would name a path the container lacks: the program it wraps is mounted instead.
         let is_script = |p: &PathBuf| root.read_bytes(p).is_some_and(|b| b.starts_with(b"#!"));
         if let Some(path) = found.iter().find(|p| !is_script(p)).or(found.first()) {
-            common.mounts.push(ro_mount(
-                root.host_path(path),
-                PathBuf::from("/usr/bin").join(bin),
-            ));
+            match vetted(root, path, &|n| n == bin, false) {
+                Ok(host) => common
+                    .mounts
+                    .push(ro_mount(host, PathBuf::from("/usr/bin").join(bin))),
+                Err(why) => skipped.push(why),
+            }
         }
     }
     let firmware = PathBuf::from("/lib/firmware/nvidia").join(&version);
+    let firmware_dir = root.resolve(&firmware);
     for file in root.list(&firmware) {
-        common.mounts.push(ro_mount(root.host_path(&file), file));
+        // Firmware files keep their own names; one that leads out of the firmware directory is
+        // not the driver's.
+        match vetted(root, &file, &|_| true, false) {
+            Ok(host) if firmware_dir.as_ref().is_some_and(|d| host.starts_with(d)) => {
+                common.mounts.push(ro_mount(host, file));
+            }
+            Ok(host) => skipped.push(format!(
+                "{} leads to {}, outside the driver's firmware directory",
+                file.display(),
+                host.display()
+            )),
+            Err(why) => skipped.push(why),
+        }
     }
     for socket in ["/run/nvidia-persistenced/socket"] {
         if root.exists(socket) {
@@ -307,6 +459,7 @@ pub fn generate(root: &Root) -> Result<Generated, GenerateError> {
         },
         driver_version: Some(version),
         gpus,
+        skipped,
     })
 }
 
@@ -377,6 +530,7 @@ fn generate_wsl(root: &Root) -> Generated {
             minor: 0,
             uuid: None,
         }],
+        skipped: Vec::new(),
     }
 }
 

@@ -67,7 +67,14 @@ pub fn read_one(root: &Root, path: &Path) -> Found {
         mode,
         unreadable: None,
     };
-    let text = match fs_err::read_to_string(&host) {
+    // A spec directory is anyone's to fill: a FIFO or /dev/zero there must not hang or fill
+    // the doctor (read without blocking, at most a spec's size).
+    let text = match root
+        .read_at_most(path, crate::container::setup::MAX_CONFIG)
+        .and_then(|b| {
+            String::from_utf8(b)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        }) {
         Ok(t) => t,
         Err(e) => {
             found.unreadable = Some(e.to_string());
