@@ -113,8 +113,9 @@ scripts/capture-system-root.sh DIR copies the files detect reads into DIR, for b
 Exit code 5 when no compatible stack exists; the output says why."
     )]
     Plan(plan::PlanArgs),
-    /// Install the CUDA toolkit and cuDNN the plan chooses (profile cuda-dev): fetched,
-    /// sha256-verified, unpacked and put in place in one step, with a receipt
+    /// Install what the plan chooses for a profile (driver, CUDA toolkit and cuDNN, PyTorch or
+    /// TensorFlow in a venv): fetched, sha256-verified, unpacked and put in place in one step,
+    /// with a receipt
     #[command(
         after_help = "Examples:\n  cudaup install --profile cuda-dev --dry-run\n  cudaup install --profile cuda-dev --cuda 12.8 --yes\n  cudaup install --profile cuda-dev --source wheels --index-url https://mirrors.example.cn/pypi/simple --yes\n  cudaup install --profile cuda-dev --mirror /mnt/usb/cuda-mirror --prefix /opt/cuda --yes\n\n\
 Downloads resume after a broken connection and are cached in $CUDAUP_HOME/cache; Ctrl-C or any\n\
@@ -122,7 +123,7 @@ failure leaves the prefix as it was."
     )]
     Install(install::InstallArgs),
     /// Prove the installed stack works: nvidia-smi answers, nvcc is the installed release and
-    /// compiles and runs the seed's addKernel on every GPU, cudart/cuBLAS/cuDNN load, and each
+    /// compiles and runs a CUDA kernel (addKernel) on every GPU, cudart/cuBLAS/cuDNN load, and each
     /// venv's framework computes on every GPU; --bench adds TFLOP/s and copy bandwidth
     #[command(
         after_help = "Examples:\n  cudaup verify\n  cudaup verify --json\n  cudaup verify --bench\n  cudaup verify --toolkit /usr/local/cuda-13.0 --venv /opt/torch/.venv\n\n\

@@ -136,7 +136,17 @@ pub fn load_system_with(
     };
     let text =
         fs_err::read_to_string(path).map_err(|e| bad(format!("cannot read it: {}", e.kind())))?;
-    let at = |e: &serde_json::Error| format!("line {}, column {}: {e}", e.line(), e.column());
+    // serde_json's own words end with " at line L column C": said once, in front.
+    let at = |e: &serde_json::Error| {
+        let words = e.to_string();
+        let tail = format!(" at line {} column {}", e.line(), e.column());
+        format!(
+            "line {}, column {}: {}",
+            e.line(),
+            e.column(),
+            words.strip_suffix(&tail).unwrap_or(&words)
+        )
+    };
     let mut system: System = match serde_json::from_str(&text) {
         Ok(s) => s,
         Err(first) => {

@@ -13,6 +13,7 @@ mod container_hostile;
 mod detect;
 mod docs;
 mod doctor;
+mod first_hour;
 mod first_run;
 mod fleet;
 mod framework;
