@@ -102,6 +102,23 @@ fn series_floor(ctx: &Ctx<'_>, series: &Version) -> Option<Version> {
         .min()
 }
 
+/// Whether `driver` is the installed one and reports a CUDA version of at least `series`: NVIDIA's
+/// driver states the newest CUDA it runs without minor-version compatibility.
+fn native_by_report(ctx: &Ctx<'_>, series: &Version, driver: Option<&Version>) -> bool {
+    let Some(d) = ctx.system.driver.as_ref() else {
+        return false;
+    };
+    let installed = Version::parse(&d.version);
+    let reported = d.cuda_version.as_deref().and_then(Version::parse);
+    match (driver, installed, reported) {
+        (Some(planned), Some(installed), Some(reported)) if *planned == installed => {
+            let mm = |v: &Version| (v.major(), v.minor());
+            mm(series) <= mm(&reported)
+        }
+        _ => false,
+    }
+}
+
 fn meets(driver: Option<&Version>, floor: &Version) -> bool {
     driver.is_none_or(|d| d >= floor)
 }
@@ -185,16 +202,19 @@ pub(super) fn pick_toolkit<'c>(
     // A driver that fully supports one release of a series runs them all: the releases of a
     // series share its PTX ISA version, so the newest (bug and security fixes) is taken. Without
     // a driver (a build machine) every release is as good.
-    let series_supported = ctx
-        .catalog
-        .cuda
-        .release
-        .iter()
-        .filter(|r| r.version.prefix(2) == series.prefix(2) && r.on_platform(ctx.platform))
-        .any(|r| match release_floor(ctx, r) {
-            Some(f) => meets(driver, &f),
-            None => driver.is_none(),
-        });
+    // The installed driver's own word (NVML's or nvidia-smi's "CUDA Version") counts too: a
+    // release with no bundled driver in the catalog (13.5) is native on a driver reporting it.
+    let series_supported = native_by_report(ctx, series, driver)
+        || ctx
+            .catalog
+            .cuda
+            .release
+            .iter()
+            .filter(|r| r.version.prefix(2) == series.prefix(2) && r.on_platform(ctx.platform))
+            .any(|r| match release_floor(ctx, r) {
+                Some(f) => meets(driver, &f),
+                None => driver.is_none(),
+            });
     if let (true, Some(r)) = (series_supported, releases.first()) {
         return Ok((r, None));
     }
@@ -725,7 +745,7 @@ pub fn search_toolkit<'c>(
                 if let Some(f) = if note.is_some() {
                     major_floor(ctx, &s)
                 } else {
-                    series_floor(ctx, &s)
+                    series_floor(ctx, &s).or_else(|| major_floor(ctx, &s))
                 } {
                     stack.need(f);
                 }

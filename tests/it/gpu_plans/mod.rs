@@ -2,6 +2,7 @@
 //! the plan a user would get, and two cases per finding the audit did not name, so the class is
 //! tested and not the example. The catalog is the embedded one, the day fixed.
 
+mod cuda;
 mod driver_tables;
 mod eol;
 mod pictures;
