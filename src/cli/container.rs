@@ -98,8 +98,8 @@ pub struct VerifyArgs {
     #[command(flatten)]
     pub root: RootArgs,
     /// Only this engine (docker or podman)
-    #[arg(long, value_parser = ["docker", "podman"])]
-    pub engine: Option<String>,
+    #[arg(long, value_enum)]
+    pub engine: Option<container::engine::Kind>,
     /// The nvcc to build addKernel with [default: the active toolkit's, else the one on PATH,
     /// else /usr/local/cuda/bin/nvcc]
     #[arg(long, value_name = "FILE")]
@@ -121,8 +121,8 @@ pub struct SetupArgs {
     #[arg(long, value_name = "DIR")]
     pub driver_root: Option<PathBuf>,
     /// Only this engine (docker or podman)
-    #[arg(long, value_parser = ["docker", "podman"])]
-    pub engine: Option<String>,
+    #[arg(long, value_enum)]
+    pub engine: Option<container::engine::Kind>,
     /// Install (or upgrade) the NVIDIA Container Toolkit from NVIDIA's repository
     #[arg(long)]
     pub toolkit: bool,
@@ -319,10 +319,7 @@ fn setup(
                 Error::Usage("cannot tell the config directory: set HOME or XDG_CONFIG_HOME".into())
             })?,
         install_toolkit: args.toolkit,
-        only: args.engine.as_deref().map(|e| match e {
-            "docker" => container::engine::Kind::Docker,
-            _ => container::engine::Kind::Podman,
-        }),
+        only: args.engine,
         toolkit: container::toolkit::probe(runner, &facts, &process.path_entries()),
         family: container::toolkit::family(&host_root),
     };
@@ -694,13 +691,8 @@ pub fn verify(
     process: &Process,
     runner: &dyn Runner,
 ) -> Result<(crate::verify::Report, Option<String>)> {
-    let checks = checks_in_container_at(
-        &args.root,
-        process,
-        runner,
-        args.engine.as_deref(),
-        args.nvcc.clone(),
-    )?;
+    let checks =
+        checks_in_container_at(&args.root, process, runner, args.engine, args.nvcc.clone())?;
     let mut report = crate::verify::Report {
         schema_version: crate::verify::SCHEMA_VERSION,
         ok: true,
@@ -730,7 +722,7 @@ pub(super) fn append(report: &mut crate::verify::Report, checks: Vec<crate::veri
 pub(super) fn checks_in_container(
     process: &Process,
     runner: &dyn Runner,
-    engine: Option<&str>,
+    engine: Option<container::engine::Kind>,
     nvcc: Option<PathBuf>,
 ) -> Result<Vec<crate::verify::Check>> {
     checks_in_container_at(
@@ -746,13 +738,14 @@ fn checks_in_container_at(
     root: &RootArgs,
     process: &Process,
     runner: &dyn Runner,
-    only: Option<&str>,
+    only: Option<container::engine::Kind>,
     nvcc: Option<PathBuf>,
 ) -> Result<Vec<crate::verify::Check>> {
     let survey = survey(root, process, runner)?;
-    let pick = survey.engines.iter().zip(&survey.choices).find(|(e, c)| {
-        c.path != container::choice::Path::None && only.is_none_or(|o| e.kind.program() == o)
-    });
+    let pick =
+        survey.engines.iter().zip(&survey.choices).find(|(e, c)| {
+            c.path != container::choice::Path::None && only.is_none_or(|o| e.kind == o)
+        });
     let Some((engine, choice)) = pick else {
         return Ok(vec![crate::verify::Check::skip(
             "container-kernel",

@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use clap::builder::TypedValueParser;
 use clap::Args;
 
 use crate::error::{Error, ExitCode, Result};
@@ -43,23 +44,39 @@ pub fn hook(process: &Process, home: &Path, shells: &[Shell]) -> Result<Vec<Path
 #[derive(Debug, Args)]
 pub struct EnvArgs {
     /// The shell to print for: sh, bash, zsh, dash, fish, powershell [default: from $SHELL]
-    #[arg(long, value_name = "SHELL")]
-    pub shell: Option<String>,
+    #[arg(long, value_name = "SHELL", value_parser = shell_parser())]
+    pub shell: Option<Shell>,
+}
+
+/// `--shell`'s closed vocabulary, each name mapped onto its shell family.
+fn shell_parser() -> impl clap::builder::TypedValueParser<Value = Shell> {
+    clap::builder::PossibleValuesParser::new([
+        "sh",
+        "bash",
+        "zsh",
+        "dash",
+        "ksh",
+        "fish",
+        "powershell",
+        "pwsh",
+    ])
+    .map(|s| Shell::parse(&s).expect("each listed name is a shell"))
 }
 
 /// `cudaup env`: prints the env script of the active stack.
 pub fn run(args: &EnvArgs, process: &Process, out: &mut dyn Write) -> Result<ExitCode> {
     let home = crate::install::home::Home::of(process)?.root().to_owned();
-    let name = args
-        .shell
-        .clone()
-        .or_else(|| process.var("SHELL").map(str::to_owned))
-        .unwrap_or_else(|| "sh".into());
-    let shell = Shell::parse(&name).ok_or_else(|| {
-        Error::Usage(format!(
-            "--shell {name}: use sh, bash, zsh, dash, fish or powershell"
-        ))
-    })?;
+    let shell = match args.shell {
+        Some(s) => s,
+        None => {
+            let name = process.var("SHELL").unwrap_or("sh");
+            Shell::parse(name).ok_or_else(|| {
+                Error::Usage(format!(
+                    "$SHELL is {name}: pass --shell sh, bash, zsh, dash, fish or powershell"
+                ))
+            })?
+        }
+    };
     write!(out, "{}", shell::script(shell, &Active::read(&home).spec()))?;
     Ok(ExitCode::Ok)
 }

@@ -300,8 +300,8 @@ pub struct MirrorArgs {
     pub torch_source: Option<TorchSource>,
     /// The target machine's glibc (2.N), which decides the manylinux wheels it can run
     /// [default: this machine's; 2.28 with --system]
-    #[arg(long, value_name = "2.N")]
-    pub glibc: Option<String>,
+    #[arg(long, value_name = "2.N", value_parser = parse_glibc)]
+    pub glibc: Option<(u32, u32)>,
 }
 
 /// The fetcher every command uses, caching in this process's home.
@@ -1262,7 +1262,7 @@ pub(super) fn run_mirror(
             )
         })?;
         let glibc = match (&args.glibc, &args.system) {
-            (Some(g), _) => parse_glibc(g)?,
+            (Some(g), _) => *g,
             (None, None) => bundle::glibc_of(runner, &pip).unwrap_or((2, 28)),
             (None, Some(_)) => (2, 28),
         };
@@ -1404,13 +1404,12 @@ pub(super) fn run_mirror(
 }
 
 /// `2.35` → (2, 35).
-fn parse_glibc(text: &str) -> Result<(u32, u32)> {
+/// `--glibc 2.N`, checked by clap as the flag is parsed.
+fn parse_glibc(text: &str) -> std::result::Result<(u32, u32), String> {
     let mut it = text.split('.').map(|p| p.parse::<u32>().ok());
     match (it.next().flatten(), it.next().flatten(), it.next()) {
         (Some(major), Some(minor), None) if major == 2 => Ok((major, minor)),
-        _ => Err(Error::Usage(format!(
-            "--glibc {text}: give the target's glibc as 2.N (e.g. 2.35 for Ubuntu 22.04)"
-        ))),
+        _ => Err("give the target's glibc as 2.N (e.g. 2.35 for Ubuntu 22.04)".into()),
     }
 }
 

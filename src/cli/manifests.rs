@@ -73,10 +73,10 @@ pub struct UpdateArgs {
     pub config: Option<PathBuf>,
     /// Read only these parts (nvidia-redist, pypi, pytorch-index, fatbin, compilers,
     /// driver-tables), comma-separated
-    #[arg(long, value_name = "PARTS", value_delimiter = ',')]
+    #[arg(long, value_name = "PARTS", value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(update::PARTS))]
     pub only: Vec<String>,
     /// Leave these parts out (their rows stay as they are)
-    #[arg(long, value_name = "PARTS", value_delimiter = ',')]
+    #[arg(long, value_name = "PARTS", value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(update::PARTS))]
     pub skip: Vec<String>,
     /// The most MiB the fatbin reads may fetch in this run (results are cached by the wheel's
     /// sha256, so later runs fetch only new wheels)
@@ -192,14 +192,6 @@ fn run_update(
             .or_else(|| file.cloned())
             .unwrap_or_else(|| default.to_owned())
     };
-    for p in args.only.iter().chain(&args.skip) {
-        if !PARTS.contains(&p.as_str()) {
-            return Err(Error::Usage(format!(
-                "`{p}` is not a part: use {}",
-                PARTS.join(", ")
-            )));
-        }
-    }
     let parts: Vec<String> = PARTS
         .iter()
         .filter(|p| args.only.is_empty() || args.only.iter().any(|o| o == *p))

@@ -16,7 +16,7 @@ use crate::world::runner::Runner;
 const INFO_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The two engines cudaup configures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// Docker Engine (moby), through `dockerd`.
