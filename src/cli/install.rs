@@ -594,6 +594,11 @@ pub(super) fn install_with(
                     max_unpacked: max_unpacked(process)?,
                     register_in: Some(home.clone()),
                 };
+                // The real run's checks, in the dry run too (exit 2 for `/`, `/usr`, ...).
+                install::transaction::usable_prefix(
+                    &spec.prefix,
+                    Some(&crate::install::home::Home::at(&home)),
+                )?;
                 let meta = fetcher(
                     process,
                     s.allow_http,

@@ -351,7 +351,13 @@ pub fn install(
     let prefix = std::path::absolute(&spec.prefix)?;
     // Refused before its lock is made, so a foreign prefix gets no `.<name>.lock` beside it
     // (checked again under the lock).
-    transaction::Transaction::check_prefix(&prefix)?;
+    transaction::usable_prefix(
+        &prefix,
+        spec.register_in
+            .as_deref()
+            .map(crate::install::home::Home::at)
+            .as_ref(),
+    )?;
     let lock = transaction::PrefixLock::acquire(&prefix, |holder| {
         fetcher.reporter().message(&format!(
             "waiting for another cudaup installing into {} ({holder})",

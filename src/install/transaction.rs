@@ -77,6 +77,56 @@ fn split(prefix: &Path) -> Result<(&Path, String), InstallError> {
     Ok((parent, name.to_owned()))
 }
 
+/// The checks every install makes of its prefix before anything happens, the dry run's too:
+/// not `/` (no parent), not inside the home's own state folders (`receipts/`, `bin/`,
+/// `manifests.d/`, the cache, the logs) nor the home itself, and not an existing directory
+/// cudaup did not install ([`Transaction::check_prefix`]).
+pub fn usable_prefix(
+    prefix: &Path,
+    home: Option<&crate::install::home::Home>,
+) -> Result<(), InstallError> {
+    let prefix = lexical(&std::path::absolute(prefix)?);
+    split(&prefix)?;
+    if let Some(home) = home {
+        let root = lexical(&std::path::absolute(home.root())?);
+        let home = crate::install::home::Home::new(root);
+        let state = [
+            home.receipts(),
+            home.bin(),
+            home.manifests_d(),
+            home.manifests_link(),
+            home.cache(),
+            home.logs(),
+            home.cdi(),
+            home.bench(),
+        ];
+        if prefix == home.root() || state.iter().any(|s| prefix.starts_with(s)) {
+            return Err(InstallError::Prefix(format!(
+                "{}: inside cudaup's own state in {} (receipts, its copy, the catalog, the cache, logs): choose a --prefix outside them",
+                crate::model::text::escape_controls(&prefix.display().to_string()),
+                home.root().display()
+            )));
+        }
+    }
+    Transaction::check_prefix(&prefix)
+}
+
+/// `path` with `.` and `..` folded away (without looking at the file system).
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// A staging directory that becomes the prefix on commit.
 #[derive(Debug)]
 pub struct Transaction {
@@ -104,6 +154,7 @@ impl Transaction {
 
     /// Refuses a prefix that exists, is not empty and has no receipt of cudaup.
     pub fn check_prefix(prefix: &Path) -> Result<(), InstallError> {
+        split(prefix)?;
         if prefix.exists() {
             match Receipt::read(prefix)? {
                 Some(_) => {}

@@ -25,6 +25,7 @@ mod hostile_hooks;
 mod hostile_inputs;
 mod hostile_locks;
 mod hostile_merge;
+mod hostile_prefix;
 mod hostile_small;
 mod hostile_uninstall;
 mod install;
