@@ -143,6 +143,7 @@ impl Error {
                 crate::install::python::PyEnvError::Check(_) => ExitCode::Verification,
                 crate::install::python::PyEnvError::NoVenv { .. } => ExitCode::Unsupported,
                 crate::install::python::PyEnvError::NotAVenv(_)
+                | crate::install::python::PyEnvError::NoInterpreter { .. }
                 | crate::install::python::PyEnvError::Plan(_) => ExitCode::Usage,
                 crate::install::python::PyEnvError::Unsupported(_) => ExitCode::Unsupported,
                 crate::install::python::PyEnvError::NoRoute(r) if r.is_network() => {
@@ -304,6 +305,11 @@ mod tests {
         assert_eq!(Error::from(plan).exit_code(), ExitCode::Usage);
         let python = PyEnvError::Unsupported("no Python in range".into());
         assert_eq!(Error::from(python).exit_code(), ExitCode::Unsupported);
+        let venv = PyEnvError::NoInterpreter {
+            venv: "/nonexistent/venv".into(),
+            python: "/nonexistent/venv/bin/python".into(),
+        };
+        assert_eq!(Error::from(venv).exit_code(), ExitCode::Usage);
     }
 
     /// M12: one confirmation; no terminal to ask at is bad usage (2) as before, Ctrl-C is 130.

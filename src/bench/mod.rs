@@ -162,11 +162,11 @@ pub fn choose_venv(process: &Process, flag: Option<&Path>) -> Result<PathBuf> {
             dir: std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()),
         };
         if !venv.python().is_file() {
-            return Err(Error::Usage(format!(
-                "--venv {}: not a Python environment (no {})",
-                dir.display(),
-                venv.python().display()
-            )));
+            return Err(crate::install::python::PyEnvError::NoInterpreter {
+                venv: dir.display().to_string(),
+                python: venv.python().display().to_string(),
+            }
+            .into());
         }
         return Ok(venv.dir);
     }

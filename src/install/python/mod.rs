@@ -54,6 +54,14 @@ pub enum PyEnvError {
     /// The installed framework is not what was planned.
     #[error("{0}")]
     Check(String),
+    /// A venv given by the user (`bench --venv`) has no interpreter.
+    #[error("--venv {venv}: not a Python environment (no {python})")]
+    NoInterpreter {
+        /// The directory given.
+        venv: String,
+        /// The interpreter it lacks.
+        python: String,
+    },
     /// A directory that is not a venv is in the way.
     #[error("{0} exists and is not a Python virtual environment; choose another --venv")]
     NotAVenv(String),
