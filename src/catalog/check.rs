@@ -328,6 +328,29 @@ mod tests {
     }
 
     #[test]
+    fn a_compiler_target_no_gpu_could_have_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for entry in fs_err::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/manifests")).unwrap() {
+            let e = entry.unwrap();
+            fs_err::copy(e.path(), dir.path().join(e.file_name())).unwrap();
+        }
+        let path = dir.path().join("cuda.toml");
+        let text = fs_err::read_to_string(&path).unwrap();
+        // What a hostile ptxas table (`lto_9999`) made of the newest series.
+        let at = text.rfind("sm_max = \"").expect("a series with sm_max");
+        let end = at + text[at..].find('\n').unwrap();
+        let bad = format!("{}sm_max = \"999.9\"{}", &text[..at], &text[end..]);
+        fs_err::write(&path, bad).unwrap();
+        let problems = check(&Source::Dir(dir.path().to_owned()));
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.to_string().contains("999.9 are no compute capability")),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
     fn embedded_catalog_passes() {
         let problems = check(&Source::Embedded);
         assert!(

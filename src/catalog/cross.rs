@@ -123,6 +123,45 @@ fn cuda(c: &Catalog, p: &mut Report<'_>) {
             );
         }
         series_targets(s, &needle, p);
+        plausible_targets(c, s, &needle, p);
+    }
+}
+
+/// A compiler's target list read from a mirror is outside input: `lto_9999` in a hostile ptxas
+/// table once became `sm_max = "999.9"` and passed. A target is plausible when its minor is a
+/// digit and its major is at most two generations past the newest GPU the catalog knows (NVIDIA's
+/// compilers list targets a generation ahead of the boards, never more; cc 12.x GPUs today).
+fn plausible_targets(c: &Catalog, s: &super::cuda::CudaSeries, needle: &str, p: &mut Report<'_>) {
+    let newest = c
+        .gpus
+        .chip
+        .iter()
+        .filter_map(|chip| Version::parse(&chip.compute_capability))
+        .map(|v| v.major())
+        .max()
+        .unwrap_or(0);
+    let minor = |v: &Version| {
+        v.prefix(2)
+            .rsplit('.')
+            .next()
+            .and_then(|m| m.parse::<u32>().ok())
+    };
+    let bad: Vec<String> = std::iter::once(&s.sm_min)
+        .chain(std::iter::once(&s.sm_max))
+        .chain(s.sass.iter())
+        .filter(|v| v.major() == 0 || v.major() > newest + 2 || minor(v).is_none_or(|m| m > 9))
+        .map(|v| v.to_string())
+        .collect();
+    if !bad.is_empty() {
+        p(
+            "cuda.toml",
+            needle,
+            format!(
+                "series {}: target(s) {} are no compute capability a GPU has or will soon have (the newest GPU in gpus.toml is {newest}.x): a compiler table read from a mirror is not trusted past that",
+                s.version,
+                bad.join(", ")
+            ),
+        );
     }
 }
 
