@@ -23,8 +23,8 @@ use super::Style;
 #[derive(Debug, Args)]
 pub struct RepairArgs {
     /// Only this repair: toolkit-files, venv-packages, env-scripts, rc-hook, self-copy or litter
-    #[arg(long, value_name = "ID")]
-    pub fix: Option<String>,
+    #[arg(long, value_name = "ID", value_parser = crate::doctor::repair::repair_id)]
+    pub fix: Option<&'static str>,
     /// Do not ask for confirmation
     #[arg(short, long)]
     pub yes: bool,
@@ -100,34 +100,8 @@ pub(super) fn run(
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
     let home = crate::install::home::Home::of(process)?.root().to_owned();
-    let ids = [
-        "toolkit-files",
-        "venv-packages",
-        "env-scripts",
-        "rc-hook",
-        "self-copy",
-        "litter",
-    ];
-    // Doctor's finding ids name the same repairs.
-    let fix = args.fix.as_deref().map(|id| match id {
-        "toolkit-prefix-missing"
-        | "toolkit-files-missing"
-        | "toolkit-files-changed"
-        | "toolkit-install-interrupted" => "toolkit-files",
-        "venv-missing" | "venv-python-missing" | "torch-cpu-only" => "venv-packages",
-        "env-script-missing" | "active-toolkit-missing" => "env-scripts",
-        "shell-hook-missing" => "rc-hook",
-        id if id.starts_with("self-copy-") => "self-copy",
-        other => other,
-    });
-    if let Some(id) = fix {
-        if !ids.contains(&id) {
-            return Err(Error::Usage(format!(
-                "--fix {id}: use one of {} (or the id of a doctor finding they repair)",
-                ids.join(", ")
-            )));
-        }
-    }
+    // Checked and mapped as the flag was parsed (doctor's finding ids name the same repairs).
+    let fix = args.fix;
     let mut steps = repair::plan(&home, &|v| venv_problem(runner, v));
     steps.extend(repair::self_copy(process, &home));
     if let Some(id) = fix {

@@ -68,6 +68,42 @@ pub enum Step {
     },
 }
 
+/// The kinds of repair, as `repair --fix` names them (a closed vocabulary: the parser takes the
+/// repair's own id or the id of a doctor finding it repairs).
+pub const REPAIR_IDS: [&str; 6] = [
+    "toolkit-files",
+    "venv-packages",
+    "env-scripts",
+    "rc-hook",
+    "self-copy",
+    "litter",
+];
+
+/// `repair --fix ID`: the repair `id` names, itself or through a doctor finding it repairs.
+pub fn repair_id(id: &str) -> Result<&'static str, String> {
+    let repair = match id {
+        "toolkit-prefix-missing"
+        | "toolkit-files-missing"
+        | "toolkit-files-changed"
+        | "toolkit-install-interrupted" => "toolkit-files",
+        "venv-missing" | "venv-python-missing" | "torch-cpu-only" => "venv-packages",
+        "env-script-missing" | "active-toolkit-missing" => "env-scripts",
+        "shell-hook-missing" => "rc-hook",
+        id if id.starts_with("self-copy-") => "self-copy",
+        other => other,
+    };
+    REPAIR_IDS
+        .iter()
+        .copied()
+        .find(|r| *r == repair)
+        .ok_or_else(|| {
+            format!(
+                "use one of {} (or the id of a doctor finding they repair)",
+                REPAIR_IDS.join(", ")
+            )
+        })
+}
+
 impl Step {
     /// The id `repair --fix` (and doctor) use for this kind of repair.
     pub fn id(&self) -> &'static str {
@@ -337,3 +373,6 @@ pub fn self_copy(process: &Process, home: &Path) -> Option<Step> {
     };
     Some(Step::SelfCopy { why })
 }
+
+#[cfg(test)]
+mod tests;
