@@ -38,6 +38,21 @@ fn requires_python(c: &Catalog, p: &mut Report<'_>) {
             .any(|r| r.torchaudio.as_deref().and_then(Version::parse).as_ref() == Some(v)),
         _ => false,
     };
+    for l in c.pytorch.last_line.iter().filter(|l| {
+        !c.pytorch
+            .release
+            .iter()
+            .any(|r| r.version.prefix(2) == l.torch.prefix(2))
+    }) {
+        p(
+            "pytorch.toml",
+            &l.source,
+            format!(
+                "[[last_line]] torch {}: no release of that line in the catalog",
+                l.torch
+            ),
+        );
+    }
     for (file, rows) in [
         ("pytorch.toml", &c.pytorch.requires_python),
         ("tensorflow.toml", &c.tensorflow.requires_python),

@@ -44,7 +44,7 @@ pub use gpus::{Chip, Device, DeviceRange, GpuTable, KnownGpu};
 pub use jetson::{JetsonManifest, JetsonModule, JetsonRelease, JetsonTorch, TorchKind};
 pub use meta::{CatalogMeta, Part, Probe};
 pub use pytorch::{
-    requires_python, Kernels, PytorchManifest, RequiresPython, TorchRelease, TorchVariant,
+    requires_python, Kernels, LastLine, PytorchManifest, RequiresPython, TorchRelease, TorchVariant,
 };
 pub use select::{select, Selection};
 pub use spec::{Clause, Op, Requirement, Spec};

@@ -16,6 +16,24 @@ pub struct PytorchManifest {
     /// The Requires-Python of the companion wheels (torchvision, torchaudio) the releases name.
     #[serde(default)]
     pub requires_python: Vec<RequiresPython>,
+    /// The last release line with kernels for some architectures.
+    #[serde(default)]
+    pub last_line: Vec<LastLine>,
+}
+
+/// The last torch release line (`2.14`) whose wheels carry kernels for some architectures: a plan
+/// on it says so, so "upgrade torch" is not mistaken for a fix.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LastLine {
+    /// The release line (major.minor).
+    pub torch: Version,
+    /// Architectures as in gpus.toml (`Pascal`).
+    pub architectures: Vec<String>,
+    /// Why, in a clause the plan shows.
+    pub why: String,
+    /// Where the row comes from.
+    pub source: String,
 }
 
 /// What Python a wheel release declares it installs into (its `Requires-Python`, PEP 440, with

@@ -109,6 +109,9 @@ pub(super) fn plan(
         components.push(Component::new("cudnn", Action::Skip, None, why.clone()));
         warnings.push(format!("no cuDNN: {why}"));
     }
+    if let Some((release, _)) = stack.torch {
+        warnings.extend(last_line_notes(ctx, &release.version));
+    }
     if let Some((release, variant)) = stack.torch {
         components.extend(torch_components(
             ctx.system,
@@ -284,6 +287,44 @@ fn installed_framework(
     };
     let p = system.pythons.iter().find(|p| &p.path == path)?;
     pick(p).map(|f| f.version.clone())
+}
+
+/// For a torch release on the last line with kernels for a planned GPU's architecture: that it is
+/// the last, and why, with the source's first address.
+fn last_line_notes(ctx: &Ctx<'_>, torch: &Version) -> Vec<String> {
+    ctx.catalog
+        .pytorch
+        .last_line
+        .iter()
+        .filter(|l| torch.prefix(2) == l.torch.prefix(2))
+        .filter_map(|l| {
+            let gpus: Vec<String> = ctx
+                .targets
+                .iter()
+                .filter_map(|t| {
+                    let arch = t.architecture.as_deref()?;
+                    l.architectures
+                        .iter()
+                        .any(|a| a == arch)
+                        .then(|| format!("{} ({arch})", t.name))
+                })
+                .collect();
+            if gpus.is_empty() {
+                return None;
+            }
+            let cite = l
+                .source
+                .split_whitespace()
+                .find(|w| w.starts_with("https://"))
+                .map(|w| w.trim_end_matches([';', ',', ')']))
+                .unwrap_or_default();
+            Some(format!(
+                "torch {torch} is on the last release line with kernels for the {}: {} ({cite}); a newer torch will not run on it",
+                gpus.join(", "),
+                l.why
+            ))
+        })
+        .collect()
 }
 
 /// The CUDA of the torch installed in the chosen Python, if any.

@@ -5,6 +5,7 @@
 mod cuda;
 mod driver_tables;
 mod eol;
+mod last_line;
 mod pictures;
 mod python;
 mod tensorflow;
