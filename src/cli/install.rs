@@ -620,7 +620,7 @@ pub(super) fn install_with(
     let indexes = index_settings(s, bundle.as_ref());
     for url in [&indexes.pypi, &indexes.torch].into_iter().flatten() {
         if url.starts_with("http://") && !s.allow_http {
-            return Err(Error::Usage(format!("{url}: refusing a plain-http package index; use https, or pass --allow-http for a mirror you trust")));
+            return Err(crate::fetch::FetchError::InsecureHttp { url: url.clone() }.into());
         }
     }
     let gpus_here =
@@ -1280,7 +1280,7 @@ pub(super) fn run_mirror(
         };
         for url in [&settings.pypi, &settings.torch].into_iter().flatten() {
             if url.starts_with("http://") && !s.allow_http {
-                return Err(Error::Usage(format!("{url}: refusing a plain-http package index; use https, or pass --allow-http for a mirror you trust")));
+                return Err(crate::fetch::FetchError::InsecureHttp { url: url.clone() }.into());
             }
         }
         let candidates = crate::install::python::route::candidates(want, &settings);

@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 
 use crate::catalog::update::{self, Options, PARTS};
 use crate::catalog::{check, Catalog, Date, Selection, Source, EMBEDDED};
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ExitCode, Result};
 use crate::fetch::Location;
 use crate::world::process::Process;
 
@@ -166,7 +166,7 @@ fn texts_of(source: &Source) -> Result<BTreeMap<String, String>> {
 fn location(s: &str, allow_http: bool) -> Result<Location> {
     let loc = Location::parse(s)?;
     if !loc.is_authenticated() && !allow_http {
-        return Err(Error::Usage(format!("{s}: refusing a plain-http source; use https, a directory, or --allow-http for a mirror you trust")));
+        return Err(crate::fetch::FetchError::InsecureHttp { url: s.to_owned() }.into());
     }
     Ok(loc)
 }
