@@ -72,22 +72,29 @@ impl Host {
 
     /// `container setup --engine docker` over this host; the run ends within 60 s or fails.
     fn setup(&self, extra: &[&str]) -> Run {
-        let args: Vec<String> = [
-            "container",
-            "setup",
-            "--engine",
-            "docker",
-            "--system-root",
-            &self.host.root_arg(),
-            "--root-prefix",
-            self.prefix.path().to_str().unwrap(),
-            "--driver-root",
-            self.driver.path().to_str().unwrap(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .chain(extra.iter().map(|s| s.to_string()))
-        .collect();
+        self.run(&[], extra)
+    }
+
+    /// The same, with global flags (`--no-wait`) before `container`.
+    fn run(&self, global: &[&str], extra: &[&str]) -> Run {
+        let args: Vec<String> = global
+            .iter()
+            .copied()
+            .chain([
+                "container",
+                "setup",
+                "--engine",
+                "docker",
+                "--system-root",
+                &self.host.root_arg(),
+                "--root-prefix",
+                self.prefix.path().to_str().unwrap(),
+                "--driver-root",
+                self.driver.path().to_str().unwrap(),
+            ])
+            .map(|s| s.to_string())
+            .chain(extra.iter().map(|s| s.to_string()))
+            .collect();
         let home = self.home.path().to_owned();
         let env = [
             ("PATH".to_owned(), self.bin.path()),
@@ -238,25 +245,7 @@ fn a_second_setup_waits_for_the_home_lock_or_says_who_holds_it() {
     let home = cudaup::install::home::Home::at(&cudaup_home);
     let held = home.lock(false, |_| {}).unwrap();
     let before = canary(h.prefix.path());
-    let env = [("PATH", h.bin.path())];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let r = cudaup_env(
-        &[
-            "--no-wait",
-            "container",
-            "setup",
-            "--engine",
-            "docker",
-            "--system-root",
-            &h.host.root_arg(),
-            "--root-prefix",
-            h.prefix.path().to_str().unwrap(),
-            "--driver-root",
-            h.driver.path().to_str().unwrap(),
-        ],
-        h.home.path(),
-        &env,
-    );
+    let r = h.run(&["--no-wait"], &[]);
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert!(
         r.stderr.contains(&format!("pid {}", std::process::id())),
@@ -267,24 +256,7 @@ fn a_second_setup_waits_for_the_home_lock_or_says_who_holds_it() {
     drop(held);
     // A dry run takes no lock.
     let _held = home.lock(false, |_| {}).unwrap();
-    let dry = cudaup_env(
-        &[
-            "--no-wait",
-            "container",
-            "setup",
-            "--dry-run",
-            "--engine",
-            "docker",
-            "--system-root",
-            &h.host.root_arg(),
-            "--root-prefix",
-            h.prefix.path().to_str().unwrap(),
-            "--driver-root",
-            h.driver.path().to_str().unwrap(),
-        ],
-        h.home.path(),
-        &env,
-    );
+    let dry = h.run(&["--no-wait"], &["--dry-run"]);
     assert_eq!(dry.code, 0, "{}\n{}", dry.stdout, dry.stderr);
 }
 
