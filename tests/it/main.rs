@@ -32,6 +32,7 @@ mod install;
 mod manifests;
 mod manifests_constraints;
 mod monitor;
+mod outcome;
 mod pipeline;
 mod plan;
 mod repair;
