@@ -84,6 +84,11 @@ pub struct StackArgs {
     /// sets and components, `-name` leaving one out (`standard,-npp,cufile`) [default: standard]
     #[arg(long, value_name = "SET|LIST")]
     pub components: Option<String>,
+    /// Go on with a framework whose exact cuDNN pin the catalog has no row for (its GPU support
+    /// is then unverified, and the plan says so) instead of refusing it; a release known to fail
+    /// on a GPU is still refused
+    #[arg(long)]
+    pub allow_unverified: bool,
 }
 
 impl StackArgs {
@@ -109,6 +114,7 @@ impl StackArgs {
             python: pin("--python", &self.python)?,
             driver,
             components: self.components.clone(),
+            allow_unverified: self.allow_unverified.then_some(true),
             ..InstallOptions::default()
         })
     }

@@ -212,6 +212,10 @@ pub struct Request {
     pub pins: Pins,
     /// Driver policy.
     pub driver: DriverPolicy,
+    /// `--allow-unverified`: go on with a component whose GPU support the catalog cannot vouch
+    /// for (a framework's exact cuDNN pin with no catalog row), saying so in the plan, instead of
+    /// refusing it as unknown. A known failure is still refused.
+    pub allow_unverified: bool,
 }
 
 impl Default for Request {
@@ -220,6 +224,7 @@ impl Default for Request {
             profile: Profile::Full,
             pins: Pins::default(),
             driver: DriverPolicy::Auto,
+            allow_unverified: false,
         }
     }
 }

@@ -19,6 +19,8 @@ pub struct TfCudnn {
     pub summary: String,
     /// Constraints to pass pip.
     pub constraints: Vec<Constraint>,
+    /// What the plan must warn about (a build taken unverified under `--allow-unverified`).
+    pub notes: Vec<String>,
 }
 
 fn sm(v: &Version) -> String {
@@ -88,6 +90,7 @@ pub fn tensorflow_cudnn(ctx: &Ctx<'_>, r: &TfRelease) -> Result<TfCudnn, String>
         return Ok(TfCudnn {
             summary: format!("cuDNN {} (its tested build)", r.cudnn),
             constraints: Vec::new(),
+            notes: Vec::new(),
         });
     };
     if req.spec.is_exact() {
@@ -106,9 +109,21 @@ pub fn tensorflow_cudnn(ctx: &Ctx<'_>, r: &TfRelease) -> Result<TfCudnn, String>
         });
         let Some(row) = known else {
             // Unknown is not fitting: without the build's GPU list nothing says it runs here.
-            return Err(format!(
+            // The user may still take it, and the plan then says it is unverified.
+            let unknown = format!(
                 "its `and-cuda` extra pins {wheel}=={pinned}, which the catalog has no row for, so whether it has code for the planned GPUs is unknown"
-            ));
+            );
+            if !ctx.req.allow_unverified {
+                return Err(format!("{unknown} (--allow-unverified takes it anyway)"));
+            }
+            return Ok(TfCudnn {
+                summary: format!("pins cuDNN {pinned}, unverified"),
+                constraints: Vec::new(),
+                notes: vec![format!(
+                    "unverified: TensorFlow {}: {unknown}; taken because of --allow-unverified",
+                    r.version
+                )],
+            });
         };
         if let Some(why) = unserved(ctx, &[row]) {
             return Err(format!(
@@ -118,6 +133,7 @@ pub fn tensorflow_cudnn(ctx: &Ctx<'_>, r: &TfRelease) -> Result<TfCudnn, String>
         return Ok(TfCudnn {
             summary: format!("pins cuDNN {pinned}"),
             constraints: Vec::new(),
+            notes: Vec::new(),
         });
     }
     float(ctx, &wheel, major, &req, pin)
@@ -156,6 +172,7 @@ fn float(
         return Ok(TfCudnn {
             summary: format!("floats {wheel} ({req})"),
             constraints,
+            notes: Vec::new(),
         });
     };
     let Some(good) = groups.iter().rposition(|g| unserved(ctx, g).is_none()) else {
@@ -171,6 +188,7 @@ fn float(
                 "floats {wheel} to the newest release its extra allows ({req}); the newest catalogued, cuDNN {newest}, serves every GPU"
             ),
             constraints,
+            notes: Vec::new(),
         });
     };
     let first_bad = version(bad);
@@ -201,5 +219,6 @@ fn float(
             "cuDNN {good_version} with the constraint {requirement} (its extra floats {req})"
         ),
         constraints,
+        notes: Vec::new(),
     })
 }

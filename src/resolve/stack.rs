@@ -702,6 +702,7 @@ pub fn search_tensorflow<'c>(
             Ok(c) => {
                 stack.tf_cudnn = Some(c.summary);
                 stack.constraints = c.constraints;
+                stack.notes.extend(c.notes);
             }
             Err(e) => {
                 rejected.push(format!("{label}: {e}"));

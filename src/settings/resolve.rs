@@ -99,6 +99,8 @@ pub struct InstallOptions {
     pub torch_source: Option<TorchSource>,
     /// `--allow-http`.
     pub allow_http: Option<bool>,
+    /// `--allow-unverified`.
+    pub allow_unverified: Option<bool>,
     /// `--prefix`.
     pub prefix: Option<PathBuf>,
     /// `--venv`.
@@ -131,6 +133,7 @@ combine_fields!(InstallOptions {
     torch_index,
     torch_source,
     allow_http,
+    allow_unverified,
     prefix,
     venv,
     no_cudnn,
@@ -194,6 +197,7 @@ impl InstallOptions {
             torch_index: c.sources.torch_index.clone(),
             torch_source: c.sources.torch_source,
             allow_http: c.sources.allow_http,
+            allow_unverified: None,
             prefix: c.install.prefix.clone(),
             venv: c.install.venv.clone(),
             no_cudnn: c.install.no_cudnn,
@@ -279,6 +283,7 @@ impl InstallSettings {
                     python: o.python,
                 },
                 driver: o.driver.unwrap_or(DriverPolicy::Auto),
+                allow_unverified: o.allow_unverified.unwrap_or(false),
             },
             components: o.components,
             source: o.source,

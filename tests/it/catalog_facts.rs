@@ -317,6 +317,7 @@ mod plans {
             profile,
             pins,
             driver: driver.parse::<DriverPolicy>().unwrap(),
+            ..Request::default()
         }
     }
 

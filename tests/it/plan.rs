@@ -101,6 +101,7 @@ fn req(profile: Profile) -> Request {
         profile,
         pins: Pins::default(),
         driver: DriverPolicy::Auto,
+        ..Request::default()
     }
 }
 

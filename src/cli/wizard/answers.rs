@@ -154,6 +154,8 @@ impl Answers {
             torch_index: self.torch_index.clone(),
             torch_source: Some(self.torch_source),
             allow_http: Some(self.allow_http),
+            // The wizard only offers what the catalog vouches for.
+            allow_unverified: None,
             prefix: self.prefix.clone(),
             venv: self.venv.clone(),
             no_cudnn: Some(self.no_cudnn),

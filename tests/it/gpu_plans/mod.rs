@@ -51,6 +51,7 @@ pub fn request(profile: Profile, pins: Pins, driver: &str) -> Request {
         profile,
         pins,
         driver: driver.parse::<DriverPolicy>().expect("a driver policy"),
+        ..Request::default()
     }
 }
 

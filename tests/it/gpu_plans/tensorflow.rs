@@ -124,3 +124,112 @@ fn a_mixed_machine_floats_to_the_newest_build_serving_every_gpu() {
         p.constraints[0].reason
     );
 }
+
+/// `--allow-unverified` goes on with an exact cuDNN pin the catalog has no row for, and the plan
+/// says it is unverified; a release known to fail on a GPU is still refused under it.
+#[test]
+fn allow_unverified_takes_an_uncatalogued_pin_and_says_so_but_not_a_known_failure() {
+    let s = machine(&[A100], Some("580.95.05"), "3.12.3");
+    let pins = Pins {
+        tensorflow: Some(VersionPin::parse("2.16").unwrap()),
+        ..Pins::default()
+    };
+    let mut r = request(Profile::Tensorflow, pins, "keep");
+    let refused = plan(&s, &r);
+    assert_eq!(refused.status, Status::Unsupported, "{refused:#?}");
+    assert!(
+        refused.reasons.join("\n").contains("--allow-unverified"),
+        "the refusal names the opt-in: {:#?}",
+        refused.reasons
+    );
+    r.allow_unverified = true;
+    let p = plan(&s, &r);
+    assert_eq!(p.status, Status::Ok, "{p:#?}");
+    assert_eq!(version(&p, "tensorflow"), "2.16.2");
+    let unverified: Vec<_> = p
+        .warnings
+        .iter()
+        .filter(|w| w.starts_with("unverified:"))
+        .collect();
+    assert_eq!(unverified.len(), 1, "{:#?}", p.warnings);
+    assert!(
+        unverified[0].contains("nvidia-cudnn-cu12==8.9.7.29, which the catalog has no row for"),
+        "{}",
+        unverified[0]
+    );
+    assert!(
+        p.component("tensorflow")
+            .unwrap()
+            .reason
+            .contains("pins cuDNN 8.9.7.29, unverified"),
+        "{:#?}",
+        p.component("tensorflow")
+    );
+    // Nothing else moves: the same plan as without the flag for a catalogued release.
+    let mut plain = request(Profile::Tensorflow, Pins::default(), "keep");
+    let before = plan(&s, &plain);
+    plain.allow_unverified = true;
+    let after = plan(&s, &plain);
+    assert_eq!(format!("{before:?}"), format!("{after:?}"));
+
+    let blackwell = machine(&[RTX_5090], Some("580.95.05"), "3.12.3");
+    let pins = Pins {
+        tensorflow: Some(VersionPin::parse("2.17").unwrap()),
+        ..Pins::default()
+    };
+    let mut r = request(Profile::Tensorflow, pins, "keep");
+    r.allow_unverified = true;
+    let known = plan(&blackwell, &r);
+    assert_eq!(known.status, Status::Unsupported, "{known:#?}");
+    assert!(
+        known.reasons.join("\n").contains("known to fail on sm_120"),
+        "{:#?}",
+        known.reasons
+    );
+}
+
+/// The flag end to end: `plan --system` refuses the uncatalogued pin (exit 3's refusal naming the
+/// flag), and with `--allow-unverified` plans it, the JSON carrying the warning.
+#[test]
+fn plan_allow_unverified_flag_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let system = dir.path().join("a100.json");
+    fs_err::write(
+        &system,
+        serde_json::to_string(&machine(&[A100], Some("580.95.05"), "3.12.3")).unwrap(),
+    )
+    .unwrap();
+    let args = [
+        "plan",
+        "--system",
+        system.to_str().unwrap(),
+        "--profile",
+        "tensorflow",
+        "--tensorflow",
+        "2.16",
+        "--driver",
+        "keep",
+        "--json",
+    ];
+    let refused = crate::common::cudaup(&args, dir.path());
+    let j = refused.json();
+    assert_eq!(j["status"], "unsupported", "{}", refused.stdout);
+    assert_ne!(refused.code, 0, "{}", refused.stdout);
+    assert!(
+        refused.stdout.contains("--allow-unverified"),
+        "{}",
+        refused.stdout
+    );
+
+    let mut with = args.to_vec();
+    with.push("--allow-unverified");
+    let ok = crate::common::cudaup(&with, dir.path());
+    assert_eq!(ok.code, 0, "{}\n{}", ok.stdout, ok.stderr);
+    let j = ok.json();
+    assert_eq!(j["status"], "ok", "{}", ok.stdout);
+    let warnings = j["warnings"].to_string();
+    assert!(
+        warnings.contains("unverified: TensorFlow 2.16.2"),
+        "{warnings}"
+    );
+}
