@@ -442,7 +442,12 @@ source = "https://github.com/NVIDIA/NV-Kernels/pull/396 (NVIDIA: 'Replace the ex
 # Ids NVIDIA's supported-GPU table of 595.45.04 lists that pci.ids 2025-07-11 lacks (issue 34). The
 # chip is NVIDIA's own word where its source names one (GB110, gb20x), else the chip pci.ids gives
 # the neighbouring ids of the same block (every GB20x chip is compute capability 12.0 either way).
-# Left out: 10de:29bb 'NVIDIA DRIVE P2021' (no source names its chip or compute capability).
+# Left out: 10de:29bb 'NVIDIA DRIVE P2021'. Its chip is now named (pci.ids 2026-08-22, pciutils/pciids
+# c1c12547: '29bb  GB102 [DRIVE P2021]', beside '29bc  GB102 [B100]'), but no NVIDIA source gives
+# GB102's compute capability: developer.nvidia.com/cuda-gpus lists only B200/GB200 (10.0) and
+# B300/GB300 (10.3), the MIG guide only GB100/GB202 products, and NVIDIA's kernel modules put GB100
+# (10.0), GB102 and GB110 (10.3) in one architecture (ctrl2080mc.h ARCHITECTURE_GB10x), so the
+# architecture does not decide it. A GPU without a compute capability is left out, not guessed.
 
 [[device]]
 pci_id = "10de:31c2"
