@@ -235,6 +235,16 @@ impl Sources {
             }
             self.write(&format!("pypi/{project}/index.json"), text);
         }
+        // The companions' pages, for their Requires-Python (no wheel of theirs is read: no torch
+        // release here is new).
+        for project in ["torchvision", "torchaudio"] {
+            let text = String::from_utf8(fixture(&format!("pypi/{project}.json"))).unwrap();
+            let text = text.replace(
+                "https://files.pythonhosted.org/packages/",
+                &format!("{base}/files/"),
+            );
+            self.write(&format!("pypi/{project}/index.json"), text);
+        }
     }
 
     /// PyTorch's index: a PEP 503 page for cu130 with a torch 2.15.0+cu130 wheel (2.15.0's real
@@ -346,6 +356,18 @@ fn update(
     run(home, &refs, env)
 }
 
+/// The plan `j` was made from the refreshed catalog in the home.
+fn assert_refreshed(j: &serde_json::Value) {
+    assert!(
+        j["catalog"]["origin"]
+            .as_str()
+            .unwrap()
+            .starts_with("refreshed"),
+        "{}",
+        j["catalog"]
+    );
+}
+
 fn component<'j>(plan: &'j serde_json::Value, name: &str) -> &'j serde_json::Value {
     plan["components"]
         .as_array()
@@ -413,14 +435,7 @@ fn a_new_release_at_the_sources_appears_in_plan_after_update() {
     assert_eq!(component(&j, "torch")["version"], "2.15.0");
     assert_eq!(component(&j, "torch")["variant"], "cu132");
     assert_eq!(component(&j, "cudnn")["version"], "9.28.1");
-    assert!(
-        j["catalog"]["origin"]
-            .as_str()
-            .unwrap()
-            .starts_with("refreshed"),
-        "{}",
-        j["catalog"]
-    );
+    assert_refreshed(&j);
     // The new PyTorch variant, and the new CUDA release.
     let cu130 = run(
         home.path(),
@@ -788,4 +803,145 @@ fn pypis_aarch64_torch_wheel_becomes_a_linux_sbsa_row() {
     );
     assert_eq!(plan.code, 0, "{}\n{}", plan.stdout, plan.stderr);
     assert_eq!(component(&plan.json(), "torch")["variant"], "cu132");
+}
+
+/// Takes the `[[requires_python]]` row of `package` `version` out of a manifest's text.
+fn drop_requires_python(text: &str, package: &str, version: &str) -> String {
+    let row = format!("[[requires_python]]\npackage = \"{package}\"\nversion = \"{version}\"\n");
+    let at = text
+        .find(&row)
+        .unwrap_or_else(|| panic!("no row {package} {version}"));
+    match text[at..].find("\n\n") {
+        Some(e) => format!("{}{}", &text[..at], &text[at + e + 2..]),
+        // The file's last row.
+        None => format!("{}\n", text[..at].trim_end_matches('\n')),
+    }
+}
+
+/// Issue 34, finding 3/4: the Requires-Python rows come from the index. A catalog without
+/// torchvision 0.29.2's and TensorFlow 2.21.0's rows, and with torchvision 0.25.0's wrong, gets
+/// them from the real PEP 691 pages (the same values as the committed rows), the plan on Python
+/// 3.14.1 then leaves that Python for torchvision 0.29.2, and a second update changes nothing.
+#[test]
+fn update_derives_requires_python_rows_from_the_index() {
+    let sources = Sources::new();
+    let base = old_catalog();
+    let pytorch = fs_err::read_to_string(base.path().join("pytorch.toml")).unwrap();
+    let pytorch = ["0.26.0", "0.29.1", "0.29.2"]
+        .iter()
+        .fold(pytorch, |t, v| drop_requires_python(&t, "torchvision", v))
+        .replacen(
+            "version = \"0.25.0\"\nrequires_python = \">=3.10\"",
+            "version = \"0.25.0\"\nrequires_python = \">=3.9\"",
+            1,
+        );
+    fs_err::write(base.path().join("pytorch.toml"), pytorch).unwrap();
+    let tf = fs_err::read_to_string(base.path().join("tensorflow.toml")).unwrap();
+    fs_err::write(
+        base.path().join("tensorflow.toml"),
+        drop_requires_python(&tf, "tensorflow", "2.21.0"),
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let py_3_14_1 = |manifests: Option<&Path>| {
+        let b = manifests.map(|m| m.display().to_string());
+        let mut args: Vec<&str> = Vec::new();
+        if let Some(b) = &b {
+            args.extend(["--manifests", b.as_str()]);
+        }
+        args.extend([
+            "plan",
+            "--system",
+            H200,
+            "--profile",
+            "pytorch",
+            "--python",
+            "3.14.1",
+            "--json",
+        ]);
+        let plan = run(home.path(), &args, &[]);
+        assert_eq!(plan.code, 0, "{}\n{}", plan.stdout, plan.stderr);
+        plan.json()
+    };
+    // Before: without the rows, a torchvision that excludes 3.14.1 is planned with it.
+    let before = py_3_14_1(Some(base.path()));
+    let tv = component(&before, "torchvision")["version"].clone();
+    assert!(
+        ["0.26.0", "0.29.1", "0.29.2"].contains(&tv.as_str().unwrap()),
+        "{before}"
+    );
+
+    let up = update(home.path(), base.path(), &sources, &[], &[]);
+    assert_eq!(up.code, 0, "{}\n{}", up.stdout, up.stderr);
+    for line in [
+        "+ Requires-Python of torchvision 0.26.0: '!=3.14.1,>=3.10'",
+        "+ Requires-Python of torchvision 0.29.1: '!=3.14.1,>=3.10'",
+        "+ Requires-Python of torchvision 0.29.2: '>=3.10,!=3.14.1'",
+        "torchvision 0.25.0: Requires-Python '>=3.10' (was '>=3.9'",
+        "+ Requires-Python of tensorflow 2.21.0: '>=3.10'",
+    ] {
+        assert!(up.stdout.contains(line), "{line}: {}", up.stdout);
+    }
+    // The rows are the committed ones again (values and order; the source names the mirror).
+    let rows = |text: &str| -> Vec<(String, String, String)> {
+        let t: toml::Table = toml::from_str(text).unwrap();
+        t.get("requires_python")
+            .and_then(|r| r.as_array())
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let s = |k: &str| r[k].as_str().unwrap().to_owned();
+                // The clauses as a set: the page may write them in another order.
+                let mut clauses: Vec<String> = s("requires_python")
+                    .split(',')
+                    .map(|c| c.trim().to_owned())
+                    .collect();
+                clauses.sort();
+                (s("package"), s("version"), clauses.join(","))
+            })
+            .collect()
+    };
+    for file in ["pytorch.toml", "tensorflow.toml"] {
+        let refreshed = fs_err::read_to_string(home.path().join("manifests").join(file)).unwrap();
+        let committed = cudaup::catalog::EMBEDDED
+            .iter()
+            .find(|(n, _)| *n == file)
+            .unwrap()
+            .1;
+        assert_eq!(rows(&refreshed), rows(committed), "{file}");
+        if file == "tensorflow.toml" {
+            assert!(
+                refreshed.contains(&format!(
+                    "{}/pypi/tensorflow/ (PEP 691 page, read ",
+                    sources.server.url()
+                )),
+                "the row cites the page it came from"
+            );
+        }
+    }
+    // After: the refreshed catalog is in effect, and 3.14.1 gets the newest torchvision that
+    // admits it.
+    let j = py_3_14_1(None);
+    assert_refreshed(&j);
+    assert_eq!(component(&j, "torchvision")["version"], "0.25.0", "{j}");
+
+    let snapshot = || -> Vec<String> {
+        ["pytorch.toml", "tensorflow.toml", "catalog.toml"]
+            .iter()
+            .map(|f| fs_err::read_to_string(home.path().join("manifests").join(f)).unwrap())
+            .collect()
+    };
+    let once = snapshot();
+    // The second run reads the refreshed catalog in effect.
+    let mut args = vec!["manifests".to_owned(), "update".to_owned()];
+    args.extend(sources.args());
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let again = run(home.path(), &refs, &[]);
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    assert!(
+        !again.stdout.contains("Requires-Python"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(once, snapshot(), "a second update writes the same bytes");
 }

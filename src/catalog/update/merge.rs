@@ -63,6 +63,23 @@ pub fn apply(
     for o in &obs.pypi.tensorflow {
         tensorflow(&mut t, base, o, today, &mut changes, notes)?;
     }
+    // Last: the releases to read Requires-Python for include the rows added above.
+    if !obs.pypi.indexed.is_empty() {
+        let named = super::requires_python::named(t.files).map_err(UpdateError::Check)?;
+        for (file, releases) in named {
+            t.edit(file, |doc| {
+                super::requires_python::apply(
+                    doc,
+                    file,
+                    &releases,
+                    &obs.pypi.indexed,
+                    today,
+                    &mut changes,
+                    notes,
+                )
+            })?;
+        }
+    }
     Ok(changes)
 }
 

@@ -17,6 +17,7 @@ mod merge;
 pub(crate) mod pypi;
 mod pytorch_index;
 pub(crate) mod redist;
+mod requires_python;
 mod rows;
 mod series;
 mod write;

@@ -115,7 +115,7 @@ fn wheel_files(files: Vec<IndexFile>) -> Vec<WheelFile> {
 }
 
 /// A project page (PEP 691 or PEP 503) through the one index reader the install routes use.
-fn parse_page(page: &Location, bytes: &[u8]) -> Result<Vec<WheelFile>, String> {
+pub(super) fn parse_page(page: &Location, bytes: &[u8]) -> Result<Vec<WheelFile>, String> {
     page::parse_page(page, bytes).map(wheel_files)
 }
 
@@ -337,6 +337,9 @@ pub struct PypiObs {
     pub torch_sbsa: Vec<TorchObs>,
     /// The project pages read, by name.
     pub pages: BTreeMap<String, String>,
+    /// The pages of the wheels a plan installs beside the framework (torchvision, torchaudio,
+    /// tensorflow), by name: their `requires-python` becomes the `[[requires_python]]` rows.
+    pub indexed: BTreeMap<String, Project>,
 }
 
 fn major_minor(v: &Version) -> Option<Version> {
@@ -410,8 +413,20 @@ pub fn read(
         .into_iter()
         .filter(|v| newest.as_ref().is_none_or(|n| v >= n))
         .collect();
-    let mut vision: Option<Project> = None;
-    let mut audio: Option<Project> = None;
+    // The companions' pages: read once, for the companions of new releases and for the
+    // Requires-Python of every release the catalog names.
+    let vision = project(net, index, "torchvision")?;
+    let audio = project(net, index, "torchaudio")?;
+    for (name, p) in [("torchvision", &vision), ("torchaudio", &audio)] {
+        match p {
+            Some(p) => {
+                obs.indexed.insert(name.to_owned(), p.clone());
+            }
+            None => notes.push(format!(
+                "the index has no {name}: its Requires-Python rows are kept as they were"
+            )),
+        }
+    }
     // The aarch64 side: PyPI's manylinux aarch64 wheel of the same releases. A CPU build (its
     // nvidia-* requirements hold only on x86_64) gives no linux-sbsa row.
     for v in &wanted {
@@ -453,10 +468,6 @@ pub fn read(
         let m = metadata(net, w)?;
         let is_new = newest.as_ref().is_none_or(|n| &v > n);
         let (tv, ta) = if is_new {
-            if vision.is_none() {
-                vision = project(net, index, "torchvision")?;
-                audio = project(net, index, "torchaudio")?;
-            }
             (
                 match &vision {
                     Some(p) => companion(net, p, &v)?,
@@ -502,6 +513,7 @@ pub fn read(
     // without their `and-cuda` extra.
     let tf = need(net, "tensorflow")?;
     obs.pages.insert("tensorflow".into(), tf.page.to_string());
+    obs.indexed.insert("tensorflow".into(), tf.clone());
     let oldest = catalog
         .tensorflow
         .release

@@ -224,8 +224,13 @@ impl Doc {
         })
     }
 
+    /// Whether line `i` exists and is blank.
+    pub fn is_blank(&self, i: usize) -> bool {
+        self.lines.get(i).is_some_and(|l| l.trim().is_empty())
+    }
+
     /// The first line of the comment block directly above line `i`.
-    fn comment_start(&self, i: usize) -> usize {
+    pub fn comment_start(&self, i: usize) -> usize {
         let mut s = i;
         while s > 0 && self.lines[s - 1].trim_start().starts_with('#') {
             s -= 1;
