@@ -3,11 +3,15 @@
 # cudaup from the loaded driver, addKernel run inside a container.
 # Carried beside it in .devc/: pm.tar.xz (Debian 12's podman, conmon, runc, busybox, their
 # libraries and /etc/containers, /usr/share/containers) and cudaup.xz (a stripped cudaup); see
-# docs/container.md. Writes its transcript to $OUT/transcript.txt.
+# docs/container.md. Writes its transcript to $OUT/$TRANSCRIPT (default transcript.txt).
+# CUDAUP=BIN uses that cudaup instead of unpacking cudaup.xz; NVCC=PATH builds the in-container
+# programs with that nvcc (a toolkit with cuBLAS, e.g. one cudaup installed; default
+# /usr/local/cuda/bin/nvcc); HOME_DIR=DIR is cudaup's --home.
 B=${1:-$PWD/.devc}
 W=${W:-/opt/cudaup-proof}
 mkdir -p "$W"
-T=$OUT/transcript.txt
+T=$OUT/${TRANSCRIPT:-transcript.txt}
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 exec > >(tee -a "$T") 2>&1
 step() { echo; echo "\$ $*"; "$@"; echo "[exit $?]"; }
 echo "== the machine"; date -u
@@ -17,7 +21,8 @@ ls -la /dev/nvidia* ; cat /proc/driver/nvidia/version; ls /proc/driver/nvidia/gp
 ls /usr/local/nvidia/ /usr/local/nvidia/bin 2>&1 | head; ls /usr/local/nvidia/lib64 | grep -E "so\.[0-9]+\.[0-9]+" | head -40
 nvidia-smi -L 2>&1 || /usr/local/nvidia/bin/nvidia-smi -L
 echo "== unpacking"
-mkdir -p $W/pm && tar -C "$W" -xJf "$B/pm.tar.xz" && xz -dc "$B/cudaup.xz" > $W/cudaup && chmod +x $W/cudaup
+mkdir -p $W/pm && tar -C "$W" -xJf "$B/pm.tar.xz"
+[ -n "${CUDAUP:-}" ] || { xz -dc "$B/cudaup.xz" > $W/cudaup && chmod +x $W/cudaup; }
 mkdir -p /etc/containers /usr/share/containers && cp -r --update=none $W/pm/etc/containers/* /etc/containers/ && cp --update=none $W/pm/share/containers/* /usr/share/containers/
 mkdir -p $W/bin
 # Podman hands conmon (and conmon runc) a clean environment: each gets a wrapper that points
@@ -37,7 +42,8 @@ if ! podman run --rm --network=none localhost/bb:1 /bin/true; then
   step podman run --rm --network=none localhost/bb:1 /bin/true
 fi
 cat $W/pm/containers.conf
-C=$W/cudaup
+C=${CUDAUP:-$W/cudaup}
+[ -n "${HOME_DIR:-}" ] && C="$C --home $HOME_DIR"
 step $C --version
 step $C container plan
 step $C container doctor
@@ -47,8 +53,8 @@ cp /etc/cdi/cudaup-nvidia.json $OUT/cdi-spec.json
 step $C container doctor
 step $C doctor
 step podman run --rm --network=none --device nvidia.com/gpu=all localhost/bb:1 /bin/sh -c 'ls -l /dev/nvidia*; ls -l /usr/lib/x86_64-linux-gnu | head -30; nvidia-smi -L'
-step $C container verify --engine podman --nvcc /usr/local/cuda/bin/nvcc
-$C container verify --engine podman --nvcc /usr/local/cuda/bin/nvcc --json > $OUT/verify.json 2>&1
+step $C container verify --engine podman --nvcc $NVCC
+$C container verify --engine podman --nvcc $NVCC --json > $OUT/container-verify.json 2>&1
 step $C container uninstall
 step ls -la /etc/cdi
 echo "== done"; date -u

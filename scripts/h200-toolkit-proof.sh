@@ -56,7 +56,12 @@ run_proof() {
     system_cuda=/usr/local/cuda-13.0; [ -d "$system_cuda" ] || system_cuda=/usr/local/cuda
   fi
   local budget=${BUDGET_S:-560}
-  local work; work=$(mktemp -d "${TMPDIR:-/tmp}/cudaup-proof.XXXXXX")
+  # WORK=DIR works there (made if missing) and KEEP_WORK=1 leaves it for the next step of
+  # scripts/h200-proof.sh; MODIFY_PATH=1 lets the install hook the rc files (uninstall's test).
+  local work=${WORK:-}
+  if [ -n "$work" ]; then mkdir -p "$work"; else work=$(mktemp -d "${TMPDIR:-/tmp}/cudaup-proof.XXXXXX"); fi
+  local path_args=(--no-modify-path)
+  [ -n "${MODIFY_PATH:-}" ] && path_args=()
   local home=$work/home prefix=$work/cuda-$cuda_release py=$venv/bin/python
   local t=$out/transcript.txt
   : >"$t"
@@ -110,7 +115,7 @@ PY
 
   local cmd=("$cudaup" --home "$home" install --profile cuda-dev --cuda "$cuda_release" "${cudnn_args[@]}"
              --components "$components" --source wheels --index-url "$work/mirror/simple"
-             --prefix "$prefix" --driver keep --yes --no-modify-path)
+             --prefix "$prefix" --driver keep --yes "${path_args[@]}")
   log "== \$ cudaup $(echo "${cmd[*]:3}" | sed "s#$work#\$WORK#g")"
   t0=$(date +%s.%N)
   timeout "$(left)" "${cmd[@]}" 2>&1 | sed "s#$work#\$WORK#g" | tee -a "$t"
@@ -131,7 +136,7 @@ PY
     timeout "$(left)" "$cudaup" --home "$home" verify --venv "$venv" --json >"$out/verify.json" 2>/dev/null || true
   fi
   log "== wall time: $(( $(date +%s) - began )) s"
-  rm -rf "$work"
+  [ -n "${KEEP_WORK:-}" ] || rm -rf "$work"
   [ "$icode" = 0 ] || return "$icode"
   return "$vcode"
 }

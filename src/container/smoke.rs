@@ -7,6 +7,10 @@
 //! libraries and `nvidia-smi` are not in the image: the CDI spec (or the toolkit's runtime)
 //! brings them, which is what is being proved. Checks:
 //! - `container-kernel`: addKernel prints its sums and `addKernel OK` inside the container;
+//! - `container-cublas`: verify's library program (`programs/libs.cu`), built with cuBLAS alone
+//!   and the toolkit's library directory as its run path, multiplies two matrices with
+//!   `cublasSgemm` inside the container and checks them against the CPU. cuBLAS travels in the
+//!   image (as it does in CUDA's own images); the driver still comes through the spec;
 //! - `container-gpus`: `nvidia-smi -L` inside lists the same GPU UUIDs as on the host;
 //! - an engine error is mapped to the doctor check that explains it.
 
@@ -80,9 +84,9 @@ pub fn uuids(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Packs `files` (host paths, kept at the same paths) and `binary` (at `/cudaup/<name>`) into a
-/// tar for `import`.
-pub fn pack(tar_path: &Path, binary: &Path, files: &[PathBuf]) -> std::io::Result<()> {
+/// Packs `files` (host paths, kept at the same paths) and each of `binaries` (at
+/// `/cudaup/<name>`) into a tar for `import`.
+pub fn pack(tar_path: &Path, binaries: &[PathBuf], files: &[PathBuf]) -> std::io::Result<()> {
     let mut b = tar::Builder::new(fs_err::File::create(tar_path)?);
     b.follow_symlinks(true);
     let mut seen = std::collections::BTreeSet::new();
@@ -92,9 +96,103 @@ pub fn pack(tar_path: &Path, binary: &Path, files: &[PathBuf]) -> std::io::Resul
             b.append_path_with_name(f, &rel)?;
         }
     }
-    let name = binary.file_name().unwrap_or_default();
-    b.append_path_with_name(binary, Path::new("cudaup").join(name))?;
+    for binary in binaries {
+        let name = binary.file_name().unwrap_or_default();
+        b.append_path_with_name(binary, Path::new("cudaup").join(name))?;
+    }
     b.into_inner()?.sync_all()
+}
+
+/// Builds `bin` with `nvcc` and `args`: first with `-arch=native` (SASS for the GPUs here),
+/// then, where nvcc refuses that (no GPU), with its default (PTX, JIT-compiled by the driver).
+/// Ok: how it was built; Err: the evidence of the last failure.
+fn compile(
+    runner: &dyn Runner,
+    nvcc: &Path,
+    args: &[String],
+    bin: &Path,
+) -> Result<String, Vec<String>> {
+    let mut last = Vec::new();
+    for arch in [Some("-arch=native"), None] {
+        let mut argv: Vec<&str> = arch.into_iter().collect();
+        argv.extend(args.iter().map(String::as_str));
+        match runner.run(nvcc, &argv, TIMEOUT) {
+            Ok(o) if o.success() && bin.is_file() => {
+                return Ok(format!("built with {} {}", nvcc.display(), argv.join(" ")));
+            }
+            Ok(o) => {
+                last = vec![format!(
+                    "nvcc could not build {}:",
+                    bin.file_name().unwrap_or_default().to_string_lossy()
+                )];
+                last.extend(tail(&o));
+            }
+            Err(e) => last = vec![e.to_string()],
+        }
+    }
+    Err(last)
+}
+
+/// The directory of `nvcc`'s toolkit that holds `libcublas.so` (a runfile's `lib64`, or the
+/// `targets/` directory a wheel-made toolkit links it from), if the toolkit has cuBLAS.
+pub fn cublas_lib_dir(nvcc: &Path) -> Option<PathBuf> {
+    let tk = nvcc.parent()?.parent()?;
+    ["lib64", "targets/x86_64-linux/lib"]
+        .iter()
+        .map(|d| tk.join(d))
+        .find(|d| d.join("libcublas.so").exists())
+}
+
+/// nvcc's arguments (without the architecture) for verify's library program with cuBLAS alone.
+/// The library directory becomes the program's run path: the image keeps host paths, so the
+/// loader finds the image's copy of cuBLAS at the same place inside.
+pub fn cublas_args(lib: &Path, source: &Path, binary: &Path) -> Vec<String> {
+    vec![
+        "-o".into(),
+        binary.display().to_string(),
+        source.display().to_string(),
+        "-Xcompiler".into(),
+        "-Wno-deprecated-declarations".into(),
+        "-DHAVE_CUBLAS".into(),
+        format!("-L{}", lib.display()),
+        "-lcublas".into(),
+        "-Xlinker".into(),
+        format!("-rpath={}", lib.display()),
+    ]
+}
+
+/// The `container-cublas` check from the library program's output inside the container.
+pub fn judge_cublas(o: &Output, engine: &str, flags: &str, built: &str) -> Check {
+    let results = crate::verify::libs::parse_results(&o.stdout);
+    match results.get("cublas") {
+        Some(r) if r.ok => {
+            let mut ev = vec![
+                format!("cuBLAS ran in {engine} (run {flags}): {}", r.detail),
+                format!("loaded {}", r.file),
+            ];
+            if let Some(rt) = results.get("cudart") {
+                ev.push(format!("runtime: {}", rt.detail));
+            }
+            ev.push(built.to_owned());
+            Check::pass("container-cublas", ev)
+        }
+        Some(r) => Check::fail(
+            "container-cublas",
+            explained(vec![
+                format!("cuBLAS failed in {engine} (run {flags}): {}", r.detail),
+                format!("loaded {}", r.file),
+            ]),
+        ),
+        None => {
+            let mut ev = vec![format!(
+                "the cuBLAS program reported nothing in {engine} (run {flags}; exit {}):",
+                o.status
+                    .map_or_else(|| "by a signal".to_owned(), |c| c.to_string())
+            )];
+            ev.extend(tail(o));
+            Check::fail("container-cublas", explained(ev))
+        }
+    }
 }
 
 /// Builds the image and runs the checks.
@@ -111,38 +209,47 @@ pub fn run(opts: &Options<'_>, runner: &dyn Runner) -> Vec<Check> {
         checks.push(Check::fail("container-kernel", vec![e.to_string()]));
         return checks;
     }
-    let (src_s, bin_s) = (src.display().to_string(), bin.display().to_string());
-    // `-arch=native` builds SASS for the GPUs here; without a GPU nvcc refuses it, and its
-    // default (PTX, JIT-compiled by the driver's libnvidia-ptxjitcompiler) is taken.
-    let mut built = None;
-    for arch in [Some("-arch=native"), None] {
-        let mut args = vec!["-cudart", "static", "-o", &bin_s, &src_s];
-        if let Some(a) = arch {
-            args.insert(0, a);
+    let args = vec![
+        "-cudart".to_owned(),
+        "static".into(),
+        "-o".into(),
+        bin.display().to_string(),
+        src.display().to_string(),
+    ];
+    let built = match compile(runner, nvcc, &args, &bin) {
+        Ok(how) => how,
+        Err(ev) => {
+            checks.push(Check::fail("container-kernel", ev));
+            return checks;
         }
-        match runner.run(nvcc, &args, TIMEOUT) {
-            Ok(o) if o.success() && bin.is_file() => {
-                built = Some(format!("built with {} {}", nvcc.display(), args.join(" ")));
-                break;
+    };
+    // cuBLAS: built now, judged inside the container below; a toolkit without it is a skip.
+    let blas_bin = opts.work.join("cublas-gemm");
+    let blas: Result<String, Check> = match cublas_lib_dir(nvcc) {
+        None => Err(Check::skip(
+            "container-cublas",
+            vec![format!(
+                "the toolkit of {} has no cuBLAS (no lib64/libcublas.so): install one with it (`cudaup install --profile cuda-dev`) or pass --nvcc of one that has",
+                nvcc.display()
+            )],
+        )),
+        Some(lib) => {
+            let src = opts.work.join("libs.cu");
+            match fs_err::write(&src, crate::verify::libs::PROGRAM) {
+                Err(e) => Err(Check::fail("container-cublas", vec![e.to_string()])),
+                Ok(()) => compile(runner, nvcc, &cublas_args(&lib, &src, &blas_bin), &blas_bin)
+                    .map_err(|ev| Check::fail("container-cublas", ev)),
             }
-            Ok(o) if arch.is_none() => {
-                let mut ev = vec!["nvcc could not build addKernel.cu:".to_owned()];
-                ev.extend(tail(&o));
-                checks.push(Check::fail("container-kernel", ev));
-                return checks;
-            }
-            Err(e) if arch.is_none() => {
-                checks.push(Check::fail("container-kernel", vec![e.to_string()]));
-                return checks;
-            }
-            _ => {}
         }
-    }
-    let built = built.unwrap_or_default();
+    };
     // The image: addKernel's libraries (and nvidia-smi's, which the spec mounts but whose libc
     // the image must have).
     let mut files = Vec::new();
-    for b in std::iter::once(bin.clone()).chain(opts.host_nvidia_smi.clone()) {
+    let mut binaries = vec![bin.clone()];
+    if blas.is_ok() {
+        binaries.push(blas_bin.clone());
+    }
+    for b in binaries.iter().cloned().chain(opts.host_nvidia_smi.clone()) {
         if let Ok(o) = runner.run(
             &opts.ldd,
             &[&b.display().to_string()],
@@ -152,7 +259,7 @@ pub fn run(opts: &Options<'_>, runner: &dyn Runner) -> Vec<Check> {
         }
     }
     let tar = opts.work.join("image.tar");
-    if let Err(e) = pack(&tar, &bin, &files) {
+    if let Err(e) = pack(&tar, &binaries, &files) {
         checks.push(Check::fail(
             "container-kernel",
             vec![format!("cannot pack the test image: {e}")],
@@ -203,6 +310,13 @@ pub fn run(opts: &Options<'_>, runner: &dyn Runner) -> Vec<Check> {
         }
         Err(e) => checks.push(Check::fail("container-kernel", vec![e.to_string()])),
     }
+    checks.push(match blas {
+        Err(check) => check,
+        Ok(how) => match run_in(&["/cudaup/cublas-gemm"]) {
+            Ok(o) => judge_cublas(&o, &engine.label(), &flags, &how),
+            Err(e) => Check::fail("container-cublas", vec![e.to_string()]),
+        },
+    });
     let host = opts
         .host_nvidia_smi
         .as_ref()
@@ -262,6 +376,69 @@ mod tests {
         assert_eq!(
             uuids("GPU 0: NVIDIA H200 (UUID: GPU-1c1a8b1e-3d4f-9a2b-8c7d-0e1f2a3b4c5d)\n"),
             ["GPU-1c1a8b1e-3d4f-9a2b-8c7d-0e1f2a3b4c5d"]
+        );
+    }
+
+    fn out(stdout: &str, status: i32) -> Output {
+        Output {
+            status: Some(status),
+            stdout: stdout.into(),
+            stderr: String::new(),
+        }
+    }
+
+    #[test]
+    fn cublas_is_found_built_with_its_run_path_and_judged() {
+        let tk = tempfile::tempdir().unwrap();
+        let nvcc = tk.path().join("bin/nvcc");
+        assert_eq!(
+            cublas_lib_dir(&nvcc),
+            None,
+            "no cuBLAS: a skip, not a build"
+        );
+        let lib = tk.path().join("targets/x86_64-linux/lib");
+        fs_err::create_dir_all(&lib).unwrap();
+        fs_err::write(lib.join("libcublas.so"), "").unwrap();
+        assert_eq!(cublas_lib_dir(&nvcc), Some(lib.clone()));
+        let args = cublas_args(&lib, Path::new("/w/libs.cu"), Path::new("/w/cublas-gemm"));
+        let rpath = format!("-rpath={}", lib.display());
+        assert!(
+            args.iter().any(|a| a == "-DHAVE_CUBLAS") && args.contains(&rpath),
+            "{args:?}"
+        );
+        assert!(!args
+            .iter()
+            .any(|a| a.starts_with("-DHAVE_") && a != "-DHAVE_CUBLAS"));
+
+        let good = out(
+            "RESULT {\"lib\":\"cudart\",\"ok\":true,\"detail\":\"NVIDIA H200\",\"file\":\"\"}\n\
+             RESULT {\"lib\":\"cublas\",\"ok\":true,\"detail\":\"SGEMM 64x64x64: max relative error 1e-7\",\"file\":\"/t/lib/libcublas.so.13\"}\nDONE\n",
+            0,
+        );
+        let c = judge_cublas(&good, "podman", "--device nvidia.com/gpu=all", "built");
+        let j = serde_json::to_value(&c).unwrap();
+        assert_eq!(j["status"], "pass", "{j}");
+        assert!(j.to_string().contains("/t/lib/libcublas.so.13"), "{j}");
+
+        let bad = out(
+            "RESULT {\"lib\":\"cublas\",\"ok\":false,\"detail\":\"cublasCreate(&h) returned 3\",\"file\":\"\"}\nDONE\n",
+            0,
+        );
+        let j = serde_json::to_value(judge_cublas(&bad, "podman", "", "built")).unwrap();
+        assert_eq!(j["status"], "fail", "{j}");
+        assert!(j.to_string().contains("returned 3"), "{j}");
+
+        // A program that could not start (its library missing in the image) reports nothing.
+        let gone = Output {
+            status: Some(127),
+            stdout: String::new(),
+            stderr: "error while loading shared libraries: libcublas.so.13".into(),
+        };
+        let j = serde_json::to_value(judge_cublas(&gone, "podman", "", "built")).unwrap();
+        assert_eq!(j["status"], "fail", "{j}");
+        assert!(
+            j.to_string().contains("exit 127") && j.to_string().contains("libcublas.so.13"),
+            "{j}"
         );
     }
 }

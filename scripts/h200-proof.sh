@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Issue 44's proof on one H200 (kind nvidia-h200), in two device calls of under 10 minutes each.
+#   a  the pipeline: CUDA 13.0.2's standard set from a local wheel mirror (install with rc hooks,
+#      verify, doctor, a deleted library -> doctor -> repair -> repair is a no-op, uninstall
+#      --purge leaves $HOME's files and the work directory as they were); containers: Podman
+#      carried in, cudaup's CDI spec, `container verify` (addKernel, a cuBLAS GEMM, nvidia-smi -L
+#      inside); monitor: ResNet-50 fed by 0 and by 8 DataLoader workers, each against
+#      `nvidia-smi dmon` sampled beside it, with a --plot PNG.
+#   b  `bench --quick` against an independent measurement (scripts/h200-bench-reference.py).
+# Carried in .devc/ (git-ignored), made here:
+#   cargo build --release && cp target/release/cudaup .devc/cudaup
+#   CARRY_DIR=$PWD/.devc/h200-carry scripts/h200-toolkit-proof.sh stage
+#   scripts/h200-stage-podman.sh .devc
+# The device call: run(command="bash scripts/h200-proof.sh a", carry=[".devc"], timeout_s=600)
+# Writes $OUT/transcript-<part>.txt (device paths replaced by $WORK), the plots, and
+# $OUT/proof-<part>.tar.gz with every file the steps wrote.
+set -uo pipefail
+part=${1:?usage: $0 a|b}
+here=$(cd "$(dirname "$0")/.." && pwd)
+D=$here/.devc
+C=$D/cudaup
+W=/opt/cudaup-proof
+P=$W/out-$part
+OUT=${OUT:-$here/h200-proof}
+mkdir -p "$W" "$P" "$OUT"
+chmod +x "$C" 2>/dev/null
+export NCCL_NVLS_ENABLE=0
+py=/opt/torch/.venv/bin/python; [ -x "$py" ] || py=python3
+T=$P/transcript.txt
+exec > >(sed -u "s#$W#\$WORK#g" | tee "$T") 2>&1
+began=$(date +%s)
+step() {
+  local t0; t0=$(date +%s.%N)
+  echo; echo "\$ $*"
+  "$@"; local code=$?
+  echo "[exit $code in $(python3 -c "import time,sys; print(f'{time.time()-float(sys.argv[1]):.1f}')" "$t0") s]"
+  return $code
+}
+finish() {
+  echo; echo "== wall time of part $part: $(( $(date +%s) - began )) s"
+  sleep 1
+  cp "$T" "$OUT/transcript-$part.txt"
+  cp "$P"/*.png "$OUT/" 2>/dev/null
+  tar -C "$P" -czf "$OUT/proof-$part.tar.gz" . 2>/dev/null
+}
+trap finish EXIT
+
+echo "== the machine ($(date -u))"
+nvidia-smi --query-gpu=name,driver_version,memory.total,power.limit --format=csv
+echo "CPUs: $(nproc); $(uname -srm); $(. /etc/os-release; echo "$PRETTY_NAME")"
+$py -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)'
+step "$C" --version
+ldconfig -p | grep -E "libnvidia-ml.so.1|libcuda.so.1" || echo "NVML/libcuda not in the loader cache"
+
+snapshot() {  # $HOME's files (caches aside) and the work tree, with their sha256
+  (cd ~ && find . -xdev \( -path ./.cache -o -path ./.local/share/containers -o -path ./.config/containers \) -prune -o -type f -print0 | sort -z | xargs -0 sha256sum)
+  find "$W/t" -mindepth 1 -maxdepth 1 ! -name wheels ! -name mirror | sort  # the mirror is the proof's own
+}
+
+part_a() {
+  home=$W/t/home prefix=$W/t/cuda-13.0.2
+  echo; echo "== 1. the pipeline: the toolkit from a local mirror of carried and rebuilt wheels"
+  mkdir -p "$W/t"
+  snapshot > "$P/before.txt"
+  WORK=$W/t KEEP_WORK=1 MODIFY_PATH=1 OUT=$P/toolkit CUDAUP=$C CARRY_DIR=$D/h200-carry BUDGET_S=260 \
+    bash "$here/scripts/h200-toolkit-proof.sh" run >/dev/null 2>&1 &
+  local tk=$!
+  # (the toolkit proof's own transcript is printed below once it ends)
+  wait $tk; echo "toolkit proof: exit $?"
+  sed "s#$W#\$WORK#g" "$P/toolkit/transcript.txt"
+  echo; echo "== doctor, a deleted library, repair, repair again"
+  step "$C" --home "$home" doctor
+  lib=$(readlink -f "$prefix/lib64/libcufft.so")
+  step rm -f "$lib"
+  step "$C" --home "$home" doctor
+  step "$C" --home "$home" repair --yes
+  step "$C" --home "$home" repair --yes
+  step "$C" --home "$home" doctor
+
+  echo; echo "== 3. containers: Podman (Debian 12's 4.3.1, carried), cudaup's CDI spec, addKernel and cuBLAS inside"
+  NVCC=$prefix/bin/nvcc CUDAUP=$C HOME_DIR=$home W=$W/pm-work OUT=$P TRANSCRIPT=container-transcript.txt \
+    timeout 200 bash "$here/scripts/h200-container-proof.sh" "$D" >/dev/null 2>&1
+  echo "container proof: exit $?"
+  cat "$P/container-transcript.txt"
+
+  echo; echo "== 1 (end). uninstall --purge, then \$HOME and the work tree as before the install"
+  step "$C" --home "$home" uninstall --purge --yes
+  ls -la "$W/t"
+  snapshot > "$P/after.txt"
+  if diff "$P/before.txt" "$P/after.txt"; then echo "byte-exact: every file of \$HOME (caches aside) and the work tree as before"; else echo "DIFFERS (above)"; fi
+
+  echo; echo "== 2. monitor: ResNet-50 fed by 0, then 8 DataLoader workers; nvidia-smi dmon beside"
+  for w in 0 8; do
+    TZ=UTC nvidia-smi dmon -s pum -o DT -d 1 > "$P/dmon-w$w.txt" 2>&1 &
+    local dm=$!
+    step "$C" --home "$W/mon-home" monitor --json --plot "$P/monitor-w$w.png" -- \
+      "$py" "$here/scripts/h200-monitor-train.py" --workers $w --seconds 40 > "$P/monitor-w$w.jsonl" 2> "$P/monitor-w$w.err"
+    sleep 1; kill $dm 2>/dev/null; wait $dm 2>/dev/null
+    grep -v '^\[' "$P/monitor-w$w.err" | tail -14
+    step "$py" "$here/scripts/h200-monitor-compare.py" "$P/monitor-w$w.jsonl" "$P/dmon-w$w.txt"
+  done
+}
+
+part_b() {
+  echo; echo "== 5. bench --quick, and an independent measurement beside it"
+  step timeout 420 "$C" --home "$W/bench-home" bench --quick --venv /opt/torch/.venv --out "$P/bench"
+  cp "$P/bench/throughput.png" "$P/bench-throughput.png" 2>/dev/null
+  step "$py" "$here/scripts/h200-bench-reference.py" > "$P/reference.json"
+  step "$py" "$here/scripts/h200-bench-reference.py" --compare "$P/bench/report.json" "$P/reference.json"
+}
+
+case "$part" in
+  a) part_a ;;
+  b) part_b ;;
+  *) echo "usage: $0 a|b" >&2; exit 2 ;;
+esac
