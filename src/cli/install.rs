@@ -12,7 +12,11 @@ use crate::catalog::Catalog;
 use crate::error::{Error, ExitCode, Result};
 use crate::fetch::{Fetcher, Location};
 use crate::install::python::route::IndexSettings;
-use crate::install::{self, InstallError, Item, Source, ToolkitSpec};
+use crate::install::report::{
+    self, DriverReport, EnvReport, Installed, InstalledStatus, NothingStatus, NothingToDo, Outcome,
+    PlannedGpu, ToolkitReport, VenvReport,
+};
+use crate::install::{self, InstallError, Source, ToolkitSpec};
 use crate::model::plan::{Action, Plan, Status};
 use crate::model::request::TorchSource;
 use crate::model::version::Version;
@@ -489,6 +493,17 @@ pub(super) fn install_with(
     // changes.
     let self_copy = crate::install::self_copy::plan(process, &home)?;
     let talk = !flags.json && !global.quiet;
+    // What will happen, shown before it does (a dry run shows it even with --quiet; with
+    // --json the document alone goes to stdout).
+    let show = talk || (flags.dry_run && !flags.json);
+    let gpus: Vec<PlannedGpu> = system
+        .nvidia_gpus()
+        .map(|g| PlannedGpu {
+            name: g.name.clone(),
+            compute_capability: g.compute_capability.clone(),
+            architecture: g.architecture.clone(),
+        })
+        .collect();
     // The driver step: only for this machine, never under WSL2 (prepare refuses), shown in full
     // before anything runs.
     let driver_change = plan.component("driver").filter(|d| {
@@ -500,7 +515,7 @@ pub(super) fn install_with(
     if let Some(d) = driver_change {
         match crate::install::driver::prepare(&system, d, catalog, &live_root) {
             Ok(step) => {
-                if talk || flags.dry_run {
+                if show {
                     writeln!(
                         out,
                         "{}",
@@ -527,7 +542,7 @@ pub(super) fn install_with(
                 driver_step = Some(step);
             }
             Err(e) => {
-                if talk || flags.dry_run {
+                if show {
                     writeln!(
                         out,
                         "{}",
@@ -560,7 +575,7 @@ pub(super) fn install_with(
                         install::receipts::register(&home, &receipt)?;
                     }
                 }
-                if talk || flags.dry_run {
+                if show {
                     writeln!(out, "CUDA {cuda} is already installed at {path}: kept (--prefix DIR installs a private copy).")?;
                 }
             }
@@ -573,7 +588,7 @@ pub(super) fn install_with(
                     .unwrap_or_else(|| crate::install::home::Home::at(&home).toolkit(&cuda));
                 let source = match auto_source(s, bundle.as_ref(), process, &cuda, &cancel)? {
                     Some((source, why)) => {
-                        if let (Some(why), true) = (why, talk || flags.dry_run) {
+                        if let (Some(why), true) = (why, show) {
                             writeln!(out, "{}", style.warn(&why))?;
                         }
                         source
@@ -607,7 +622,7 @@ pub(super) fn install_with(
                 )?;
                 let selection = selection(catalog, s.components.as_deref())?;
                 let resolved = install::resolve_items(&meta, catalog, &spec, &selection)?;
-                if talk || flags.dry_run {
+                if show {
                     write_items(out, &spec, &selection, &resolved, style)?;
                 }
                 toolkit = Some((spec, resolved));
@@ -638,10 +653,10 @@ pub(super) fn install_with(
     if s.with.contains(&WithComponent::Tensorrt) {
         add_tensorrt(framework.as_mut(), catalog, &indexes.pypi_base())?;
     }
-    if let (Some(f), true) = (&framework, talk || flags.dry_run) {
+    if let (Some(f), true) = (&framework, show) {
         crate::install::python::step::describe(f, out)?;
     }
-    if talk || flags.dry_run {
+    if show {
         writeln!(out, "{}", super::self_copy::planned(&self_copy))?;
     }
     if toolkit.is_none() && framework.is_none() && !self_copy.pending(&home) {
@@ -654,7 +669,7 @@ pub(super) fn install_with(
             .component("cuda")
             .filter(|c| c.action == Action::Keep)
             .and_then(|c| c.path.as_ref().map(PathBuf::from));
-        let mut env = serde_json::Value::Null;
+        let mut env = None;
         let mut changed = false;
         if !flags.dry_run {
             // Not pending: the copy is in place and current, so this only reads its stamp.
@@ -663,19 +678,21 @@ pub(super) fn install_with(
                 env_step(s, process, &home, kept.as_deref(), &cudaup, talk, out)?
             {
                 changed = rc_changed;
-                env = e;
+                env = Some(e);
             }
         }
         if flags.json {
-            let report = serde_json::json!({
-                "status": "nothing to do", "profile": plan.profile.name(), "plan": plan,
-                "changed": changed, "reboot_required": false, "env": env,
+            let outcome = Outcome::NothingToDo(NothingToDo {
+                schema_version: report::SCHEMA_VERSION,
+                status: NothingStatus::NothingToDo,
+                profile: plan.profile.name().to_owned(),
+                changed,
+                reboot_required: false,
+                gpus,
+                plan: serde_json::to_value(&plan).expect("a plan serialises"),
+                env,
             });
-            writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&report).expect("json")
-            )?;
+            writeln!(out, "{}", outcome.to_json())?;
         }
         return Ok(ExitCode::Ok);
     }
@@ -685,11 +702,7 @@ pub(super) fn install_with(
     };
     if flags.dry_run {
         if flags.json {
-            writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&plan_doc).expect("json")
-            )?;
+            writeln!(out, "{}", Outcome::DryRun(plan_doc).to_json())?;
         }
         return Ok(ExitCode::Ok);
     }
@@ -697,7 +710,21 @@ pub(super) fn install_with(
         return Ok(ExitCode::Cancelled);
     }
 
-    let mut report = serde_json::json!({"status": "installed", "profile": plan.profile.name(), "plan": plan_doc});
+    let mut report = Installed {
+        schema_version: report::SCHEMA_VERSION,
+        status: InstalledStatus::Installed,
+        profile: plan.profile.name().to_owned(),
+        changed: false,
+        reboot_required: false,
+        gpus,
+        plan: plan_doc,
+        driver: None,
+        toolkit: None,
+        venv: None,
+        cudaup: None,
+        env: None,
+        verify: None,
+    };
     // Whether this run changed the machine (a fleet tool reports `changed` from it).
     let mut changed = false;
     let mut reboot_required = false;
@@ -723,11 +750,18 @@ pub(super) fn install_with(
             )?;
             reboot_required = true;
         }
-        report["driver"] = serde_json::json!({"commands": step.shell_lines(), "mok_enrolment_needed": done.mok_enrolment_needed});
+        report.driver = Some(DriverReport {
+            commands: Some(step.shell_lines()),
+            mok_enrolment_needed: Some(done.mok_enrolment_needed),
+            manual: None,
+        });
     } else if let Some(why) = &driver_blocked {
-        report["driver"] = serde_json::json!({"manual": why});
+        report.driver = Some(DriverReport {
+            manual: Some(why.clone()),
+            ..Default::default()
+        });
     }
-    report["reboot_required"] = reboot_required.into();
+    report.reboot_required = reboot_required;
     if let Some((spec, resolved)) = &toolkit {
         let items = &resolved.items;
         let total: u64 = items.iter().filter_map(|i| i.artifact.size).sum();
@@ -788,8 +822,13 @@ pub(super) fn install_with(
                 None => {}
             }
         }
-        report["toolkit"] = toolkit_report(spec, items, &receipt, banner.as_deref());
-        report["toolkit"]["left_out"] = serde_json::json!(resolved.notes);
+        report.toolkit = Some(ToolkitReport::new(
+            spec,
+            items,
+            &receipt,
+            banner.as_deref(),
+            &resolved.notes,
+        ));
         changed = true;
     }
     if let Some(step) = &framework {
@@ -847,7 +886,13 @@ pub(super) fn install_with(
                 receipt.venv.display()
             )?;
         }
-        report["venv"] = serde_json::json!({"path": receipt.venv, "packages": receipt.packages, "route": step.route, "notes": notes, "log": log});
+        report.venv = Some(VenvReport {
+            path: receipt.venv.clone(),
+            packages: receipt.packages.clone(),
+            route: serde_json::to_value(&step.route).expect("a route serialises"),
+            notes,
+            log,
+        });
         changed |= step.packages.is_some();
     }
     let cudaup = crate::install::self_copy::ensure(process, &home)?;
@@ -855,7 +900,7 @@ pub(super) fn install_with(
         super::self_copy::done(out, style, &cudaup)?;
     }
     changed |= cudaup.changed();
-    report["cudaup"] = serde_json::to_value(&cudaup).expect("json");
+    report.cudaup = Some(cudaup.clone());
     // The environment: the toolkit installed now, or the one the plan keeps; and cudaup itself
     // (with the toolkit that was active before, for a profile without one).
     let active_toolkit: Option<PathBuf> = match &toolkit {
@@ -875,7 +920,7 @@ pub(super) fn install_with(
         out,
     )? {
         changed |= rc_changed;
-        report["env"] = env;
+        report.env = Some(env);
     }
     if framework.is_some() {
         if let Some(ld) = process.var("LD_LIBRARY_PATH") {
@@ -909,21 +954,15 @@ pub(super) fn install_with(
         let sink: &mut dyn Write = if flags.json { &mut buf } else { &mut *out };
         code = super::verify::run(&vargs, global, process, runner, catalog, style, sink)?;
         if flags.json {
-            report["verify"] = serde_json::from_slice(&buf).unwrap_or(serde_json::Value::Null);
+            report.verify = Some(serde_json::from_slice(&buf).unwrap_or(serde_json::Value::Null));
         }
     }
     if flags.json {
-        report["changed"] = changed.into();
-        report["status"] = if code == ExitCode::Ok {
-            "installed".into()
-        } else {
-            "installed, verification failed".into()
-        };
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&report).expect("json")
-        )?;
+        report.changed = changed;
+        if code != ExitCode::Ok {
+            report.status = InstalledStatus::VerificationFailed;
+        }
+        writeln!(out, "{}", Outcome::Installed(Box::new(report)).to_json())?;
     }
     Ok(code)
 }
@@ -963,7 +1002,7 @@ fn env_step(
     cudaup: &crate::install::self_copy::Installed,
     talk: bool,
     out: &mut dyn Write,
-) -> Result<Option<(bool, serde_json::Value)>> {
+) -> Result<Option<(bool, EnvReport)>> {
     // The scripts are written for a new toolkit, and also when cudaup's own copy appeared,
     // went or moved (with the toolkit that was active before, for a profile without one).
     let active_before = crate::install::receipts::Active::read(home);
@@ -1009,8 +1048,14 @@ fn env_step(
             writeln!(out, "  in this shell:  {source}")?;
         }
     }
-    let env = serde_json::json!({"source": source, "rc_files_changed": rc_changed});
-    Ok(Some((!rc_changed.is_empty(), env)))
+    let changed = !rc_changed.is_empty();
+    Ok(Some((
+        changed,
+        EnvReport {
+            source,
+            rc_files_changed: rc_changed,
+        },
+    )))
 }
 
 /// The Python of an existing venv, as detect sees it.
@@ -1129,26 +1174,6 @@ fn write_items(
         writeln!(out, "  {} {n}", style.warn("left out:"))?;
     }
     Ok(())
-}
-
-fn toolkit_report(
-    spec: &ToolkitSpec,
-    items: &[Item],
-    receipt: &install::Receipt,
-    nvcc: Option<&str>,
-) -> serde_json::Value {
-    serde_json::json!({
-        "prefix": receipt.prefix.display().to_string(),
-        "cuda": spec.cuda.to_string(),
-        "cudnn": spec.cudnn.as_ref().map(|v| v.to_string()),
-        "source": spec.source.to_string(),
-        "components": items.iter().map(|i| serde_json::json!({
-            "name": i.component, "version": i.version, "url": i.artifact.location.to_string(),
-            "sha256": i.artifact.sha256, "size": i.artifact.size,
-        })).collect::<Vec<_>>(),
-        "files": receipt.files.len(),
-        "nvcc": nvcc,
-    })
 }
 
 #[allow(clippy::too_many_arguments)]

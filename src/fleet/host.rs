@@ -1,7 +1,10 @@
 //! One host's row: reading its `install.json`, `verify.json` and `system.json` (any of which may
 //! be missing or broken) into a [`HostRow`], turning whatever cannot be read into problems.
 
+use serde::Deserialize;
 use serde_json::Value;
+
+use crate::install::report::{InstalledStatus, Outcome, PlannedGpu};
 
 use super::{DriverInfo, GpuInfo, HostFiles, HostRow, Stack, VerifyCounts};
 
@@ -40,15 +43,86 @@ fn string(v: &Value) -> Option<String> {
     v.as_str().map(str::to_owned)
 }
 
-fn component<'a>(plan: &'a Value, name: &str) -> Option<&'a Value> {
-    plan["components"]
-        .as_array()?
-        .iter()
-        .find(|c| c["name"] == name)
+/// The part of the plan document a row shows (the plan is the resolver's document; the
+/// install report carries it as written).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PlanView {
+    components: Vec<ComponentView>,
+    warnings: Vec<String>,
 }
 
-fn active(c: &Value) -> bool {
-    !matches!(c["action"].as_str(), Some("skip") | None)
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ComponentView {
+    name: String,
+    action: Option<String>,
+    version: Option<String>,
+    variant: Option<String>,
+    cuda_variant: Option<String>,
+    path: Option<String>,
+}
+
+impl PlanView {
+    /// The component `name`, when the plan installs, upgrades or keeps it.
+    fn active(&self, name: &str) -> Option<&ComponentView> {
+        self.component(name)
+            .filter(|c| !matches!(c.action.as_deref(), Some("skip") | None))
+    }
+
+    fn component(&self, name: &str) -> Option<&ComponentView> {
+        self.components.iter().find(|c| c.name == name)
+    }
+}
+
+/// What a row needs of an install report, whichever of its two run shapes it has.
+struct Ran {
+    status: String,
+    changed: bool,
+    reboot_required: bool,
+    gpus: Vec<GpuInfo>,
+    plan: serde_json::Value,
+    driver_manual: Option<String>,
+    toolkit_cuda: Option<String>,
+}
+
+impl Ran {
+    fn of(outcome: Outcome) -> Option<Self> {
+        let gpus = |g: Vec<PlannedGpu>| -> Vec<GpuInfo> {
+            g.into_iter()
+                .map(|g| GpuInfo {
+                    name: g.name,
+                    compute_capability: g.compute_capability,
+                    architecture: g.architecture,
+                })
+                .collect()
+        };
+        match outcome {
+            Outcome::Installed(i) => Some(Self {
+                status: match i.status {
+                    InstalledStatus::Installed => "installed",
+                    InstalledStatus::VerificationFailed => "installed, verification failed",
+                }
+                .into(),
+                changed: i.changed,
+                reboot_required: i.reboot_required,
+                gpus: gpus(i.gpus),
+                plan: i.plan,
+                driver_manual: i.driver.and_then(|d| d.manual),
+                toolkit_cuda: i.toolkit.map(|t| t.cuda),
+            }),
+            Outcome::NothingToDo(n) => Some(Self {
+                status: "nothing to do".into(),
+                changed: n.changed,
+                reboot_required: n.reboot_required,
+                gpus: gpus(n.gpus),
+                plan: n.plan,
+                driver_manual: None,
+                toolkit_cuda: None,
+            }),
+            Outcome::DryRun(_) => None,
+        }
+    }
 }
 
 /// GPUs from a System document (NVIDIA ones first, in index order).
@@ -69,28 +143,6 @@ fn gpus_from_system(system: &Value) -> Option<Vec<GpuInfo>> {
         .collect();
     out.sort_by_key(|(other, _)| *other);
     Some(out.into_iter().map(|(_, g)| g).collect())
-}
-
-/// GPUs from the plan's reasons (`NVIDIA H200 (compute capability 9.0): sm_90 …`), when there
-/// is no system.json.
-fn gpus_from_plan(plan: &Value) -> Vec<GpuInfo> {
-    const MARK: &str = " (compute capability ";
-    plan["reasons"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .filter_map(|r| {
-            let at = r.find(MARK)?;
-            let rest = &r[at + MARK.len()..];
-            let cc = &rest[..rest.find(')')?];
-            Some(GpuInfo {
-                name: r[..at].to_owned(),
-                compute_capability: Some(cc.to_owned()),
-                architecture: None,
-            })
-        })
-        .collect()
 }
 
 fn is_nvidia(g: &GpuInfo) -> bool {
@@ -123,10 +175,14 @@ fn release_from_path(path: &str) -> Option<String> {
 /// The CUDA release of the stack: what this run installed, else what the receipt says (verify's
 /// nvcc check), else the kept toolkit's directory, else the plan's version (which for a kept
 /// toolkit may be nvcc's build number, e.g. 12.9.86 for 12.9.1).
-fn cuda_release(install: &Value, plan: &Value, verify: Option<&Value>) -> Option<String> {
-    let c = component(plan, "cuda").filter(|c| active(c))?;
-    if let Some(v) = string(&install["toolkit"]["cuda"]) {
-        return Some(v);
+fn cuda_release(
+    installed: Option<&str>,
+    plan: &PlanView,
+    verify: Option<&Value>,
+) -> Option<String> {
+    let c = plan.active("cuda")?;
+    if let Some(v) = installed {
+        return Some(v.to_owned());
     }
     let from_receipt = verify.and_then(|v| {
         v["checks"]
@@ -136,21 +192,20 @@ fn cuda_release(install: &Value, plan: &Value, verify: Option<&Value>) -> Option
             .and_then(|c| string(&c["data"]["installed"]))
     });
     from_receipt
-        .or_else(|| c["path"].as_str().and_then(release_from_path))
-        .or_else(|| string(&c["version"]))
+        .or_else(|| c.path.as_deref().and_then(release_from_path))
+        .or_else(|| c.version.clone())
 }
 
-fn framework(plan: &Value) -> Option<String> {
-    if let Some(t) = component(plan, "torch").filter(|c| active(c)) {
-        let version = t["version"].as_str().unwrap_or("?");
-        return Some(match t["variant"].as_str() {
+fn framework(plan: &PlanView) -> Option<String> {
+    if let Some(t) = plan.active("torch") {
+        let version = t.version.as_deref().unwrap_or("?");
+        return Some(match &t.variant {
             Some(v) => format!("torch {version} ({v})"),
             None => format!("torch {version}"),
         });
     }
-    component(plan, "tensorflow")
-        .filter(|c| active(c))
-        .map(|t| format!("tensorflow {}", t["version"].as_str().unwrap_or("?")))
+    plan.active("tensorflow")
+        .map(|t| format!("tensorflow {}", t.version.as_deref().unwrap_or("?")))
 }
 
 fn text_lines(v: &Value) -> Vec<String> {
@@ -184,24 +239,36 @@ pub fn host_row(files: &HostFiles) -> HostRow {
         problems: Vec::new(),
         differs_from_majority: false,
     };
-    let plan = install
-        .as_ref()
-        .map(|i| &i["plan"])
-        .filter(|p| p.is_object());
+    let ran = match &install {
+        Some(i) if i["status"] != "failed" => {
+            match serde_json::from_value::<Outcome>(i.clone()).map(Ran::of) {
+                Ok(Some(ran)) => Some(ran),
+                Ok(None) => {
+                    problems
+                        .push("install.json is a plan, not an install report (a dry run?)".into());
+                    None
+                }
+                Err(e) => {
+                    problems.push(format!("install.json: not an install report ({e})"));
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     row.gpus = system
         .as_ref()
         .and_then(gpus_from_system)
-        .or_else(|| plan.map(gpus_from_plan))
+        .or_else(|| ran.as_ref().map(|r| r.gpus.clone()))
         .unwrap_or_default();
     row.architectures = architectures(&row.gpus);
 
-    match &install {
-        None if files.install.is_none() => problems.insert(
+    match (&install, ran) {
+        (None, _) if files.install.is_none() => problems.insert(
             0,
             "no install.json: the run stopped before cudaup reported".into(),
         ),
-        None => {}
-        Some(i) if i["status"] == "failed" => {
+        (Some(i), _) if i["status"] == "failed" => {
             row.status = "failed".into();
             let code = i["exit_code"]
                 .as_i64()
@@ -216,26 +283,30 @@ pub fn host_row(files: &HostFiles) -> HostRow {
             };
             problems.insert(0, format!("install failed{code}: {why}"));
         }
-        Some(i) => {
+        (Some(i), None) => {
             row.status = string(&i["status"]).unwrap_or_else(|| "unknown".into());
-            row.changed = i["changed"].as_bool();
-            row.reboot_required = i["reboot_required"].as_bool().unwrap_or(false);
-            match plan {
-                Some(plan) => {
-                    row.driver = component(plan, "driver").map(|d| DriverInfo {
-                        version: string(&d["version"]),
-                        action: string(&d["action"]).unwrap_or_else(|| "?".into()),
+        }
+        (None, _) => {}
+        (Some(_), Some(ran)) => {
+            row.status = ran.status;
+            row.changed = Some(ran.changed);
+            row.reboot_required = ran.reboot_required;
+            match serde_json::from_value::<PlanView>(ran.plan) {
+                Ok(plan) => {
+                    row.driver = plan.component("driver").map(|d| DriverInfo {
+                        version: d.version.clone(),
+                        action: d.action.clone().unwrap_or_else(|| "?".into()),
                     });
                     row.stack = Some(Stack {
-                        cuda: cuda_release(i, plan, verify.as_ref()),
-                        cudnn: component(plan, "cudnn").filter(|c| active(c)).map(|c| {
-                            let v = c["version"].as_str().unwrap_or("?");
-                            match c["cuda_variant"].as_str() {
+                        cuda: cuda_release(ran.toolkit_cuda.as_deref(), &plan, verify.as_ref()),
+                        cudnn: plan.active("cudnn").map(|c| {
+                            let v = c.version.as_deref().unwrap_or("?");
+                            match &c.cuda_variant {
                                 Some(n) => format!("{v} (cuda{n})"),
                                 None => v.to_owned(),
                             }
                         }),
-                        framework: framework(plan),
+                        framework: framework(&plan),
                     });
                     if row.reboot_required {
                         problems.push(format!(
@@ -246,16 +317,14 @@ pub fn host_row(files: &HostFiles) -> HostRow {
                                 .unwrap_or("?")
                         ));
                     }
-                    if let Some(why) = i["driver"]["manual"].as_str() {
+                    if let Some(why) = ran.driver_manual {
                         problems.push(format!("driver not installed automatically: {why}"));
                     }
-                    for w in plan["warnings"].iter_array() {
-                        if let Some(w) = w.as_str() {
-                            problems.push(format!("warning: {w}"));
-                        }
+                    for w in plan.warnings {
+                        problems.push(format!("warning: {w}"));
                     }
                 }
-                None => problems.push("install.json has no plan".into()),
+                Err(_) => problems.push("install.json has no plan".into()),
             }
         }
     }

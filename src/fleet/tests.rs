@@ -15,7 +15,9 @@ fn install(driver: (&str, &str), cuda: &str, cudnn: Option<(&str, &str)>) -> Str
         }
     };
     serde_json::json!({
-        "status": "installed", "profile": "cuda-dev", "changed": true, "reboot_required": false,
+        "schema_version": 1, "status": "installed", "profile": "cuda-dev", "changed": true,
+        "reboot_required": false,
+        "gpus": [{"name": "NVIDIA GeForce GTX 1080 Ti", "compute_capability": "6.1"}],
         "plan": {"status": "ok", "profile": "cuda-dev", "components": [
             {"name": "driver", "action": driver.1, "version": driver.0, "reason": ""},
             {"name": "cuda", "action": "install", "version": cuda, "reason": ""},
@@ -88,7 +90,7 @@ fn a_row_has_every_column_and_honest_problems() {
 }
 
 #[test]
-fn gpus_come_from_the_plan_without_a_system_file() {
+fn gpus_come_from_the_install_report_without_a_system_file() {
     let mut files = host("a", PASCAL, "12.2.2", None);
     files.system = None;
     let row = host_row(&files);
@@ -153,6 +155,18 @@ fn failed_missing_and_broken_reports_are_problems_not_crashes() {
         .problems
         .iter()
         .any(|p| p == "verify.json: not a JSON object"));
+    // A dry run's document is a plan, not an install report: said, not read as one.
+    let dry_run = host_row(&HostFiles {
+        host: "d".into(),
+        install: Some(r#"{"status":"ok","profile":"cuda-dev","components":[]}"#.into()),
+        ..Default::default()
+    });
+    assert_eq!(dry_run.status, "ok");
+    assert!(
+        dry_run.problems.iter().any(|p| p.contains("a dry run")),
+        "{:?}",
+        dry_run.problems
+    );
     let report = aggregate(vec![failed, missing, broken]);
     assert!(report.groups.is_empty() && report.flagged.is_empty());
     assert!(!report.ok);

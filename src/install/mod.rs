@@ -15,6 +15,7 @@ mod merge;
 pub mod python;
 pub(crate) mod receipt_file;
 pub mod receipts;
+pub mod report;
 pub mod self_copy;
 pub mod source_choice;
 pub mod stamps;

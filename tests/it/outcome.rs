@@ -2,10 +2,13 @@
 //! golden skeletons in `tests/fixtures/outcome/`: every key the document has, with its value's
 //! JSON type in place of the value (an array shows its first element's shape). A key that
 //! appears, goes or changes type is a change of the report fleet tools read, and shows here.
-//! `CUDAUP_BLESS=1` rewrites the skeletons from today's output.
+//! `CUDAUP_BLESS=1` rewrites the skeletons from today's output. The installed and nothing-to-do
+//! reports are `install::report::Outcome`, which `fleet report` reads back: the tests also read
+//! each one back as that type.
 
 use std::path::Path;
 
+use cudaup::install::report::Outcome;
 use serde_json::{json, Value};
 
 use crate::common::*;
@@ -74,6 +77,12 @@ fn install_json_installed_then_nothing_to_do_keep_their_shapes() {
     assert_eq!(report["status"], "installed", "{report}");
     assert_eq!(report["toolkit"]["cuda"], "13.0.2", "{report}");
     assert_shape("installed", &report);
+    let outcome: Outcome = serde_json::from_value(report).unwrap();
+    let Outcome::Installed(installed) = outcome else {
+        panic!("not read back as installed: {outcome:?}")
+    };
+    assert!(installed.changed);
+    assert_eq!(installed.gpus[0].name, "NVIDIA H200");
 
     let again = ctx.install(&cuda_dev(&mirror, &["--yes"]));
     assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
@@ -81,6 +90,10 @@ fn install_json_installed_then_nothing_to_do_keep_their_shapes() {
     assert_eq!(report["status"], "nothing to do", "{report}");
     assert_eq!(report["changed"], false, "{report}");
     assert_shape("nothing-to-do", &report);
+    assert!(matches!(
+        serde_json::from_value(report).unwrap(),
+        Outcome::NothingToDo(_)
+    ));
 }
 
 #[test]
@@ -90,9 +103,8 @@ fn install_json_dry_run_keeps_its_shape_and_changes_nothing() {
     let ctx = TestContext::new().with_system_file(Path::new(H200));
     let dry = ctx.install(&cuda_dev(&mirror, &["--dry-run"]));
     assert_eq!(dry.code, 0, "{}\n{}", dry.stdout, dry.stderr);
-    // Today the dry run's listing comes first on stdout, then the JSON document.
-    let at = dry.stdout.find("\n{").map_or(0, |i| i + 1);
-    let report: Value = serde_json::from_str(&dry.stdout[at..]).unwrap();
+    // With --json, stdout is the document alone (the listing is for people).
+    let report = dry.json();
     assert_eq!(report["status"], "ok", "{report}");
     assert_shape("dry-run", &report);
     assert!(
