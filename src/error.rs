@@ -240,7 +240,7 @@ fn install_code(e: &crate::install::InstallError) -> ExitCode {
         },
         I::Conflict { .. } => ExitCode::Verification,
         I::Prefix(_) => ExitCode::Usage,
-        I::Io(_) => ExitCode::Failure,
+        I::Io(_) | I::NoSpace(_) => ExitCode::Failure,
         I::Cancelled => ExitCode::Cancelled,
     }
 }
@@ -276,6 +276,12 @@ mod tests {
         assert_eq!(Error::from(downgrade).exit_code(), ExitCode::Usage);
         let run = crate::world::runner::RunError::new(std::path::Path::new("nvcc"), "not found");
         assert_eq!(Error::from(run).exit_code(), ExitCode::Failure);
+        let full =
+            crate::install::InstallError::NoSpace(Box::new(crate::install::space::NoSpace {
+                rooms: Vec::new(),
+                met: None,
+            }));
+        assert_eq!(Error::from(full).exit_code(), ExitCode::Failure);
     }
 
     #[test]

@@ -622,6 +622,7 @@ pub(super) fn install_with(
                 )?;
                 let selection = selection(catalog, s.components.as_deref())?;
                 let resolved = install::resolve_items(&meta, catalog, &spec, &selection)?;
+                install::space::check(meta.cache(), &spec.prefix, &resolved.items)?;
                 if show {
                     write_items(out, &spec, &selection, &resolved, style)?;
                 }

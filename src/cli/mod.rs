@@ -255,6 +255,7 @@ pub fn run(
             .var(crate::world::vars::CUDAUP_TEST_CHECKPOINT)
             .map(str::to_owned),
     );
+    crate::world::fs::space::arm(process.var(crate::world::vars::CUDAUP_TEST_FREE_BYTES));
     if let Some(home) = &cli.global.home {
         // Receipts and env scripts record this path; a relative one would mean a
         // different place from another directory, and a second run would not find them.

@@ -43,8 +43,17 @@ impl Cache {
     /// Takes the per-download lock, so two cudaup processes never write one partial file. Waits
     /// (saying so) while another holds it.
     pub fn lock(&self, sha256: &str, waiting: impl FnOnce()) -> std::io::Result<HeldLock> {
-        let dir = self.dir.join("downloads");
-        lock_at(&dir.join(format!("{sha256}.lock")), Some(waiting)).map(|f| f.expect("waited"))
+        lock_at(&self.download_lock(sha256), Some(waiting)).map(|f| f.expect("waited"))
+    }
+
+    /// [`Cache::lock`] without waiting: `None` while another cudaup downloads it.
+    pub fn try_lock(&self, sha256: &str) -> std::io::Result<Option<HeldLock>> {
+        lock_at(&self.download_lock(sha256), None::<fn()>)
+    }
+
+    /// The lock file of a download.
+    pub fn download_lock(&self, sha256: &str) -> PathBuf {
+        self.dir.join("downloads").join(format!("{sha256}.lock"))
     }
 
     /// Where the unpacked tree `key` is being built (`.tmp-<key>-<pid>-<n>`): `n` tells the
@@ -67,7 +76,8 @@ impl Cache {
         lock_at(&self.unpacking_lock(key), None::<fn()>)
     }
 
-    fn unpacking_lock(&self, key: &str) -> PathBuf {
+    /// The lock file of unpacking `key`.
+    pub fn unpacking_lock(&self, key: &str) -> PathBuf {
         self.dir.join("unpacked").join(format!(".{key}.lock"))
     }
 

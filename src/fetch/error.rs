@@ -190,6 +190,18 @@ impl FetchError {
         }
     }
 
+    /// Whether the disk (or a quota, or the file-size limit) had no room for the bytes, while
+    /// caching them or while unpacking them.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            FetchError::Exhausted { last, .. } => last.is_disk_full(),
+            FetchError::Local(e) | FetchError::Unpack(UnpackError::Io(e)) => {
+                crate::world::fs::space::is_full(e)
+            }
+            _ => false,
+        }
+    }
+
     /// Whether this is a verification failure: wrong bytes or an unsafe archive.
     pub fn is_verification(&self) -> bool {
         match self {

@@ -225,7 +225,7 @@ pub(super) fn remote<T>(
 ) -> Result<Fetched<T>, FetchError> {
     let cache = fetcher.cache();
     let url = artifact.location.to_string();
-    let _lock = cache.lock(&artifact.sha256, || {
+    let lock = cache.lock(&artifact.sha256, || {
         fetcher.reporter().message(&format!(
             "{}: waiting for another cudaup downloading it",
             artifact.name
@@ -251,7 +251,7 @@ pub(super) fn remote<T>(
     let partial = cache.partial(&artifact.sha256);
     let mut streamed: Option<T> = None;
     let mut stream_tried = false;
-    fetcher.with_retries(&artifact.name, |_attempt| {
+    let fetched = fetcher.with_retries(&artifact.name, |_attempt| {
         let mut offset = partial.metadata().map(|m| m.len()).unwrap_or(0);
         if artifact.size.is_some_and(|s| offset > s) {
             fs_err::remove_file(&partial)?;
@@ -305,7 +305,7 @@ pub(super) fn remote<T>(
             if offset.saturating_add(len) > limit.bytes() {
                 // Announced past the bound: not a byte of it is read, nothing is kept.
                 drop(resp);
-                return Err(discard_if_too_long(
+                return Err(discard_unusable(
                     FetchError::TooLong {
                         url: url.clone(),
                         limit,
@@ -361,8 +361,10 @@ pub(super) fn remote<T>(
                 *consumer,
             );
             match (consumed, pumped) {
-                (_, Err(e)) => return Err(discard_if_too_long(e, &partial)),
+                (_, Err(e)) => return Err(discard_unusable(e, &partial)),
                 (Ok(v), Ok(())) => streamed = Some(v),
+                // The unpacker ran out of disk: not the bytes' fault, and no retry will fit.
+                (Err(e), Ok(())) if e.is_disk_full() => return Err(e),
                 (Err(e), Ok(())) => {
                     // The body arrived whole: if its hash is wrong, that is the real story, and
                     // the bytes are discarded; if it is right, the archive itself is bad.
@@ -388,7 +390,7 @@ pub(super) fn remote<T>(
             &url,
             |_| true,
         ) {
-            return Err(discard_if_too_long(e, &partial));
+            return Err(discard_unusable(e, &partial));
         }
         file.flush()?;
         if let Err(e) = finish_size(artifact, &url, state.count) {
@@ -410,16 +412,36 @@ pub(super) fn remote<T>(
         file.sync_all()?;
         crate::world::fs::finish_download(&partial, &done)?;
         Ok(())
-    })?;
-    Ok(Fetched {
-        path: done,
-        streamed,
-    })
+    });
+    match fetched {
+        Ok(()) => Ok(Fetched {
+            path: done,
+            streamed,
+        }),
+        // The disk filled up: nothing of this download is kept (a partial file would keep it
+        // full), nor a lock file this fetch made.
+        Err(e) if e.is_disk_full() => {
+            // The cache file's own writes carry no path: name it.
+            let e = match e {
+                FetchError::Local(io) if io.get_ref().is_none() => FetchError::Local(
+                    io::Error::new(io.kind(), format!("writing {}: {io}", partial.display())),
+                ),
+                e => e,
+            };
+            let e = discard_unusable(e, &partial);
+            if lock.created() {
+                lock.remove();
+            }
+            Err(e)
+        }
+        Err(e) => Err(e),
+    }
 }
 
-/// A download cut off at a limit is not resumed: its partial file goes.
-fn discard_if_too_long(e: FetchError, partial: &Path) -> FetchError {
-    if matches!(e, FetchError::TooLong { .. }) {
+/// A download cut off at a limit is not resumed, nor one the disk could not hold: its partial
+/// file goes.
+fn discard_unusable(e: FetchError, partial: &Path) -> FetchError {
+    if matches!(e, FetchError::TooLong { .. }) || e.is_disk_full() {
         match fs_err::remove_file(partial) {
             Err(io) if io.kind() != std::io::ErrorKind::NotFound => return io.into(),
             _ => {}

@@ -18,6 +18,7 @@ pub mod receipts;
 pub mod report;
 pub mod self_copy;
 pub mod source_choice;
+pub mod space;
 pub mod stamps;
 pub mod stub;
 pub mod summary;
@@ -76,7 +77,11 @@ pub enum InstallError {
         /// The one that disagreed.
         second: String,
     },
-    /// Local I/O (disk full, permissions); the path is in the message.
+    /// Not enough disk space: refused before anything was written, or the disk filled up and
+    /// what the run wrote is gone again.
+    #[error("{0}")]
+    NoSpace(Box<space::NoSpace>),
+    /// Local I/O (permissions, a read-only filesystem); the path is in the message.
     #[error(transparent)]
     Io(#[from] std::io::Error),
     /// Ctrl-C.
@@ -247,11 +252,17 @@ fn ensure_unpacked(
         }
     };
     crate::world::checkpoint::reach("unpacked-tmp");
-    let stamps = stamps::Stamps::fresh(&tmp, &entries)?;
-    stamps.write(&tmp)?;
-    // Last: a tree with its entry list is complete.
-    assemble::write_entries(&tmp.join(assemble::ENTRIES_FILE), &entries)?;
-    crate::world::fs::publish_dir(&tmp, &dir)?;
+    let finished = (|| {
+        let stamps = stamps::Stamps::fresh(&tmp, &entries)?;
+        stamps.write(&tmp)?;
+        // Last: a tree with its entry list is complete.
+        assemble::write_entries(&tmp.join(assemble::ENTRIES_FILE), &entries)?;
+        crate::world::fs::publish_dir(&tmp, &dir)?;
+        Ok::<_, std::io::Error>(stamps)
+    })();
+    let stamps = finished.inspect_err(|_| {
+        let _ = transaction::remove_tree(&tmp);
+    })?;
     fetcher.reporter().finish(id, "done");
     Ok(Unpacked {
         dir,
@@ -359,6 +370,8 @@ pub fn install(
             .map(crate::install::home::Home::at)
             .as_ref(),
     )?;
+    // Before anything of the install is written, the prefix's lock included.
+    space::check(fetcher.cache(), &prefix, items)?;
     let lock = transaction::PrefixLock::acquire(&prefix, |holder| {
         fetcher.reporter().message(&format!(
             "waiting for another cudaup installing into {} ({holder})",
@@ -389,7 +402,20 @@ pub fn install(
     let home = spec.register_in.as_deref();
     let journal = home.map(|h| receipt_file::pending_path(h, &prefix));
     let before = journal.as_ref().and_then(|j| fs_err::read(j).ok());
-    let result = install_locked(fetcher, spec, items, &mut receipt, home);
+    let cached = space::Before::note(fetcher.cache(), items);
+    let result = install_locked(fetcher, spec, items, &mut receipt, home).map_err(|e| {
+        let Some(met) = space::disk_full(&e) else {
+            return e;
+        };
+        // Nothing of a run the disk could not hold stays to keep it full.
+        cached.take_back(fetcher.cache(), items);
+        let mut rooms = space::rooms(fetcher.cache(), &prefix, items).unwrap_or_default();
+        rooms.sort_by_key(|r| r.needed() <= r.free);
+        InstallError::NoSpace(Box::new(space::NoSpace {
+            rooms,
+            met: Some(met),
+        }))
+    });
     match (&result, home) {
         (Ok(()), Some(home)) => {
             receipts::register(home, &receipt)?;

@@ -8,6 +8,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 mod lock;
+pub mod space;
 pub use lock::{holder_of, is_lock_text, lock_file, HeldLock, LockError, Taken};
 
 /// How the temporary file beside the target is named.

@@ -38,6 +38,9 @@ pub const CUDAUP_PROBE_TIMEOUT: &str = "CUDAUP_PROBE_TIMEOUT";
 pub const CUDAUP_NO_UV: &str = "CUDAUP_NO_UV";
 /// Test hook: park at this named checkpoint (see `checkpoint.rs`) until killed.
 pub const CUDAUP_TEST_CHECKPOINT: &str = "CUDAUP_TEST_CHECKPOINT";
+/// Test hook: every filesystem reports this many free bytes (see `world/fs/space.rs`), so a
+/// test can fill a disk without filling one.
+pub const CUDAUP_TEST_FREE_BYTES: &str = "CUDAUP_TEST_FREE_BYTES";
 /// The toolkit's components (a set or a list). Same as `--components`.
 pub const CUDAUP_COMPONENTS: &str = "CUDAUP_COMPONENTS";
 /// An unattended config file. Same as `--config`.

@@ -27,6 +27,7 @@ mod hostile_locks;
 mod hostile_merge;
 mod hostile_prefix;
 mod hostile_small;
+mod hostile_space;
 mod hostile_uninstall;
 mod install;
 mod manifests;

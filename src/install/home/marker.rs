@@ -125,7 +125,17 @@ impl HomeMarker {
     /// Takes back a marker written by this command when the command left nothing in the home
     /// beyond what was there before it: a refused or empty run leaves no trace.
     pub(super) fn unclaim_if_unused(home: &Home, marker: &HomeMarker) {
-        if !marker.adopted && others(home) == marker.preexisting {
+        if marker.adopted {
+            return;
+        }
+        // A failed first install leaves `receipts/` empty once its journal and intent are
+        // gone: a folder this command made is no trace worth keeping (remove_dir keeps one
+        // that holds anything).
+        let receipts = home.receipts();
+        if !marker.preexisting(&receipts) {
+            let _ = fs_err::remove_dir(&receipts);
+        }
+        if others(home) == marker.preexisting {
             let _ = fs_err::remove_file(home.marker());
         }
     }

@@ -1,0 +1,93 @@
+//! Free space on the filesystem that holds a path (`statvfs`, the bytes an unprivileged user may
+//! still write: `f_bavail · f_frsize`), which filesystem that is (`st_dev`, so two paths on one
+//! filesystem are counted once), and whether an I/O error means the disk is full. A path not made
+//! yet is measured at its nearest existing ancestor, where it will be made.
+//!
+//! Tests cannot fill a real disk without root; `CUDAUP_TEST_FREE_BYTES` ([`arm`]) makes every
+//! filesystem report that many free bytes, read once at start-up like the crash checkpoints.
+
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+static FREE: OnceLock<Option<u64>> = OnceLock::new();
+
+/// Test hook: every filesystem reports `free` bytes free (set once, at start-up, from
+/// `CUDAUP_TEST_FREE_BYTES`; a value that is not a number is ignored).
+pub fn arm(free: Option<&str>) {
+    let _ = FREE.set(free.and_then(|v| v.trim().parse().ok()));
+}
+
+/// One filesystem as a path sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Space {
+    /// The directory measured (the path itself, or its nearest existing ancestor).
+    pub at: PathBuf,
+    /// The filesystem's device number: two paths with the same one share their free space.
+    pub device: u64,
+    /// Bytes an unprivileged process may still write there.
+    pub free: u64,
+}
+
+/// The filesystem `path` is on (or will be on, once made).
+pub fn space(path: &Path) -> io::Result<Space> {
+    let at = path
+        .ancestors()
+        .find(|d| !d.as_os_str().is_empty() && d.symlink_metadata().is_ok())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let device = fs_err::metadata(&at)?.dev();
+    let free = match FREE.get().copied().flatten() {
+        Some(armed) => armed,
+        None => {
+            let st = rustix::fs::statvfs(&at).map_err(|e| {
+                io::Error::new(
+                    io::Error::from(e).kind(),
+                    format!("statvfs {}: {e}", at.display()),
+                )
+            })?;
+            st.f_bavail.saturating_mul(st.f_frsize)
+        }
+    };
+    Ok(Space { at, device, free })
+}
+
+/// Whether `e` says the filesystem has no room left: full (`ENOSPC`), over a quota (`EDQUOT`),
+/// or past the process's file-size limit (`EFBIG`, `ulimit -f`).
+pub fn is_full(e: &io::Error) -> bool {
+    use io::ErrorKind::{FileTooLarge, QuotaExceeded, StorageFull};
+    matches!(e.kind(), StorageFull | QuotaExceeded | FileTooLarge)
+        || e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<io::Error>())
+            .is_some_and(is_full)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_not_made_yet_is_measured_where_it_will_be_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let here = space(dir.path()).unwrap();
+        let later = space(&dir.path().join("not/made/yet")).unwrap();
+        assert_eq!(later.at, dir.path());
+        assert_eq!(later.device, here.device);
+        assert!(here.free > 0, "{here:?}");
+    }
+
+    #[test]
+    fn a_full_disk_a_quota_and_a_file_size_limit_are_full_and_nothing_else_is() {
+        let full = io::Error::from_raw_os_error(rustix::io::Errno::NOSPC.raw_os_error());
+        assert!(is_full(&full));
+        assert!(is_full(&io::Error::from_raw_os_error(
+            rustix::io::Errno::DQUOT.raw_os_error()
+        )));
+        assert!(is_full(&io::Error::from_raw_os_error(
+            rustix::io::Errno::FBIG.raw_os_error()
+        )));
+        // An error carrying another (with the path it happened at) is read through.
+        assert!(is_full(&io::Error::other(full)));
+        assert!(!is_full(&io::Error::from(io::ErrorKind::PermissionDenied)));
+    }
+}

@@ -1,0 +1,218 @@
+//! A full disk (issue 33, finding 10): an install that cannot fit is refused before anything is
+//! written, with the numbers; and one whose disk fills up mid-download or mid-unpack leaves
+//! nothing behind (no partial download, no half-unpacked tree, no staging directory, no lock),
+//! saying how much it needs. The disk is filled for real: the install runs under a file-size
+//! limit (`ulimit -f`, set by `/bin/sh` before it execs cudaup, SIGXFSZ ignored), so its writes
+//! fail with EFBIG exactly as they would with ENOSPC, without root or a small filesystem. The
+//! free-space reading before the install is the one thing set (`CUDAUP_TEST_FREE_BYTES`).
+
+use std::path::Path;
+
+use crate::common::server::Server;
+use crate::common::{guarded_output, skipped, Run};
+use crate::hostile::*;
+
+/// `n` bytes no compressor shrinks (xorshift), so the archive is as large as its member.
+fn noise(n: usize) -> Vec<u8> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// The file-size limit of the limited runs, in `ulimit -f` blocks: 512 KiB with dash's 512-byte
+/// blocks, 1 MiB with bash's 1 KiB ones; every file of an install here but the 4 MiB ones fits.
+const LIMIT_BLOCKS: &str = "1024";
+
+/// Runs cudaup as [`Sandbox::spawn`] does, under a file-size limit; `None` without `/bin/sh`.
+fn run_limited(sb: &Sandbox, args: &[String]) -> Option<Run> {
+    let sh = Path::new("/bin/sh");
+    if !sh.is_file() {
+        return None;
+    }
+    let mut cmd = std::process::Command::new(sh);
+    cmd.arg("-c")
+        .arg(r#"trap '' XFSZ; ulimit -f "$1"; shift; exec "$@""#)
+        .arg("sh")
+        .arg(LIMIT_BLOCKS)
+        .arg(env!("CARGO_BIN_EXE_cudaup"))
+        .arg("--home")
+        .arg(sb.cudaup_home())
+        .args(args)
+        .current_dir(sb.home.path())
+        .env_clear()
+        .env("HOME", sb.home.path())
+        .env("PATH", sb.root.path().join("empty-bin"))
+        .env("NO_COLOR", "1")
+        .env("CUDAUP_NO_NVML", "1")
+        .env(crate::common::GUARD, crate::common::test_name())
+        .env("CUDAUP_TEST_NO_RETRY_DELAY", "1")
+        .env("SHELL", "/bin/bash");
+    let out = guarded_output(&mut cmd);
+    Some(Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    })
+}
+
+/// The run failed for want of room (exit 1, saying so once and what it needs), and left nothing
+/// of itself: no cache it made, nothing beside the prefix, HOME and the canary as they were.
+fn assert_left_nothing(sb: &Sandbox, run: &Run, what: &str) {
+    assert_eq!(run.code, 1, "{what}: {}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("the disk filled up during the install")
+            && run.stderr.contains("File too large")
+            && run.stderr.contains("is removed again")
+            && run.stderr.contains("free some space"),
+        "{what}: {}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stderr.matches("filled up").count(),
+        1,
+        "{what}: said once: {}",
+        run.stderr
+    );
+    let cache = snapshot(&sb.cudaup_home().join("cache"));
+    assert!(cache.is_empty(), "{what}: left in the cache: {cache:?}");
+    assert!(!sb.prefix().exists(), "{what}");
+    sb.assert_clean(what);
+}
+
+/// The same install without the limit then succeeds, and uninstall leaves nothing.
+fn assert_converges(sb: &Sandbox, source: &[&str], what: &str) {
+    let run = sb.install(source, Some(&sb.prefix()));
+    assert_eq!(run.code, 0, "{what}: {}", run.stderr);
+    assert!(sb.prefix().join(".cudaup-receipt.json").is_file(), "{what}");
+    let un = sb.uninstall();
+    assert_eq!(un.code, 0, "{what}: {}", un.stderr);
+    sb.assert_clean(what);
+}
+
+/// 300 bytes free for an install of a few KiB: refused with the numbers, exit 1, before a byte
+/// of it is written (no cache, no prefix, no lock beside it, no journal); over a mirror served
+/// by http (downloads and unpacking) and from a local one (unpacking only).
+#[test]
+fn an_install_the_disk_cannot_hold_is_refused_before_anything_is_written() {
+    let m = Redist::new(&[]);
+    let server = Server::start(m.path().to_owned());
+    let url = server.url();
+    for source in [
+        vec!["--mirror", url.as_str(), "--allow-http"],
+        vec!["--mirror", m.path().to_str().unwrap()],
+    ] {
+        let what = format!("{source:?}");
+        let sb = Sandbox::new();
+        let run = sb.install_env(
+            &source,
+            Some(&sb.prefix()),
+            &[("CUDAUP_TEST_FREE_BYTES", "300")],
+        );
+        assert_eq!(run.code, 1, "{what}: {}\n{}", run.stdout, run.stderr);
+        let remote = source.contains(&"--allow-http");
+        for part in [
+            "not enough free disk space for this install; nothing was written",
+            "needs at least",
+            if remote { "to download, " } else { "unpacked)" },
+            "and has 300 B free",
+        ] {
+            assert!(
+                run.stderr.contains(part),
+                "{what}: `{part}`: {}",
+                run.stderr
+            );
+        }
+        assert!(!sb.cudaup_home().join("cache").exists(), "{what}");
+        assert!(
+            !sb.cudaup_home().join("receipts/pending").exists(),
+            "{what}"
+        );
+        sb.assert_clean(&what);
+        // The dry run makes the same check.
+        let mut dry = sb.install_args(&source, Some(&sb.prefix()));
+        dry.push("--dry-run".into());
+        let dry: Vec<&str> = dry.iter().map(String::as_str).collect();
+        let run = sb.run_env(&dry, &[("CUDAUP_TEST_FREE_BYTES", "300")]);
+        assert_eq!(run.code, 1, "{what}: dry run: {}", run.stderr);
+        assert!(run.stderr.contains("and has 300 B free"), "{}", run.stderr);
+        sb.assert_clean(&what);
+        // With room (1 MiB for a few KiB), the same install goes through.
+        let run = sb.install_env(
+            &source,
+            Some(&sb.prefix()),
+            &[("CUDAUP_TEST_FREE_BYTES", "1048576")],
+        );
+        assert_eq!(run.code, 0, "{what}: {}", run.stderr);
+        assert_eq!(sb.uninstall().code, 0);
+        sb.assert_clean(&what);
+    }
+}
+
+/// The disk fills up mid-download (a 4 MiB archive over http, the file-size limit at 0.5-1
+/// MiB): the partial download, its lock, the half-unpacked tree, the staging directory and the
+/// prefix's lock all go; exit 1 saying so. Without the limit the same install converges.
+#[test]
+fn the_disk_filling_up_mid_download_leaves_nothing_behind() {
+    let mut members = harmless("libcublas");
+    members.push(Member::File("lib/libcublas.so.13".into(), noise(4 << 20)));
+    let m = Redist::new(&[("libcublas", members)]);
+    let server = Server::start(m.path().to_owned());
+    let url = server.url();
+    let source = ["--mirror", url.as_str(), "--allow-http"];
+    let sb = Sandbox::new();
+    let args = sb.install_args(&source, Some(&sb.prefix()));
+    let Some(run) = run_limited(&sb, &args) else {
+        return skipped(
+            "the_disk_filling_up_mid_download_leaves_nothing_behind",
+            "no /bin/sh to set the file-size limit",
+        );
+    };
+    assert_left_nothing(&sb, &run, "mid-download");
+    // The download is what filled it (the unpacker only gets bytes already written).
+    assert!(
+        run.stderr.contains(".partial: File too large"),
+        "{}",
+        run.stderr
+    );
+    assert_converges(&sb, &source, "after mid-download");
+}
+
+/// The disk fills up mid-unpack: a 4 KiB archive of a local mirror inflating to 4 MiB (no
+/// download in the cache), and the same over http (downloaded whole, then unpacking fails),
+/// and an NVIDIA wheel (a zip, unpacked from the downloaded file). Nothing is left of either.
+#[test]
+fn the_disk_filling_up_mid_unpack_leaves_nothing_behind() {
+    let zeros = || Member::File("lib/libcublas.so.13".into(), vec![0u8; 4 << 20]);
+    let mut members = harmless("libcublas");
+    members.push(zeros());
+    let m = Redist::new(&[("libcublas", members)]);
+    let server = Server::start(m.path().to_owned());
+    let url = server.url();
+    let mut nvcc = harmless("cuda_nvcc")[1..].to_vec();
+    nvcc.push(Member::File("lib/big.so".into(), vec![0u8; 4 << 20]));
+    let index = wheel_index(&[("cuda_nvcc", nvcc)]);
+    let index_arg = index.path().display().to_string();
+    for source in [
+        vec!["--mirror", m.path().to_str().unwrap()],
+        vec!["--mirror", url.as_str(), "--allow-http"],
+        vec!["--source", "wheels", "--index-url", index_arg.as_str()],
+    ] {
+        let what = format!("mid-unpack {source:?}");
+        let sb = Sandbox::new();
+        let args = sb.install_args(&source, Some(&sb.prefix()));
+        let Some(run) = run_limited(&sb, &args) else {
+            return skipped(
+                "the_disk_filling_up_mid_unpack_leaves_nothing_behind",
+                "no /bin/sh to set the file-size limit",
+            );
+        };
+        assert_left_nothing(&sb, &run, &what);
+        assert_converges(&sb, &source, &what);
+    }
+}
