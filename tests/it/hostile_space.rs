@@ -216,3 +216,69 @@ fn the_disk_filling_up_mid_unpack_leaves_nothing_behind() {
         assert_converges(&sb, &source, &what);
     }
 }
+
+/// A real full disk (needs root: a 2 MiB tmpfs mounted as CUDAUP_HOME, so the cache is on it):
+/// ENOSPC mid-unpack (the archives' sizes fit, the 4 MiB they inflate to does not), and
+/// mid-download (the free-space reading says 1 GiB, as a disk another process fills meanwhile
+/// would). Each leaves the tmpfs exactly as free as it was, and the message says ENOSPC.
+#[test]
+fn needs_root_a_real_full_disk_is_left_as_free_as_it_was() {
+    let test = "needs_root_a_real_full_disk_is_left_as_free_as_it_was";
+    let mut members = harmless("libcublas");
+    members.push(Member::File(
+        "lib/libcublas.so.13".into(),
+        vec![0u8; 4 << 20],
+    ));
+    let zeros = Redist::new(&[("libcublas", members)]);
+    let mut members = harmless("libcublas");
+    members.push(Member::File("lib/libcublas.so.13".into(), noise(4 << 20)));
+    let big = Redist::new(&[("libcublas", members)]);
+    let server = Server::start(big.path().to_owned());
+    let url = server.url();
+    for (source, env, what) in [
+        (
+            vec!["--mirror", zeros.path().to_str().unwrap()],
+            vec![],
+            "mid-unpack",
+        ),
+        (
+            vec!["--mirror", url.as_str(), "--allow-http"],
+            vec![("CUDAUP_TEST_FREE_BYTES", "1073741824")],
+            "mid-download",
+        ),
+    ] {
+        let sb = Sandbox::new();
+        let home = sb.cudaup_home();
+        fs_err::create_dir_all(&home).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
+            .arg(&home)
+            .output();
+        match mounted {
+            Ok(o) if o.status.success() => {}
+            other => return skipped(test, &format!("cannot mount a tmpfs here ({other:?})")),
+        }
+        struct Unmount(std::path::PathBuf);
+        impl Drop for Unmount {
+            fn drop(&mut self) {
+                let _ = std::process::Command::new("umount").arg(&self.0).status();
+            }
+        }
+        let _unmount = Unmount(home.clone());
+        let free = || cudaup::world::fs::space::space(&home).unwrap().free;
+        let before = free();
+        let run = sb.install_env(&source, Some(&sb.prefix()), &env);
+        assert_eq!(run.code, 1, "{what}: {}\n{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains("the disk filled up during the install")
+                && run.stderr.contains("No space left on device"),
+            "{what}: {}",
+            run.stderr
+        );
+        assert_eq!(free(), before, "{what}: the disk is not as free as it was");
+        let cache = snapshot(&home.join("cache"));
+        assert!(cache.is_empty(), "{what}: left in the cache: {cache:?}");
+        assert!(!sb.prefix().exists(), "{what}");
+        sb.assert_clean(what);
+    }
+}

@@ -651,9 +651,14 @@ fn needs_root_a_full_disk_installs_nothing() {
     // Big enough archives: the synthetic toolkit with a padded nvcc.
     let m = synthetic_mirror(&["--pad-mib", "1"]);
     let run = env.install(&m.path().display().to_string(), &[]);
-    assert_ne!(run.code, 0, "{}", run.stderr);
+    // Measured before anything is written (issue 33, finding 10): refused with the numbers.
+    assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
-        run.stderr.contains("No space left on device"),
+        run.stderr.contains("not enough free disk space")
+            && run
+                .stderr
+                .contains("copied into the prefix, which is on another filesystem")
+            && run.stderr.contains("and has 256.00 KiB free"),
         "{}",
         run.stderr
     );
