@@ -120,6 +120,30 @@ fn cuda(c: &Catalog, p: &mut Report<'_>) {
                 );
             }
         }
+        if let Some(d) = &r.native_driver_linux {
+            // The bundled driver already says where native support starts; a second floor
+            // could only contradict it.
+            if r.driver_linux.is_some() {
+                p(
+                    "cuda.toml",
+                    &needle,
+                    format!(
+                        "release {}: native_driver_linux beside a bundled driver_linux",
+                        r.version
+                    ),
+                );
+            }
+            if c.drivers.branch(d.major()).is_none() {
+                p(
+                    "cuda.toml",
+                    &needle,
+                    format!(
+                        "release {}: native driver {d} is of a branch drivers.toml does not have",
+                        r.version
+                    ),
+                );
+            }
+        }
     }
     for s in &c.cuda.series {
         let needle = format!("version = \"{}\"", s.version);

@@ -81,6 +81,11 @@ pub struct CudaRelease {
     /// For a release without a bundled driver: the branch NVIDIA released with it for its new
     /// features (R615 for 13.4).
     pub recommended_branch: Option<u32>,
+    /// For a release without a bundled driver: a driver release NVIDIA publishes as running it
+    /// natively (its driver redist carries a CUDA compat package of this version: 620.70.06's is
+    /// `cuda13.5`). From it on the release needs no minor-version compatibility; below it the
+    /// catalog does not claim native support.
+    pub native_driver_linux: Option<Version>,
     /// NVIDIA's release date (`release_date` of the redistrib JSON).
     pub date: Option<Date>,
     /// Redistributable platforms with a `cuda_nvcc` archive (`linux-x86_64`, `linux-sbsa`, ...).
@@ -112,12 +117,16 @@ impl CudaRelease {
     }
 
     /// The Linux driver at which the release is fully supported: its bundled driver, else the
-    /// first release of the branch NVIDIA recommends with it.
+    /// driver release NVIDIA publishes as running it natively, else the first release of the
+    /// branch NVIDIA recommends with it.
     pub fn full_support_linux(&self) -> Option<Version> {
-        self.driver_linux.clone().or_else(|| {
-            self.recommended_branch
-                .and_then(|b| Version::parse(&b.to_string()))
-        })
+        self.driver_linux
+            .clone()
+            .or_else(|| self.native_driver_linux.clone())
+            .or_else(|| {
+                self.recommended_branch
+                    .and_then(|b| Version::parse(&b.to_string()))
+            })
     }
 }
 

@@ -227,9 +227,11 @@ pub(super) fn pick_toolkit<'c>(
                 (None, branch) if !ctx.host.windows_driver() => format!(
                     "CUDA {} bundles no driver; it runs on this one through minor-version compatibility (floor {floor}): kernels built for your GPU run, PTX newer than the driver cannot be JIT-compiled{}",
                     r.version,
-                    branch
-                        .map(|b| format!("; NVIDIA released branch {b} with it for its new features"))
-                        .unwrap_or_default()
+                    match (&r.native_driver_linux, branch) {
+                        (Some(d), _) => format!("; driver {d} and newer run it natively"),
+                        (None, Some(b)) => format!("; NVIDIA released branch {b} with it for its new features"),
+                        (None, None) => String::new(),
+                    }
                 ),
                 _ => format!(
                     "CUDA {} runs on this driver through minor-version compatibility (floor {floor}): kernels built for your GPU run, PTX newer than the driver cannot be JIT-compiled",
