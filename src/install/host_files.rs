@@ -46,6 +46,17 @@ pub enum EditError {
     /// The file is not text: cudaup keeps the old bytes as text in its receipt.
     #[error("{0} is not UTF-8 text: cudaup changes only text files it can put back byte for byte")]
     NotText(PathBuf),
+    /// The receipt is not one cudaup wrote whole (truncated, edited, garbage): which files it
+    /// changed cannot be told, so none is touched.
+    #[error("{path} is damaged ({message}): cudaup cannot tell which host files container setup changed, so it changes none{named}; check them by hand, then remove the receipt", path = .path.display(), named = if .named.is_empty() { String::new() } else { format!(" (the receipt still names {})", .named.join(", ")) })]
+    Damaged {
+        /// The receipt.
+        path: PathBuf,
+        /// What does not parse.
+        message: String,
+        /// The file paths that can still be read from it.
+        named: Vec<String>,
+    },
     /// I/O.
     #[error("{path}: {source}")]
     Io {
@@ -74,13 +85,15 @@ impl Receipt {
         crate::install::home::Home::at(home).container_receipt()
     }
 
-    /// Reads it; absent means nothing changed.
+    /// Reads it; absent means nothing changed. One that does not parse is
+    /// [`EditError::Damaged`], naming the paths still legible in it.
     pub fn read(home: &Path) -> Result<Receipt, EditError> {
         let path = Self::path(home);
         match fs_err::read(&path) {
-            Ok(b) => serde_json::from_slice(&b).map_err(|e| EditError::Io {
+            Ok(b) => serde_json::from_slice(&b).map_err(|e| EditError::Damaged {
+                named: legible_paths(&String::from_utf8_lossy(&b)),
                 path,
-                source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+                message: e.to_string(),
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Receipt::default()),
             Err(e) => Err(io(&path)(e)),
@@ -108,6 +121,57 @@ impl Receipt {
         )
         .map_err(io(&path))
     }
+}
+
+/// The `"path": "…"` values still legible in a damaged receipt, for the message.
+fn legible_paths(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for part in text.split("\"path\"").skip(1) {
+        let Some(rest) = part.trim_start().strip_prefix(':') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix('"') else {
+            continue;
+        };
+        if let Some(end) = rest.find('"') {
+            let p: String = rest[..end].chars().filter(|c| !c.is_control()).collect();
+            if !p.is_empty() && !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Why a record cannot prove what undoing it would touch: a path that is not absolute or climbs
+/// (`..`), a digest that is not one, a directory to remove that does not hold the file, or a
+/// second record of the same file. Such a record is left alone, never acted on.
+fn unproven(edit: &FileEdit, all: &[FileEdit]) -> Option<String> {
+    use std::path::Component;
+    if !edit.path.is_absolute() || edit.path.components().any(|c| c == Component::ParentDir) {
+        return Some("its path is not an absolute path without `..`".into());
+    }
+    if edit
+        .after_sha256
+        .as_deref()
+        .is_some_and(|h| h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()))
+    {
+        return Some("its digest of what cudaup wrote is not a sha256".into());
+    }
+    if let Some(d) = edit
+        .created_dirs
+        .iter()
+        .find(|d| !(edit.path.starts_with(d) && edit.path != **d))
+    {
+        return Some(format!(
+            "it names {} as a directory made for it, which does not hold it",
+            d.display()
+        ));
+    }
+    if all.iter().filter(|f| f.path == edit.path).count() > 1 {
+        return Some("the receipt records it twice".into());
+    }
+    None
 }
 
 /// Writes `bytes` to `path` (or removes it, for `None`), recording the change in `home`'s
@@ -217,6 +281,31 @@ pub fn undo(home: &Path, dry_run: bool) -> Result<Vec<Undone>, EditError> {
     let mut done = Vec::new();
     let mut keep = Vec::new();
     for edit in receipt.files.iter().rev() {
+        if let Some(why) = unproven(edit, &receipt.files) {
+            keep.push(edit.clone());
+            done.push(Undone {
+                path: edit.path.clone(),
+                action: "kept",
+                why: Some(format!(
+                    "the receipt's record of it is damaged ({why}); cudaup leaves it as it is"
+                )),
+            });
+            continue;
+        }
+        // What cudaup wrote is a regular file: anything else there now (a FIFO would block the
+        // read, a device never ends) is not its to take back.
+        if std::fs::metadata(&edit.path).is_ok_and(|m| !m.is_file()) {
+            keep.push(edit.clone());
+            done.push(Undone {
+                path: edit.path.clone(),
+                action: "kept",
+                why: Some(format!(
+                    "it is no longer a regular file ({}); put it back by hand",
+                    edit.what
+                )),
+            });
+            continue;
+        }
         let current = match fs_err::read(&edit.path) {
             Ok(b) => Some(b),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -337,6 +426,53 @@ mod tests {
         assert!(fs_err::read_to_string(&list)
             .unwrap()
             .contains("nvidia-docker"));
+    }
+
+    /// A receipt that does not parse is refused whole, naming what it still shows; a record that
+    /// cannot prove what it would touch is kept, and the others are undone.
+    #[test]
+    fn a_damaged_receipt_touches_nothing_it_cannot_prove() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let spec = dir.path().join("etc/cdi/cudaup-nvidia.json");
+        apply(&home, &spec, Some(b"{}"), "CDI spec").unwrap();
+        let path = Receipt::path(&home);
+        let whole = fs_err::read_to_string(&path).unwrap();
+        fs_err::write(&path, &whole[..whole.len() / 2]).unwrap();
+        match undo(&home, false).unwrap_err() {
+            EditError::Damaged { named, .. } => {
+                assert_eq!(named, vec![spec.display().to_string()])
+            }
+            other => panic!("{other}"),
+        }
+        assert!(spec.is_file(), "nothing removed");
+
+        // Parsed, but a forged record: a file elsewhere with its digest, a relative path, a
+        // directory that does not hold the file.
+        let victim = dir.path().join("victim");
+        fs_err::write(&victim, "mine").unwrap();
+        let mut r: Receipt = serde_json::from_str(&whole).unwrap();
+        let forged = |path: PathBuf, dirs: Vec<PathBuf>| FileEdit {
+            path,
+            before: None,
+            after_sha256: Some(sha(b"mine")),
+            mode: None,
+            created_dirs: dirs,
+            what: "forged".into(),
+        };
+        r.files.push(forged("victim".into(), vec![]));
+        r.files
+            .push(forged(victim.clone(), vec![dir.path().join("elsewhere")]));
+        r.write(&home).unwrap();
+        let undone = undo(&home, false).unwrap();
+        let kept: Vec<_> = undone.iter().filter(|u| u.action == "kept").collect();
+        assert_eq!(kept.len(), 2, "{undone:#?}");
+        assert!(kept
+            .iter()
+            .all(|u| u.why.as_deref().is_some_and(|w| w.contains("damaged"))));
+        assert_eq!(fs_err::read_to_string(&victim).unwrap(), "mine");
+        assert!(!spec.exists(), "the provable record is undone");
+        assert_eq!(Receipt::read(&home).unwrap().files.len(), 2);
     }
 
     use std::os::unix::fs::PermissionsExt;

@@ -315,3 +315,60 @@ fn the_dockerfile_of_a_4090_on_r580_starts_from_an_image_its_driver_runs() {
         r.stdout
     );
 }
+
+/// Issue 39, finding 7: a damaged container receipt. Truncated, `container uninstall` exits 1
+/// saying the receipt is damaged and naming the host files it still shows, and changes nothing;
+/// a forged record (a file elsewhere, with that file's digest) is kept, never removed.
+#[test]
+fn a_damaged_container_receipt_undoes_nothing_it_cannot_prove() {
+    let h = Host::new(DOCKER_26);
+    let r = h.setup(&[]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let cudaup_home = h.home.path().join(".local/share/cudaup");
+    let receipt = cudaup::install::host_files::Receipt::path(&cudaup_home);
+    let whole = fs_err::read_to_string(&receipt).unwrap();
+    let spec = h.prefix.path().join("etc/cdi/cudaup-nvidia.json");
+    assert!(spec.is_file(), "{}", r.stdout);
+    let before = canary(h.prefix.path());
+
+    fs_err::write(&receipt, &whole[..whole.len() * 2 / 3]).unwrap();
+    let un = cudaup(&["container", "uninstall"], h.home.path());
+    assert_eq!(un.code, 1, "{}\n{}", un.stdout, un.stderr);
+    assert!(
+        un.stderr.contains("is damaged") && un.stderr.contains("changes none"),
+        "{}",
+        un.stderr
+    );
+    assert!(
+        un.stderr.contains(&spec.display().to_string()),
+        "names the spec it still shows: {}",
+        un.stderr
+    );
+    assert_eq!(canary(h.prefix.path()), before, "nothing changed");
+
+    // A record forged into a whole receipt: another file with its own digest.
+    let victim = h.prefix.path().join("etc/hostname");
+    fs_err::write(&victim, "node-1\n").unwrap();
+    let before = canary(h.prefix.path());
+    let mut doc: serde_json::Value = serde_json::from_str(&whole).unwrap();
+    doc["files"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "path": victim,
+            "before": null,
+            "after_sha256": hex::encode(sha2::Sha256::digest(b"node-1\n")),
+            "created_dirs": [h.home.path()],
+            "what": "forged"
+        }));
+    fs_err::write(&receipt, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    let un = cudaup(&["container", "uninstall"], h.home.path());
+    assert_eq!(un.code, 1, "{}\n{}", un.stdout, un.stderr);
+    assert!(un.stdout.contains("damaged"), "{}", un.stdout);
+    assert_eq!(fs_err::read_to_string(&victim).unwrap(), "node-1\n");
+    // What the receipt proves is undone: the spec it wrote goes.
+    assert!(!spec.exists(), "{}", un.stdout);
+    let after = canary(h.prefix.path());
+    assert!(after.iter().any(|(p, _)| p == "etc/hostname"), "{after:?}");
+    assert_ne!(after, before);
+}
