@@ -372,3 +372,61 @@ fn a_damaged_container_receipt_undoes_nothing_it_cannot_prove() {
     assert!(after.iter().any(|(p, _)| p == "etc/hostname"), "{after:?}");
     assert_ne!(after, before);
 }
+
+/// Issue 39, finding 7: setup's `daemon.json` edit keeps what cudaup does not own — an integer
+/// past u64 and f64 stays as written, the members keep their order — and the file keeps its
+/// mode; uninstall puts the original bytes back.
+#[test]
+fn the_daemon_json_edit_keeps_values_and_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = Host::new(DOCKER_26);
+    let conf = h.prefix.path().join("etc/docker/daemon.json");
+    fs_err::create_dir_all(conf.parent().unwrap()).unwrap();
+    let original = "{\n  \"max-concurrent-uploads\": 123456789012345678901234567890,\n  \"log-opts\": {\"max-size\": \"10m\"}\n}\n";
+    fs_err::write(&conf, original).unwrap();
+    fs_err::set_permissions(&conf, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let r = h.setup(&[]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let edited = fs_err::read_to_string(&conf).unwrap();
+    assert!(
+        edited.contains("\"max-concurrent-uploads\": 123456789012345678901234567890,")
+            && edited.contains("\"log-opts\": {\"max-size\": \"10m\"}"),
+        "{edited}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&edited).unwrap();
+    assert_eq!(v["features"]["cdi"], true, "{edited}");
+    let mode = |p: &Path| fs_err::metadata(p).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode(&conf), 0o640);
+    let un = cudaup(&["container", "uninstall"], h.home.path());
+    assert_eq!(un.code, 0, "{}\n{}", un.stdout, un.stderr);
+    assert_eq!(fs_err::read_to_string(&conf).unwrap(), original);
+    assert_eq!(mode(&conf), 0o640);
+}
+
+/// The owner half of the daemon.json test: as root, a `daemon.json` owned by another user keeps
+/// its owner through setup and uninstall.
+#[test]
+fn needs_root_the_daemon_json_edit_keeps_its_owner() {
+    use std::os::unix::fs::MetadataExt;
+    let test = "needs_root_the_daemon_json_edit_keeps_its_owner";
+    let uid = std::process::Command::new("id").arg("-u").output();
+    if !uid.is_ok_and(|o| o.stdout.starts_with(b"0\n")) {
+        return skipped(test, "not root: only root can give a file another owner");
+    }
+    let h = Host::new(DOCKER_26);
+    let conf = h.prefix.path().join("etc/docker/daemon.json");
+    fs_err::create_dir_all(conf.parent().unwrap()).unwrap();
+    fs_err::write(&conf, "{\"debug\": true}\n").unwrap();
+    std::os::unix::fs::chown(&conf, Some(4242), Some(4343)).unwrap();
+    let r = h.setup(&[]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let owner = |p: &Path| {
+        let m = fs_err::metadata(p).unwrap();
+        (m.uid(), m.gid())
+    };
+    assert!(fs_err::read_to_string(&conf).unwrap().contains("\"cdi\""));
+    assert_eq!(owner(&conf), (4242, 4343));
+    let un = cudaup(&["container", "uninstall"], h.home.path());
+    assert_eq!(un.code, 0, "{}\n{}", un.stdout, un.stderr);
+    assert_eq!(owner(&conf), (4242, 4343));
+}
