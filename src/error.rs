@@ -105,6 +105,10 @@ pub enum Error {
     #[error(transparent)]
     Install(#[from] crate::install::InstallError),
 
+    /// No install plan (no stack fits, or the resolver broke an invariant).
+    #[error(transparent)]
+    InstallPlan(#[from] crate::install::plan::PlanError),
+
     /// A download failed.
     #[error(transparent)]
     Fetch(#[from] crate::fetch::FetchError),
@@ -153,6 +157,13 @@ impl Error {
                 _ => ExitCode::Failure,
             },
             Error::Install(e) => install_code(e),
+            Error::InstallPlan(e) => {
+                use crate::install::plan::PlanError as P;
+                match e {
+                    P::Unsupported(_) => ExitCode::Unsupported,
+                    P::NoToolkit(_) | P::NoCudaVersion => ExitCode::Usage,
+                }
+            }
             Error::Prompt(e) => {
                 use crate::world::prompt::PromptError as P;
                 match e {
@@ -316,6 +327,14 @@ mod tests {
             python: "/nonexistent/venv/bin/python".into(),
         };
         assert_eq!(Error::from(venv).exit_code(), ExitCode::Usage);
+        // M15a: the install plan's invariants keep exit 2; no fitting stack is 5.
+        use crate::install::plan::PlanError;
+        let none = PlanError::NoToolkit("pytorch".into());
+        assert_eq!(Error::from(none).exit_code(), ExitCode::Usage);
+        assert_eq!(
+            Error::from(PlanError::NoCudaVersion).exit_code(),
+            ExitCode::Usage
+        );
     }
 
     /// M12: one confirmation; no terminal to ask at is bad usage (2) as before, Ctrl-C is 130.

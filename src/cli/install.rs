@@ -11,13 +11,15 @@ use clap::Args;
 use crate::catalog::Catalog;
 use crate::error::{Error, ExitCode, Result};
 use crate::fetch::{Fetcher, Location};
+use crate::install::home::Home;
+use crate::install::plan::{survey, venv_dir, InstallPlan, PlanError, Target, ToolkitPlan};
 use crate::install::python::route::IndexSettings;
 use crate::install::report::{
     self, DriverReport, EnvReport, Installed, InstalledStatus, NothingStatus, NothingToDo, Outcome,
     PlannedGpu, ToolkitReport, VenvReport,
 };
 use crate::install::{self, InstallError, Source, ToolkitSpec};
-use crate::model::plan::{Action, Plan, Status};
+use crate::model::plan::{Plan, Status};
 use crate::model::request::TorchSource;
 use crate::model::version::Version;
 use crate::settings::file::Config;
@@ -348,27 +350,6 @@ fn max_unpacked(process: &Process) -> Result<u64> {
     Ok(crate::settings::net::max_unpacked(process)?)
 }
 
-/// The toolkit part of a plan: (release, cuDNN release, kept toolkit path).
-fn toolkit_of(plan: &Plan, no_cudnn: bool) -> Result<(Version, Option<Version>, Option<String>)> {
-    let cuda = plan.component("cuda").ok_or_else(|| {
-        Error::Usage(format!(
-            "the {} profile installs no CUDA toolkit",
-            plan.profile
-        ))
-    })?;
-    let kept = (cuda.action == Action::Keep)
-        .then(|| cuda.path.clone())
-        .flatten();
-    // A kept toolkit's version is what is on disk; install the catalog's release of that series.
-    let version = Version::parse(cuda.version.as_deref().unwrap_or_default())
-        .ok_or_else(|| Error::Usage("the plan has no CUDA version".into()))?;
-    let cudnn = plan
-        .component("cudnn")
-        .filter(|c| c.action != Action::Skip && !no_cudnn)
-        .and_then(|c| c.version.as_deref().and_then(Version::parse));
-    Ok((version, cudnn, kept))
-}
-
 fn reporter_for(json: bool, stderr_tty: bool, total: u64) -> Arc<dyn Reporter> {
     if json {
         Arc::new(super::reporter::JsonLines::new(Box::new(std::io::stderr())))
@@ -465,30 +446,24 @@ pub(super) fn install_with(
         }
     }
     let live = super::detect::detect_live(process, runner, catalog, false).system;
-    let mut system = match &flags.system {
-        // Another machine's GPUs and driver, but the framework goes into a Python here.
-        Some(p) => {
-            let mut other = super::plan::load_system(p, catalog)?;
-            other.pythons = live.pythons.clone();
-            other.toolkits = live.toolkits.clone();
-            other.cudnn = live.cudnn.clone();
-            other
-        }
-        None => live.clone(),
+    let picture = flags
+        .system
+        .as_ref()
+        .map(|p| super::plan::load_system(p, catalog))
+        .transpose()?;
+    let target = match picture {
+        Some(_) => Target::Picture,
+        None => Target::Here,
     };
-    let venv_dir = s
-        .venv
-        .clone()
-        .unwrap_or_else(|| crate::install::home::Home::at(&home).venv(request.profile.name()));
-    // An existing venv is the Python to plan for: what it has decides keep or upgrade.
-    if let Some(found) = probe_venv(runner, &venv_dir) {
-        system.pythons.retain(|p| p.path != found.path);
-        system.pythons.insert(0, found);
-    }
-    let plan = crate::resolve::resolve(&system, request, catalog);
-    if plan.status == Status::Unsupported {
-        return render_unsupported(&plan, out);
-    }
+    let home_dir = Home::at(&home);
+    let system = survey(&live, picture, &venv_dir(s, &home_dir), runner);
+    let install_plan = match InstallPlan::new(s, &system, catalog, &home_dir, target) {
+        Ok(p) => p,
+        Err(PlanError::Unsupported(plan)) => return render_unsupported(&plan, out),
+        Err(e) => return Err(e.into()),
+    };
+    let plan = &install_plan.plan;
+    let venv_dir = install_plan.venv.clone();
     // cudaup's own copy: a file of the user's in its place stops the install before anything
     // changes.
     let self_copy = crate::install::self_copy::plan(process, &home)?;
@@ -506,10 +481,7 @@ pub(super) fn install_with(
         .collect();
     // The driver step: only for this machine, never under WSL2 (prepare refuses), shown in full
     // before anything runs.
-    let driver_change = plan.component("driver").filter(|d| {
-        matches!(d.action, Action::Install | Action::Upgrade | Action::Manual)
-            && flags.system.is_none()
-    });
+    let driver_change = install_plan.driver.as_ref();
     let mut driver_step: Option<crate::install::driver::DriverStep> = None;
     let mut driver_blocked: Option<String> = None;
     if let Some(d) = driver_change {
@@ -564,70 +536,65 @@ pub(super) fn install_with(
     let bundle = find_bundle(s, process, cancel.clone())?;
     // The toolkit, for the profiles that have one.
     let mut toolkit: Option<(ToolkitSpec, install::Resolved)> = None;
-    if request.profile.has_toolkit() {
-        let (cuda, cudnn, kept) = toolkit_of(&plan, s.no_cudnn)?;
-        match (&kept, &s.prefix) {
-            (Some(path), None) => {
-                // A toolkit cudaup installed (its receipt is inside) is registered again, in case
-                // the run that installed it was killed before it could be.
-                if let Some(receipt) = install::Receipt::read(Path::new(path)).ok().flatten() {
-                    if !flags.dry_run {
-                        install::receipts::register(&home, &receipt)?;
-                    }
-                }
-                if show {
-                    writeln!(out, "CUDA {cuda} is already installed at {path}: kept (--prefix DIR installs a private copy).")?;
+    match &install_plan.toolkit {
+        None => {}
+        Some(ToolkitPlan::Keep { path, cuda }) => {
+            // A toolkit cudaup installed (its receipt is inside) is registered again, in case
+            // the run that installed it was killed before it could be.
+            if let Some(receipt) = install::Receipt::read(path).ok().flatten() {
+                if !flags.dry_run {
+                    install::receipts::register(&home, &receipt)?;
                 }
             }
-            _ => {
-                let cuda =
-                    install::summary::release_for(catalog, request.pins.cuda.as_ref(), &cuda);
-                let prefix = s
-                    .prefix
-                    .clone()
-                    .unwrap_or_else(|| crate::install::home::Home::at(&home).toolkit(&cuda));
-                let source = match auto_source(s, bundle.as_ref(), process, &cuda, &cancel)? {
-                    Some((source, why)) => {
-                        if let (Some(why), true) = (why, show) {
-                            writeln!(out, "{}", style.warn(&why))?;
-                        }
-                        source
-                    }
-                    None => source_for(s, bundle.as_ref().map(|(_, m)| m))?,
-                };
-                let spec = ToolkitSpec {
-                    cuda,
-                    cudnn,
-                    prefix,
-                    source,
-                    // The machine planned for: a `--system` picture of an aarch64 machine gets
-                    // its linux-sbsa archives (checked by layout and hashes, not run, here).
-                    arch: match system.os.arch.as_str() {
-                        "arm64" => "aarch64".to_owned(),
-                        a => a.to_owned(),
-                    },
-                    max_unpacked: max_unpacked(process)?,
-                    register_in: Some(home.clone()),
-                };
-                // The real run's checks, in the dry run too (exit 2 for `/`, `/usr`, ...).
-                install::transaction::usable_prefix(
-                    &spec.prefix,
-                    Some(&crate::install::home::Home::at(&home)),
-                )?;
-                let meta = fetcher(
-                    process,
-                    s.allow_http,
-                    cancel.clone(),
-                    Arc::new(crate::world::progress::Silent),
-                )?;
-                let selection = selection(catalog, s.components.as_deref())?;
-                let resolved = install::resolve_items(&meta, catalog, &spec, &selection)?;
-                install::space::check(meta.cache(), &spec.prefix, &resolved.items)?;
-                if show {
-                    write_items(out, &spec, &selection, &resolved, style)?;
-                }
-                toolkit = Some((spec, resolved));
+            if show {
+                writeln!(out, "CUDA {cuda} is already installed at {}: kept (--prefix DIR installs a private copy).", path.display())?;
             }
+        }
+        Some(ToolkitPlan::Install {
+            cuda,
+            cudnn,
+            prefix,
+            arch,
+        }) => {
+            let cuda = cuda.clone();
+            let source = match auto_source(s, bundle.as_ref(), process, &cuda, &cancel)? {
+                Some((source, why)) => {
+                    if let (Some(why), true) = (why, show) {
+                        writeln!(out, "{}", style.warn(&why))?;
+                    }
+                    source
+                }
+                None => source_for(s, bundle.as_ref().map(|(_, m)| m))?,
+            };
+            let spec = ToolkitSpec {
+                cuda,
+                cudnn: cudnn.clone(),
+                prefix: prefix.clone(),
+                source,
+                // The machine planned for: a `--system` picture of an aarch64 machine gets
+                // its linux-sbsa archives (checked by layout and hashes, not run, here).
+                arch: arch.clone(),
+                max_unpacked: max_unpacked(process)?,
+                register_in: Some(home.clone()),
+            };
+            // The real run's checks, in the dry run too (exit 2 for `/`, `/usr`, ...).
+            install::transaction::usable_prefix(
+                &spec.prefix,
+                Some(&crate::install::home::Home::at(&home)),
+            )?;
+            let meta = fetcher(
+                process,
+                s.allow_http,
+                cancel.clone(),
+                Arc::new(crate::world::progress::Silent),
+            )?;
+            let selection = selection(catalog, s.components.as_deref())?;
+            let resolved = install::resolve_items(&meta, catalog, &spec, &selection)?;
+            install::space::check(meta.cache(), &spec.prefix, &resolved.items)?;
+            if show {
+                write_items(out, &spec, &selection, &resolved, style)?;
+            }
+            toolkit = Some((spec, resolved));
         }
     }
 
@@ -642,7 +609,7 @@ pub(super) fn install_with(
     let gpus_here =
         flags.system.is_none() && driver_pending.is_none() && live.nvidia_gpus().next().is_some();
     let mut framework =
-        crate::install::python::step::step(&plan, &system, catalog, venv_dir, &indexes, gpus_here)?;
+        crate::install::python::step::step(plan, &system, catalog, venv_dir, &indexes, gpus_here)?;
     if s.with.contains(&WithComponent::Tensorrt) {
         // A usage error is said before any route is asked.
         tensorrt_fits(framework.as_ref())?;
@@ -666,10 +633,7 @@ pub(super) fn install_with(
         }
         // Still converge the environment: a run killed after its toolkit landed left the env
         // scripts or rc hooks unwritten, and this run is the one that finishes them.
-        let kept = plan
-            .component("cuda")
-            .filter(|c| c.action == Action::Keep)
-            .and_then(|c| c.path.as_ref().map(PathBuf::from));
+        let kept = install_plan.kept_toolkit();
         let mut env = None;
         let mut changed = false;
         if !flags.dry_run {
@@ -690,7 +654,7 @@ pub(super) fn install_with(
                 changed,
                 reboot_required: false,
                 gpus,
-                plan: serde_json::to_value(&plan).expect("a plan serialises"),
+                plan: serde_json::to_value(plan).expect("a plan serialises"),
                 env,
             });
             writeln!(out, "{}", outcome.to_json())?;
@@ -698,8 +662,8 @@ pub(super) fn install_with(
         return Ok(ExitCode::Ok);
     }
     let plan_doc = match &framework {
-        Some(f) => crate::install::python::route::describe_in_plan(&plan, &f.route_view()),
-        None => serde_json::to_value(&plan).expect("json"),
+        Some(f) => crate::install::python::route::describe_in_plan(plan, &f.route_view()),
+        None => serde_json::to_value(plan).expect("json"),
     };
     if flags.dry_run {
         if flags.json {
@@ -906,10 +870,7 @@ pub(super) fn install_with(
     // (with the toolkit that was active before, for a profile without one).
     let active_toolkit: Option<PathBuf> = match &toolkit {
         Some((spec, _)) => Some(std::path::absolute(&spec.prefix)?),
-        None => plan
-            .component("cuda")
-            .filter(|c| c.action == Action::Keep)
-            .and_then(|c| c.path.as_ref().map(PathBuf::from)),
+        None => install_plan.kept_toolkit(),
     };
     if let Some((rc_changed, env)) = env_step(
         s,
@@ -1059,22 +1020,6 @@ fn env_step(
     )))
 }
 
-/// The Python of an existing venv, as detect sees it.
-fn probe_venv(runner: &dyn Runner, dir: &Path) -> Option<crate::model::system::Python> {
-    let venv = crate::install::python::Venv {
-        dir: dir.to_owned(),
-    };
-    if !venv.exists() {
-        return None;
-    }
-    let root = crate::detect::Root::live();
-    let candidate = crate::detect::python::Candidate {
-        interpreter: venv.python(),
-        venv: Some(dir.to_owned()),
-    };
-    crate::detect::python::inspect(&root, runner, &candidate).map(|f| f.python)
-}
-
 /// Adds TensorRT for the planned torch's CUDA major to the framework step.
 /// TensorRT's wheel goes with PyTorch only.
 fn tensorrt_fits(step: Option<&crate::install::python::step::FrameworkStep>) -> Result<()> {
@@ -1221,7 +1166,7 @@ pub(super) fn run_mirror(
 
     // The toolkit: NVIDIA's layout (redist) or its wheels in the PEP 503 tree.
     if request.profile.has_toolkit() {
-        let (cuda, cudnn, _) = toolkit_of(&plan, s.no_cudnn)?;
+        let (cuda, cudnn, _) = install::plan::toolkit_of(&plan, s.no_cudnn)?;
         let cuda = install::summary::release_for(catalog, request.pins.cuda.as_ref(), &cuda);
         let selection = selection(catalog, s.components.as_deref())?;
         let source = source_for(&s, local_bundle(&s).map(|(_, m)| m).as_ref())?;

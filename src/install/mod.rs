@@ -12,6 +12,7 @@ mod items;
 pub mod layout;
 pub mod litter;
 mod merge;
+pub mod plan;
 pub mod python;
 pub(crate) mod receipt_file;
 pub mod receipts;
