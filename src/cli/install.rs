@@ -797,12 +797,6 @@ pub(super) fn install_with(
         changed = true;
     }
     if let Some(step) = &framework {
-        let tool = match crate::world::runner::which("uv", &process.path_entries()) {
-            Some(uv) if process.var(crate::world::vars::CUDAUP_NO_UV) != Some("1") => {
-                crate::install::python::Tool::Uv(uv)
-            }
-            _ => crate::install::python::Tool::Pip,
-        };
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -816,6 +810,19 @@ pub(super) fn install_with(
         } else {
             Arc::new(super::reporter::Lines::new(Box::new(std::io::stderr())))
         };
+        // The installer: a new enough uv on PATH, cudaup's own, or uv fetched and verified now.
+        let home_dirs = crate::install::home::Home::at(&home);
+        let (tool, choice) = crate::install::uv::installer(
+            &home_dirs,
+            runner,
+            &process.path_entries(),
+            process.var(crate::world::vars::CUDAUP_NO_UV) == Some("1"),
+            &fetcher(process, s.allow_http, cancel.clone(), progress.clone())?,
+            step.packages.as_ref(),
+        );
+        if talk && step.packages.is_some() {
+            writeln!(out, "{}", choice.describe())?;
+        }
         let done = crate::install::python::step::execute(
             step,
             runner,
@@ -823,9 +830,10 @@ pub(super) fn install_with(
             log.clone(),
             request.profile,
             progress.as_ref(),
+            Some(home_dirs.cache().join("uv")),
         );
         drop(progress);
-        let (receipt, notes) = done?;
+        let (receipt, mut notes) = done?;
         receipt.register(&home)?;
         crate::world::checkpoint::reach("framework-installed");
         if talk {
@@ -850,6 +858,9 @@ pub(super) fn install_with(
                 "  use it:  . \"{}/bin/activate\"",
                 receipt.venv.display()
             )?;
+        }
+        if step.packages.is_some() {
+            notes.insert(0, choice.describe());
         }
         report.venv = Some(VenvReport {
             path: receipt.venv.clone(),

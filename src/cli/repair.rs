@@ -10,7 +10,7 @@ use crate::doctor::repair::{self, Step};
 use crate::error::{Error, ExitCode, Result};
 use crate::fetch::Location;
 use crate::install::python::check::{self, TfReport, TorchExpectation, TorchReport};
-use crate::install::python::{Session, Tool, Venv, VenvReceipt};
+use crate::install::python::{Session, Venv, VenvReceipt};
 use crate::install::receipts::Active;
 use crate::install::{self, Source, ToolkitSpec};
 use crate::model::version::Version;
@@ -169,12 +169,17 @@ pub(super) fn run(
             Step::Venv {
                 receipt, recreate, ..
             } => {
-                let tool = match crate::world::runner::which("uv", &process.path_entries()) {
-                    Some(uv) if process.var(crate::world::vars::CUDAUP_NO_UV) != Some("1") => {
-                        Tool::Uv(uv)
-                    }
-                    _ => Tool::Pip,
-                };
+                let home_dirs = crate::install::home::Home::at(&home);
+                let reporter = Arc::new(super::reporter::Lines::new(Box::new(std::io::stderr())));
+                let (tool, choice) = crate::install::uv::installer(
+                    &home_dirs,
+                    runner,
+                    &process.path_entries(),
+                    process.var(crate::world::vars::CUDAUP_NO_UV) == Some("1"),
+                    &super::install::fetcher(process, args.allow_http, cancel.clone(), reporter)?,
+                    Some(&receipt.packages),
+                );
+                writeln!(out, "  {}", choice.describe())?;
                 let stamp = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs());
@@ -185,6 +190,7 @@ pub(super) fn run(
                     crate::install::home::Home::at(&home).log("repair", stamp),
                     &progress,
                 )?;
+                session.set_uv_cache(Some(home_dirs.cache().join("uv")));
                 let venv = Venv {
                     dir: receipt.venv.clone(),
                 };

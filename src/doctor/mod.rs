@@ -22,6 +22,7 @@ pub mod installed;
 pub mod python;
 pub mod repair;
 pub mod self_copy;
+pub mod uv;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -394,6 +395,7 @@ pub fn diagnose(
     let mut out = pure_checks(inputs);
     out.extend(installed::check(inputs));
     out.extend(self_copy::check(inputs));
+    out.extend(uv::check(inputs));
     if inputs.live {
         out.extend(compiler::check(inputs, runner, scratch));
         out.extend(disk::check(inputs, runner));

@@ -45,6 +45,8 @@ pub enum Entry {
     ManifestsD,
     /// `bench/`: bench results.
     Bench,
+    /// `tools/`: the uv cudaup brought.
+    Tools,
     /// `cdi/`: CDI specs for a rootless engine.
     Cdi,
     /// The reboot marker of a driver install.
@@ -177,6 +179,11 @@ impl Home {
         self.root.join("manifests.d")
     }
 
+    /// Tools cudaup brings for its own use (uv: [`crate::install::uv`]).
+    pub fn tools(&self) -> PathBuf {
+        self.root.join("tools")
+    }
+
     /// `bench` results.
     pub fn bench(&self) -> PathBuf {
         self.root.join("bench")
@@ -216,6 +223,7 @@ impl Home {
             (Entry::ManifestsLink, self.manifests_link()),
             (Entry::ManifestsD, self.manifests_d()),
             (Entry::Bench, self.bench()),
+            (Entry::Tools, self.tools()),
             (Entry::Cdi, self.cdi()),
             (Entry::RebootMarker, self.reboot_marker()),
         ];

@@ -25,6 +25,7 @@ pub mod stub;
 pub mod summary;
 pub mod transaction;
 pub mod uninstall;
+pub mod uv;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

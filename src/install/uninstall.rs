@@ -248,6 +248,17 @@ pub fn plan(home: &Home, process: &Process, purge: bool) -> Result<Vec<Step>, Un
             keep,
         });
     }
+    // The uv cudaup brought: the binary only while its bytes are the receipt's.
+    match crate::install::uv::removal(home) {
+        Some(Ok((binary, receipt))) => {
+            if binary.symlink_metadata().is_ok() {
+                steps.push(Step::File { path: binary });
+            }
+            steps.push(Step::File { path: receipt });
+        }
+        Some(Err((path, why))) => steps.push(Step::Keep { path, why }),
+        None => {}
+    }
     let changes = steps.iter().any(|s| !matches!(s, Step::Keep { .. }));
     if !changes && home.marker().is_file() && others(home).is_empty() {
         // A home cudaup emptied before: only its marker is left.
@@ -526,8 +537,19 @@ pub fn run(home: &Home, steps: &[Step]) -> std::io::Result<Outcome> {
             }
         }
     }
-    // Directories cudaup made, once empty.
-    for d in [home.receipts(), home.venvs(), home.toolkits()] {
+    // Directories cudaup made, once empty (`remove_dir` refuses any that holds something).
+    if !marker.preexisting(&home.tools()) {
+        for e in fs_err::read_dir(home.tools())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if e.file_name().to_string_lossy().starts_with("uv-") {
+                let _ = fs_err::remove_dir(e.path());
+            }
+        }
+    }
+    for d in [home.receipts(), home.venvs(), home.toolkits(), home.tools()] {
         if !marker.preexisting(&d) {
             let _ = fs_err::remove_dir(d);
         }

@@ -41,5 +41,6 @@ mod routes;
 mod self_path;
 mod toolkit;
 mod uninstall;
+mod uv;
 mod verify;
 mod wizard;

@@ -212,6 +212,7 @@ pub struct Session<'a> {
     log_path: PathBuf,
     reporter: &'a dyn Reporter,
     next_id: usize,
+    uv_cache: Option<PathBuf>,
 }
 
 impl<'a> Session<'a> {
@@ -234,7 +235,14 @@ impl<'a> Session<'a> {
             log_path,
             reporter,
             next_id: 0,
+            uv_cache: None,
         })
+    }
+
+    /// Gives uv this cache (`UV_CACHE_DIR`): cudaup's home keeps it, so a re-install or a second
+    /// venv of the same pins links from it, and `uninstall --purge` takes it away.
+    pub fn set_uv_cache(&mut self, dir: Option<PathBuf>) {
+        self.uv_cache = dir;
     }
 
     /// The log file.
@@ -252,21 +260,20 @@ impl<'a> Session<'a> {
         writeln!(self.log, "$ {} {}", program.display(), args.join(" "))?;
         let log = &mut self.log;
         let mut lines = PipLines::new(self.reporter, self.next_id);
+        let uv_cache = self.uv_cache.as_ref().map(|d| d.display().to_string());
+        let mut env = vec![
+            ("PIP_NO_INPUT", "1"),
+            ("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
+        ];
+        if let (Tool::Uv(_), Some(dir)) = (&self.tool, &uv_cache) {
+            env.push(("UV_CACHE_DIR", dir.as_str()));
+        }
         let out = self
             .runner
-            .run_streaming(
-                program,
-                args,
-                &[
-                    ("PIP_NO_INPUT", "1"),
-                    ("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
-                ],
-                LONG,
-                &mut |line| {
-                    let _ = writeln!(log, "{line}");
-                    lines.line(line);
-                },
-            )
+            .run_streaming(program, args, &env, LONG, &mut |line| {
+                let _ = writeln!(log, "{line}");
+                lines.line(line);
+            })
             .map_err(|e| PyEnvError::Run(e.to_string()))?;
         lines.finish(out.success());
         self.next_id = lines.next_id();

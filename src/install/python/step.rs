@@ -334,8 +334,10 @@ pub fn execute(
     log_path: PathBuf,
     profile: Profile,
     progress: &dyn Reporter,
+    uv_cache: Option<PathBuf>,
 ) -> Result<(VenvReceipt, Vec<String>), PyEnvError> {
     let mut session = Session::new(runner, tool, log_path, progress)?;
+    session.set_uv_cache(uv_cache);
     let created = session.create(&step.base_python, &step.python_version, &step.venv)?;
     crate::world::checkpoint::reach("venv-created");
     if let Some(p) = &step.packages {
