@@ -161,7 +161,10 @@ impl Error {
                 use crate::install::plan::PlanError as P;
                 match e {
                     P::Unsupported(_) => ExitCode::Unsupported,
-                    P::NoToolkit(_) | P::NoCudaVersion => ExitCode::Usage,
+                    P::NoToolkit(_)
+                    | P::NoCudaVersion
+                    | P::TensorrtNeedsTorch
+                    | P::Components(_) => ExitCode::Usage,
                 }
             }
             Error::Prompt(e) => {
@@ -335,6 +338,13 @@ mod tests {
             Error::from(PlanError::NoCudaVersion).exit_code(),
             ExitCode::Usage
         );
+        // M15b: --with tensorrt without PyTorch, and an unknown --components, stay exit 2.
+        for e in [
+            PlanError::TensorrtNeedsTorch,
+            PlanError::Components("no component 'x'".into()),
+        ] {
+            assert_eq!(Error::from(e).exit_code(), ExitCode::Usage);
+        }
     }
 
     /// M12: one confirmation; no terminal to ask at is bad usage (2) as before, Ctrl-C is 130.

@@ -555,6 +555,7 @@ pub(super) fn install_with(
             cudnn,
             prefix,
             arch,
+            components: selection,
         }) => {
             let cuda = cuda.clone();
             let source = match auto_source(s, bundle.as_ref(), process, &cuda, &cancel)? {
@@ -588,11 +589,10 @@ pub(super) fn install_with(
                 cancel.clone(),
                 Arc::new(crate::world::progress::Silent),
             )?;
-            let selection = selection(catalog, s.components.as_deref())?;
-            let resolved = install::resolve_items(&meta, catalog, &spec, &selection)?;
+            let resolved = install::resolve_items(&meta, catalog, &spec, selection)?;
             install::space::check(meta.cache(), &spec.prefix, &resolved.items)?;
             if show {
-                write_items(out, &spec, &selection, &resolved, style)?;
+                write_items(out, &spec, selection, &resolved, style)?;
             }
             toolkit = Some((spec, resolved));
         }
@@ -610,10 +610,6 @@ pub(super) fn install_with(
         flags.system.is_none() && driver_pending.is_none() && live.nvidia_gpus().next().is_some();
     let mut framework =
         crate::install::python::step::step(plan, &system, catalog, venv_dir, &indexes, gpus_here)?;
-    if s.with.contains(&WithComponent::Tensorrt) {
-        // A usage error is said before any route is asked.
-        tensorrt_fits(framework.as_ref())?;
-    }
     if let Some(f) = framework.as_mut() {
         let probe = probe_fetcher(process, s.allow_http, cancel.clone())?;
         f.choose_route(&probe)?;
@@ -1031,23 +1027,13 @@ fn env_step(
     )))
 }
 
-/// Adds TensorRT for the planned torch's CUDA major to the framework step.
-/// TensorRT's wheel goes with PyTorch only.
-fn tensorrt_fits(step: Option<&crate::install::python::step::FrameworkStep>) -> Result<()> {
-    match step.map(|s| &s.expect) {
-        Some(crate::install::python::step::Expect::Torch(_)) => Ok(()),
-        _ => Err(Error::Usage(
-            "--with tensorrt needs a PyTorch profile (full or pytorch)".into(),
-        )),
-    }
-}
-
+/// Adds TensorRT for the planned torch's CUDA major to the framework step (the plan checked
+/// that the profile has PyTorch: TensorRT's wheel goes with PyTorch only).
 fn add_tensorrt(
     step: Option<&mut crate::install::python::step::FrameworkStep>,
     catalog: &Catalog,
     pypi: &str,
 ) -> Result<()> {
-    tensorrt_fits(step.as_deref())?;
     let Some(step) = step else { return Ok(()) };
     let crate::install::python::step::Expect::Torch(torch) = &step.expect else {
         return Ok(());
@@ -1074,14 +1060,6 @@ fn framework_summary(step: &crate::install::python::step::FrameworkStep) -> Stri
         }
         crate::install::python::step::Expect::Tensorflow(v) => format!("TensorFlow {v}"),
     }
-}
-
-/// `--components` (or the config's `install.components`), against the catalog.
-fn selection(catalog: &Catalog, spec: Option<&str>) -> Result<crate::catalog::ComponentSelection> {
-    catalog
-        .components
-        .select(spec.unwrap_or(crate::catalog::DEFAULT_SET))
-        .map_err(Error::Usage)
 }
 
 fn write_items(
@@ -1179,7 +1157,7 @@ pub(super) fn run_mirror(
     if request.profile.has_toolkit() {
         let (cuda, cudnn, _) = install::plan::toolkit_of(&plan, s.no_cudnn)?;
         let cuda = install::summary::release_for(catalog, request.pins.cuda.as_ref(), &cuda);
-        let selection = selection(catalog, s.components.as_deref())?;
+        let selection = install::plan::components(catalog, s.components.as_deref())?;
         let source = source_for(&s, local_bundle(&s).map(|(_, m)| m).as_ref())?;
         match &source {
             Source::Redist(base) => {

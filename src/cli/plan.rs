@@ -284,7 +284,7 @@ pub(super) fn run(
         settings.components.as_deref(),
         &system.os.arch,
     )
-    .map_err(Error::Usage)?;
+    .map_err(crate::install::plan::PlanError::Components)?;
     if args.json {
         let mut doc = match &route {
             Some(r) => crate::install::python::route::describe_in_plan(&plan, r),

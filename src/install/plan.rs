@@ -8,8 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, ComponentSelection};
 use crate::model::plan::{Action, Component, Plan, Status};
+use crate::model::request::WithComponent;
 use crate::model::system::System;
 use crate::model::version::Version;
 use crate::settings::InstallSettings;
@@ -39,6 +40,12 @@ pub enum PlanError {
     /// The resolver planned a toolkit without a version.
     #[error("the plan has no CUDA version")]
     NoCudaVersion,
+    /// `--with tensorrt` on a profile without PyTorch (TensorRT's wheel goes with PyTorch only).
+    #[error("--with tensorrt needs a PyTorch profile (full or pytorch)")]
+    TensorrtNeedsTorch,
+    /// `--components` names a set or component the catalog does not have.
+    #[error("{0}")]
+    Components(String),
 }
 
 /// The toolkit part of an install.
@@ -62,6 +69,8 @@ pub enum ToolkitPlan {
         prefix: PathBuf,
         /// The machine architecture the archives are for (the planned machine's).
         arch: String,
+        /// `--components`, resolved against the catalog.
+        components: ComponentSelection,
     },
 }
 
@@ -97,6 +106,10 @@ impl InstallPlan {
         if plan.status == Status::Unsupported {
             return Err(PlanError::Unsupported(Box::new(plan)));
         }
+        // Said before any route or archive is asked.
+        if settings.with.contains(&WithComponent::Tensorrt) && !request.profile.has_torch() {
+            return Err(PlanError::TensorrtNeedsTorch);
+        }
         let driver = plan
             .component("driver")
             .filter(|d| {
@@ -119,6 +132,7 @@ impl InstallPlan {
                         cuda,
                         cudnn,
                         arch: archive_arch(&system.os.arch),
+                        components: components(catalog, settings.components.as_deref())?,
                     }
                 }
             })
@@ -143,6 +157,14 @@ impl InstallPlan {
             .filter(|c| c.action == Action::Keep)
             .and_then(|c| c.path.as_ref().map(PathBuf::from))
     }
+}
+
+/// `--components` (or the config's `install.components`), against the catalog.
+pub fn components(catalog: &Catalog, spec: Option<&str>) -> Result<ComponentSelection, PlanError> {
+    catalog
+        .components
+        .select(spec.unwrap_or(crate::catalog::DEFAULT_SET))
+        .map_err(PlanError::Components)
 }
 
 /// The venv the framework goes into.

@@ -87,3 +87,28 @@ fn no_fitting_stack_is_an_error_carrying_the_reasons() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn tensorrt_without_pytorch_and_an_unknown_component_are_refused_before_the_world_is_asked() {
+    let catalog = Catalog::embedded();
+    let mut bare = h200();
+    bare.toolkits.clear();
+    let trt = settings(InstallOptions {
+        profile: Some(Profile::CudaDev),
+        with: Some(vec![WithComponent::Tensorrt]),
+        ..Default::default()
+    });
+    assert!(matches!(
+        InstallPlan::new(&trt, &bare, &catalog, &home(), Target::Picture),
+        Err(PlanError::TensorrtNeedsTorch)
+    ));
+    let odd = settings(InstallOptions {
+        profile: Some(Profile::CudaDev),
+        components: Some("no-such-component".into()),
+        ..Default::default()
+    });
+    match InstallPlan::new(&odd, &bare, &catalog, &home(), Target::Picture) {
+        Err(PlanError::Components(why)) => assert!(why.contains("no-such-component"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
