@@ -1,6 +1,6 @@
 //! `cudaup container doctor`: the container checks (ids as in the reference table: `ctk-*`,
 //! `cdi-*`, `legacy-daemon-reload-risk`, `selinux-label`, `wsl-engine`, `apt-signed-by-conflict`,
-//! `image-needs-newer-driver`, `engine-unreachable`), each with its evidence and fix, and the
+//! `image-needs-newer-driver`, `engine-unreachable`, `enroot-container-cli`), each with its evidence and fix, and the
 //! map from an engine's error text to the check that explains it ([`explain_error`]).
 //!
 //! [`gather`] reads everything once (engines, toolkit, specs, config files); [`check`] is a
@@ -37,6 +37,54 @@ pub struct Inputs {
     pub daemon_json: Option<String>,
     /// The rootless daemon's `daemon.json`.
     pub user_daemon_json: Option<String>,
+    /// enroot and pyxis (Slurm clusters), which reach the GPUs through `nvidia-container-cli`
+    /// whatever CDI does.
+    pub enroot: Enroot,
+}
+
+/// enroot, pyxis and the program their GPU hook runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Enroot {
+    /// What shows enroot is here: its program on `PATH`, or its NVIDIA hook.
+    pub found: Option<String>,
+    /// What shows pyxis is here (a Slurm plugstack line loading `spank_pyxis.so`).
+    pub pyxis: Option<String>,
+    /// `nvidia-container-cli` on `PATH` (libnvidia-container-tools).
+    pub container_cli: Option<PathBuf>,
+}
+
+/// enroot's NVIDIA hook: it runs `nvidia-container-cli configure` for every container that asks
+/// for GPUs (NVIDIA/enroot conf/hooks/98-nvidia.sh).
+const ENROOT_HOOK: &str = "/etc/enroot/hooks.d/98-nvidia.sh";
+
+/// Slurm's plugstack files, where pyxis is loaded (`required /usr/lib/slurm/spank_pyxis.so`).
+const PLUGSTACK: &str = "/etc/slurm/plugstack.conf";
+
+impl Enroot {
+    /// Looks for enroot (on `path_entries`, or its hook under `root`), pyxis (Slurm's
+    /// plugstack), and `nvidia-container-cli`.
+    pub fn probe(root: &Root, path_entries: &[PathBuf]) -> Enroot {
+        let found = toolkit::on_path(path_entries, "enroot")
+            .map(|p| format!("{} on PATH", p.display()))
+            .or_else(|| {
+                root.exists(ENROOT_HOOK)
+                    .then(|| format!("{ENROOT_HOOK} exists"))
+            });
+        let mut plugstack: Vec<PathBuf> = vec![PLUGSTACK.into()];
+        plugstack.extend(root.list(format!("{PLUGSTACK}.d")));
+        let pyxis = plugstack.iter().find_map(|f| {
+            let text = root.read(f)?;
+            text.lines()
+                .map(str::trim)
+                .find(|l| !l.starts_with('#') && l.contains("spank_pyxis.so"))
+                .map(|l| format!("{}: {l}", f.display()))
+        });
+        Enroot {
+            found,
+            pyxis,
+            container_cli: toolkit::on_path(path_entries, "nvidia-container-cli"),
+        }
+    }
 }
 
 /// Reads the inputs. `config_home` is `$XDG_CONFIG_HOME` (else `~/.config`).
@@ -45,6 +93,7 @@ pub fn gather(
     survey: Survey,
     toolkit: Installed,
     config_home: Option<PathBuf>,
+    path_entries: &[PathBuf],
 ) -> Inputs {
     let mut dirs: Vec<PathBuf> = vec![SYSTEM_SPEC_DIR.into(), "/var/run/cdi".into()];
     let mut specs = read::scan(root, &dirs);
@@ -70,6 +119,7 @@ pub fn gather(
         user_config: user_file("nvidia-container-runtime/config.toml"),
         daemon_json: root.read("/etc/docker/daemon.json"),
         user_daemon_json: user_file("docker/daemon.json"),
+        enroot: Enroot::probe(root, path_entries),
         survey,
     }
 }
@@ -93,7 +143,13 @@ pub fn for_process(
     let config_home = process
         .path_var("XDG_CONFIG_HOME")
         .or_else(|| process.home().map(|h| h.join(".config")));
-    check(&gather(root, survey, toolkit, config_home))
+    check(&gather(
+        root,
+        survey,
+        toolkit,
+        config_home,
+        &process.path_entries(),
+    ))
 }
 
 /// Whether containers are set up for GPUs here at all — cudaup's container receipt, an NVIDIA
@@ -345,6 +401,18 @@ pub fn check(i: &Inputs) -> Vec<Diagnosis> {
                     stale.push(format!("the spec mounts driver {spec}'s libraries; the loaded driver is {loaded} (/proc/driver/nvidia/version)"));
                 }
             }
+            for n in &s.numbers {
+                if let Some(host) = n.host.filter(|h| *h != n.spec) {
+                    stale.push(format!(
+                        "device node {} is {}:{} on the host, the spec gives containers {}:{} (the module was loaded again with another number: `nvidia-smi` may work while cuInit fails)",
+                        n.path.display(),
+                        host.0,
+                        host.1,
+                        n.spec.0,
+                        n.spec.1
+                    ));
+                }
+            }
             for n in &s.device_nodes {
                 if !n.exists() {
                     stale.push(format!(
@@ -372,6 +440,56 @@ pub fn check(i: &Inputs) -> Vec<Diagnosis> {
                 }));
             }
         }
+        // Podman 4 reads CDI specs up to 0.6: a 0.7 spec (the toolkit's default from 1.19.1)
+        // fails to load, and its devices are "unresolvable" (toolkit #1940, #1860).
+        let old_podman: Vec<&crate::container::Engine> = cdi
+            .iter()
+            .filter_map(|c| i.survey.engines.iter().find(|e| e.label() == c.engine))
+            .filter(|e| e.kind == Kind::Podman)
+            .filter(|e| {
+                e.version
+                    .as_deref()
+                    .and_then(crate::model::version::Version::parse)
+                    .is_some_and(|v| v.major() < 5)
+            })
+            .collect();
+        let too_new: Vec<&&Found> = nvidia_specs
+            .iter()
+            .filter(|s| {
+                s.cdi_version
+                    .as_deref()
+                    .and_then(crate::model::version::Version::parse)
+                    .is_some_and(|v| (v.major(), v.minor()) >= (0, 7))
+            })
+            .collect();
+        if !old_podman.is_empty() && !too_new.is_empty() {
+            let mut d = Diagnosis::new(
+                "cdi-spec-too-new",
+                Severity::Error,
+                format!(
+                    "{} cannot read a CDI {} spec: `--device nvidia.com/gpu=…` fails with \"unresolvable CDI devices\" (NVIDIA Container Toolkit 1.19.1+ writes 0.7.0)",
+                    old_podman.iter().map(|e| e.label()).collect::<Vec<_>>().join(", "),
+                    too_new[0].cdi_version.as_deref().unwrap_or("0.7")
+                ),
+            );
+            for e in &old_podman {
+                d = d.evidence(format!("podman {}", e.version.as_deref().unwrap_or("?")));
+            }
+            for s in &too_new {
+                d = d.evidence(format!(
+                    "{}: cdiVersion {}",
+                    s.path.display(),
+                    s.cdi_version.as_deref().unwrap_or("?")
+                ));
+            }
+            out.push(
+                d.evidence("https://github.com/NVIDIA/nvidia-container-toolkit/issues/1940 (Podman 4.9.3 with toolkit 1.19.1: unresolvable CDI devices; 5.7.0 works); https://github.com/NVIDIA/nvidia-container-toolkit/issues/1860 (\"unknown field additionalGids\")")
+                    .fix(format!(
+                        "upgrade Podman to 5 or newer; or remove {} and run `cudaup container setup` (its spec is CDI 0.5.0, which Podman 4.1+ reads)",
+                        too_new.iter().map(|s| s.path.display().to_string()).collect::<Vec<_>>().join(" ")
+                    )),
+            );
+        }
         if host.legacy_hook {
             out.push(
                 Diagnosis::new("cdi-legacy-conflict", Severity::Warning, "CDI is in use and the legacy OCI hook is installed: both may act on one container")
@@ -379,6 +497,47 @@ pub fn check(i: &Inputs) -> Vec<Diagnosis> {
                     .fix(format!("sudo rm {LEGACY_HOOK}   # cdi-support.md")),
             );
         }
+    }
+
+    // enroot / pyxis: their GPU hook runs nvidia-container-cli, CDI or not.
+    if let Some(found) = &i.enroot.found {
+        let mut evidence = vec![found.clone()];
+        evidence.extend(
+            i.enroot
+                .pyxis
+                .iter()
+                .map(|p| format!("pyxis (Slurm) runs containers through enroot: {p}")),
+        );
+        let d = match &i.enroot.container_cli {
+            None => {
+                let mut d = Diagnosis::new(
+                    "enroot-container-cli",
+                    Severity::Error,
+                    "enroot is here but nvidia-container-cli is not: GPU containers (`enroot start`, `srun --container-image`) fail with \"Command not found: nvidia-container-cli\" — a CDI spec does not replace it",
+                );
+                for e in evidence {
+                    d = d.evidence(e);
+                }
+                d.evidence("enroot's 98-nvidia.sh hook runs `nvidia-container-cli configure` (https://github.com/NVIDIA/enroot/blob/master/conf/hooks/98-nvidia.sh)")
+                    .fix(format!(
+                        "sudo cudaup container setup --toolkit --yes   # installs libnvidia-container-tools {} with the toolkit",
+                        facts.install
+                    ))
+            }
+            Some(cli) => {
+                let mut d = Diagnosis::new(
+                    "enroot-container-cli",
+                    Severity::Info,
+                    "enroot reaches the GPUs through nvidia-container-cli, not CDI: the toolkit's security floor applies to it",
+                );
+                for e in evidence {
+                    d = d.evidence(e);
+                }
+                d.evidence(format!("{} on PATH", cli.display()))
+                    .fix("keep the toolkit current (`cudaup container doctor` flags one below its CVE floor)")
+            }
+        };
+        out.push(d);
     }
 
     // SELinux.

@@ -255,6 +255,7 @@ pub fn generate(root: &Root) -> Result<Generated, GenerateError> {
         Ok(DeviceNode {
             host_path: (host != path).then_some(host),
             path,
+            ..DeviceNode::default()
         })
     };
     let nodes = |paths: Vec<String>, skipped: &mut Vec<String>| -> Vec<DeviceNode> {
@@ -488,6 +489,7 @@ fn generate_wsl(root: &Root) -> Generated {
     let node = DeviceNode {
         host_path: (host != dxg).then_some(host),
         path: dxg,
+        ..DeviceNode::default()
     };
     let mut common = Edits {
         env: vec!["NVIDIA_VISIBLE_DEVICES=void".to_owned()],
@@ -601,7 +603,8 @@ pub(crate) mod tests {
             g.spec.devices[0].container_edits.device_nodes,
             vec![DeviceNode {
                 path: "/dev/nvidia0".into(),
-                host_path: Some(host("/dev/nvidia0"))
+                host_path: Some(host("/dev/nvidia0")),
+                ..DeviceNode::default()
             }]
         );
         let mounts: Vec<(PathBuf, PathBuf)> = g

@@ -83,6 +83,13 @@ pub struct DeviceNode {
     /// Where it is on the host (absent: the same path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_path: Option<PathBuf>,
+    /// The device's major number, where a spec states it (cudaup's do not: the runtime takes
+    /// the host node's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub major: Option<u64>,
+    /// Its minor number, likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minor: Option<u64>,
 }
 
 /// A bind mount.
@@ -127,6 +134,20 @@ impl Spec {
             .chain(std::iter::once(&self.container_edits))
             .flat_map(|e| e.device_nodes.iter())
             .map(|n| n.host_path.clone().unwrap_or_else(|| n.path.clone()))
+            .collect()
+    }
+
+    /// The device nodes whose numbers the spec states, by host path.
+    pub fn host_device_numbers(&self) -> Vec<(PathBuf, (u64, u64))> {
+        self.devices
+            .iter()
+            .map(|d| &d.container_edits)
+            .chain(std::iter::once(&self.container_edits))
+            .flat_map(|e| e.device_nodes.iter())
+            .filter_map(|n| {
+                let host = n.host_path.clone().unwrap_or_else(|| n.path.clone());
+                Some((host, (n.major?, n.minor?)))
+            })
             .collect()
     }
 

@@ -22,12 +22,42 @@ pub struct Found {
     pub driver_version: Option<String>,
     /// Host device nodes it names.
     pub device_nodes: Vec<PathBuf>,
+    /// Its `cdiVersion` (`0.5.0`; toolkit 1.19.1+ writes `0.7.0`, which Podman 4 cannot read).
+    pub cdi_version: Option<String>,
+    /// The device numbers the spec states for its nodes (`major`/`minor`), beside what the node
+    /// on the host is now: a module reloaded with another major (nvidia-uvm's is dynamic) leaves
+    /// a spec that still names the node but gives containers the old numbers.
+    pub numbers: Vec<NodeNumbers>,
     /// The file's permission bits (`0o644`); a spec others cannot read fails for rootless
     /// engines (toolkit #146).
     pub mode: Option<u32>,
     /// Why the file could not be read as a spec.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<String>,
+}
+
+/// One device node's numbers, as the spec states them and as the host has them now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodeNumbers {
+    /// The host node.
+    pub path: PathBuf,
+    /// `(major, minor)` in the spec.
+    pub spec: (u64, u64),
+    /// `(major, minor)` of the character device on the host; `None` when it is not one.
+    pub host: Option<(u64, u64)>,
+}
+
+/// The `(major, minor)` of the character device at `path` (glibc's split of `st_rdev`).
+pub fn device_numbers(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let m = std::fs::metadata(path).ok()?;
+    if !m.file_type().is_char_device() {
+        return None;
+    }
+    let dev = m.rdev();
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    Some((major, minor))
 }
 
 impl Found {
@@ -64,6 +94,8 @@ pub fn read_one(root: &Root, path: &Path) -> Found {
         kind: None,
         driver_version: None,
         device_nodes: Vec::new(),
+        cdi_version: None,
+        numbers: Vec::new(),
         mode,
         unreadable: None,
     };
@@ -85,6 +117,16 @@ pub fn read_one(root: &Root, path: &Path) -> Found {
         match serde_json::from_str::<super::Spec>(&text) {
             Ok(spec) => {
                 found.kind = Some(spec.kind.clone());
+                found.cdi_version = Some(spec.cdi_version.clone());
+                found.numbers = spec
+                    .host_device_numbers()
+                    .into_iter()
+                    .map(|(path, numbers)| NodeNumbers {
+                        host: device_numbers(&path),
+                        path,
+                        spec: numbers,
+                    })
+                    .collect();
                 found.device_nodes = spec.host_device_nodes();
                 found.driver_version = spec.host_mounts().iter().find_map(|m| libcuda_version(m));
             }
@@ -93,6 +135,18 @@ pub fn read_one(root: &Root, path: &Path) -> Found {
         return found;
     }
     let mut node_path: Option<PathBuf> = None;
+    // The node being read's `major:` and `minor:`.
+    let mut numbers: (Option<u64>, Option<u64>) = (None, None);
+    let finish = |found: &mut Found, node: PathBuf, numbers: (Option<u64>, Option<u64>)| {
+        if let (Some(major), Some(minor)) = numbers {
+            found.numbers.push(NodeNumbers {
+                host: device_numbers(&node),
+                path: node.clone(),
+                spec: (major, minor),
+            });
+        }
+        found.device_nodes.push(node);
+    };
     for line in text.lines() {
         let l = line.trim().trim_start_matches("- ").trim();
         let value = |key: &str| {
@@ -101,13 +155,20 @@ pub fn read_one(root: &Root, path: &Path) -> Found {
         };
         if let Some(k) = value("kind:") {
             found.kind.get_or_insert(k);
+        } else if let Some(v) = value("cdiVersion:") {
+            found.cdi_version.get_or_insert(v);
         } else if let Some(p) = value("path:") {
             if p.starts_with("/dev/") {
                 if let Some(prev) = node_path.take() {
-                    found.device_nodes.push(prev);
+                    finish(&mut found, prev, numbers);
                 }
+                numbers = (None, None);
                 node_path = Some(PathBuf::from(p));
             }
+        } else if let Some(n) = value("major:").filter(|_| node_path.is_some()) {
+            numbers.0 = n.parse().ok();
+        } else if let Some(n) = value("minor:").filter(|_| node_path.is_some()) {
+            numbers.1 = n.parse().ok();
         } else if let Some(h) = value("hostPath:") {
             if h.starts_with("/dev/") || node_path.is_some() && !h.contains(".so") {
                 node_path = Some(PathBuf::from(h));
@@ -116,7 +177,9 @@ pub fn read_one(root: &Root, path: &Path) -> Found {
             }
         }
     }
-    found.device_nodes.extend(node_path);
+    if let Some(last) = node_path {
+        finish(&mut found, last, numbers);
+    }
     if found.kind.is_none() {
         found.unreadable = Some("no `kind:` line: not a CDI spec".to_owned());
     }
@@ -157,6 +220,39 @@ mod tests {
             ]
             .map(PathBuf::from)
         );
+    }
+
+    /// A spec that states device numbers: read with the host's numbers beside them (a node
+    /// that is not a character device has none), and its `cdiVersion`.
+    #[test]
+    fn device_numbers_and_the_cdi_version_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let uvm = dir.path().join("nvidia-uvm");
+        fs_err::write(&uvm, "").unwrap();
+        let yaml = format!(
+            "---\ncdiVersion: 0.7.0\ncontainerEdits:\n  deviceNodes:\n  - path: /dev/null\n    major: 1\n    minor: 3\n  - path: /dev/nvidia-uvm\n    hostPath: {}\n    major: 510\n    minor: 0\n  - path: /dev/nvidiactl\nkind: nvidia.com/gpu\n",
+            uvm.display()
+        );
+        fs_err::create_dir_all(dir.path().join("etc/cdi")).unwrap();
+        fs_err::write(dir.path().join("etc/cdi/nvidia.yaml"), yaml).unwrap();
+        let f = read_one(&Root::at(dir.path()), Path::new("/etc/cdi/nvidia.yaml"));
+        assert_eq!(f.cdi_version.as_deref(), Some("0.7.0"));
+        assert_eq!(
+            f.numbers,
+            vec![
+                NodeNumbers {
+                    path: "/dev/null".into(),
+                    spec: (1, 3),
+                    host: Some((1, 3)),
+                },
+                NodeNumbers {
+                    path: uvm.clone(),
+                    spec: (510, 0),
+                    host: None,
+                },
+            ]
+        );
+        assert_eq!(f.device_nodes.len(), 3);
     }
 
     #[test]

@@ -29,6 +29,15 @@ fn podman() -> Engine {
     .unwrap()
 }
 
+fn podman_version(v: &str) -> Engine {
+    parse_info(
+        Kind::Podman,
+        &format!(r#"{{"host":{{"cgroupManager":"systemd","cgroupVersion":"v2","security":{{"rootless":false,"selinuxEnabled":false}}}},"version":{{"Version":"{v}"}}}}"#),
+        true,
+    )
+    .unwrap()
+}
+
 fn old_docker(rootless: bool) -> Engine {
     let sec = if rootless { r#","name=rootless""# } else { "" };
     parse_info(
@@ -54,6 +63,7 @@ fn inputs(engines: Vec<Engine>, host: Host) -> Inputs {
         user_config: None,
         daemon_json: None,
         user_daemon_json: None,
+        enroot: Enroot::default(),
     }
 }
 
@@ -69,6 +79,8 @@ fn good_spec(dir: &Path, version: &str) -> Found {
         kind: Some("nvidia.com/gpu".into()),
         driver_version: Some(version.into()),
         device_nodes: vec![node],
+        cdi_version: Some("0.5.0".into()),
+        numbers: Vec::new(),
         mode: Some(0o644),
         unreadable: None,
     }
@@ -112,6 +124,8 @@ fn cdi_spec_missing_stale_unreadable_and_the_legacy_hook() {
         kind: None,
         driver_version: None,
         device_nodes: Vec::new(),
+        cdi_version: None,
+        numbers: Vec::new(),
         mode: Some(0o644),
         unreadable: Some("no `kind:` line: not a CDI spec".into()),
     });
@@ -249,5 +263,145 @@ fn engine_errors_map_to_their_rows() {
     assert_eq!(
         explain_error("groups: cannot find name for group ID 993"),
         None
+    );
+}
+
+/// Issue 39, finding 8: Podman before 5 cannot read the CDI 0.7 specs toolkit 1.19.1+ writes
+/// (toolkit #1940); Podman 5, or a 0.5/0.6 spec, raises nothing.
+#[test]
+fn podman_4_with_a_cdi_0_7_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = |version: &str| Found {
+        path: "/etc/cdi/nvidia.yaml".into(),
+        cdi_version: Some(version.into()),
+        ..good_spec(dir.path(), "580.95.05")
+    };
+    let mut i = inputs(vec![podman_version("4.9.3")], host());
+    i.specs.push(spec("0.7.0"));
+    let found = check(&i);
+    assert_eq!(
+        found.iter().map(|d| d.id()).collect::<Vec<_>>(),
+        ["cdi-spec-too-new"]
+    );
+    let d = &found[0];
+    assert!(d.evidence.iter().any(|e| e == "podman 4.9.3"), "{d:?}");
+    assert!(
+        d.evidence
+            .iter()
+            .any(|e| e == "/etc/cdi/nvidia.yaml: cdiVersion 0.7.0"),
+        "{d:?}"
+    );
+    assert!(
+        d.evidence.iter().any(|e| e.contains("issues/1940")),
+        "{d:?}"
+    );
+    for (podman, version) in [("5.4.2", "0.7.0"), ("4.9.3", "0.6.0"), ("4.9.3", "0.5.0")] {
+        let mut i = inputs(vec![podman_version(podman)], host());
+        i.specs.push(spec(version));
+        assert!(ids(&i).is_empty(), "{podman} {version}: {:?}", ids(&i));
+    }
+}
+
+/// Issue 39, finding 8: a spec whose device numbers drifted from the host's nodes is stale,
+/// though every node it names still exists.
+#[test]
+fn drifted_device_numbers_make_a_spec_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = good_spec(dir.path(), "580.95.05");
+    spec.numbers = vec![
+        crate::container::cdi::read::NodeNumbers {
+            path: "/dev/nvidia-uvm".into(),
+            spec: (510, 0),
+            host: Some((508, 0)),
+        },
+        crate::container::cdi::read::NodeNumbers {
+            path: "/dev/nvidiactl".into(),
+            spec: (195, 255),
+            host: Some((195, 255)),
+        },
+    ];
+    let mut i = inputs(vec![podman()], host());
+    i.specs.push(spec.clone());
+    let found = check(&i);
+    let stale = found.iter().find(|d| d.id() == "cdi-spec-stale").unwrap();
+    assert_eq!(stale.evidence.len(), 1, "{stale:?}");
+    assert!(
+        stale.evidence[0].contains("/dev/nvidia-uvm is 508:0 on the host")
+            && stale.evidence[0].contains("510:0"),
+        "{stale:?}"
+    );
+    spec.numbers[0].host = Some((510, 0));
+    let mut i = inputs(vec![podman()], host());
+    i.specs.push(spec);
+    assert!(ids(&i).is_empty(), "{:?}", ids(&i));
+}
+
+/// Issue 39, finding 8: enroot (and pyxis on Slurm) need nvidia-container-cli whatever CDI does;
+/// found from its hook and Slurm's plugstack in a picture.
+#[test]
+fn enroot_and_pyxis_need_nvidia_container_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs_err::create_dir_all(root.join("etc/enroot/hooks.d")).unwrap();
+    fs_err::write(
+        root.join("etc/enroot/hooks.d/98-nvidia.sh"),
+        "#! /bin/bash\n",
+    )
+    .unwrap();
+    fs_err::create_dir_all(root.join("etc/slurm/plugstack.conf.d")).unwrap();
+    fs_err::write(
+        root.join("etc/slurm/plugstack.conf.d/pyxis.conf"),
+        "# pyxis\nrequired /usr/local/lib/slurm/spank_pyxis.so\n",
+    )
+    .unwrap();
+    let bin = root.join("bin");
+    fs_err::create_dir_all(&bin).unwrap();
+    let probe = |entries: &[PathBuf]| Enroot::probe(&Root::at(root), entries);
+    let without = probe(std::slice::from_ref(&bin));
+    assert_eq!(
+        without.found.as_deref(),
+        Some("/etc/enroot/hooks.d/98-nvidia.sh exists")
+    );
+    assert!(
+        without.pyxis.as_deref().is_some_and(
+            |p| p.ends_with("pyxis.conf: required /usr/local/lib/slurm/spank_pyxis.so")
+        ),
+        "{without:?}"
+    );
+    assert_eq!(without.container_cli, None);
+    let mut i = inputs(vec![podman()], host());
+    i.specs.push(good_spec(root, "580.95.05"));
+    i.enroot = without;
+    let found = check(&i);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let d = &found[0];
+    assert_eq!(
+        (d.id(), d.severity()),
+        ("enroot-container-cli", Severity::Error)
+    );
+    assert!(
+        d.evidence.iter().any(|e| e.contains("pyxis (Slurm)")),
+        "{d:?}"
+    );
+
+    let cli = bin.join("nvidia-container-cli");
+    fs_err::write(&cli, "#!/bin/sh\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs_err::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
+    i.enroot = probe(std::slice::from_ref(&bin));
+    assert_eq!(i.enroot.container_cli.as_deref(), Some(cli.as_path()));
+    let found = check(&i);
+    assert_eq!(
+        found
+            .iter()
+            .map(|d| (d.id(), d.severity()))
+            .collect::<Vec<_>>(),
+        [("enroot-container-cli", Severity::Info)]
+    );
+    // No enroot: no row.
+    let empty = tempfile::tempdir().unwrap();
+    assert_eq!(
+        Enroot::probe(&Root::at(empty.path()), &[]),
+        Enroot::default()
     );
 }
