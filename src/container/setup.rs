@@ -16,6 +16,7 @@ use super::engine::Kind;
 use super::toolkit;
 use super::Survey;
 use crate::detect::Root;
+use crate::model::version::Version;
 
 /// What setup needs besides the survey.
 #[derive(Debug, Clone)]
@@ -434,6 +435,24 @@ pub fn plan(survey: &Survey, opts: &Options<'_>) -> Result<Plan, SetupError> {
                         .into_iter()
                         .map(sudo),
                 );
+                let writes_0_7 = Version::parse(&facts.install)
+                    .zip(Version::parse(&facts.cdi_0_7_from))
+                    .is_some_and(|(i, f)| i >= f);
+                for e in survey.engines.iter().filter(|e| {
+                    e.kind == Kind::Podman
+                        && e.version
+                            .as_deref()
+                            .and_then(Version::parse)
+                            .is_some_and(|v| v.major() < 5)
+                }) {
+                    if writes_0_7 {
+                        plan.notices.push(format!(
+                            "{}: the toolkit {} writes CDI 0.7.0 specs (its nvidia-cdi-refresh service fills /var/run/cdi/nvidia.yaml), which Podman before 5 cannot load (\"unresolvable CDI devices\", NVIDIA/nvidia-container-toolkit#1940); cudaup's own spec is CDI 0.5.0: keep it, disable nvidia-cdi-refresh.path, or upgrade Podman",
+                            e.label(),
+                            facts.install
+                        ));
+                    }
+                }
             }
             None => plan.notices.push("NVIDIA publishes the toolkit for apt, dnf and zypper distributions only; this one is none of them".to_owned()),
         }

@@ -17,6 +17,8 @@ use crate::world::runner::Runner;
 pub struct Facts {
     /// The release installed.
     pub install: String,
+    /// The first release whose specs are CDI 0.7.0 (which Podman before 5 cannot read).
+    pub cdi_0_7_from: String,
     /// The four packages.
     pub packages: Vec<String>,
     /// Security floors.
@@ -250,13 +252,18 @@ pub fn on_path(path_entries: &[std::path::PathBuf], name: &str) -> Option<std::p
 mod tests {
     use super::*;
 
+    /// The floors, highest first, and the release installed above all of them.
     #[test]
-    fn the_floor_is_1_17_8() {
+    fn the_floor_is_1_19_1_and_the_install_is_above_it() {
         let f = facts();
-        assert_eq!(f.minimum(), "1.17.8");
-        assert_eq!(f.open_cves("1.17.5").len(), 1);
-        assert_eq!(f.open_cves("1.16.1").len(), 3);
-        assert!(f.open_cves("1.17.8").is_empty());
+        assert_eq!(f.minimum(), "1.19.1");
+        assert_eq!(f.open_cves("1.17.5").len(), 2);
+        assert_eq!(f.open_cves("1.16.1").len(), 4);
+        assert_eq!(f.open_cves("1.17.8")[0].below, "1.19.1");
+        assert_eq!(f.open_cves("1.19.0").len(), 1);
+        assert!(f.open_cves("1.19.1").is_empty());
+        assert_eq!(f.install, "1.20.0");
+        assert!(f.open_cves(&f.install).is_empty());
         assert!(Version::parse(&f.install).unwrap() >= Version::parse(f.minimum()).unwrap());
     }
 

@@ -114,6 +114,24 @@ pub(crate) fn fake_driver(tree: &Tree, version: &str, real_nodes: bool) {
     );
 }
 
+/// `container setup --engine ENGINE` over a host picture, a root prefix and a driver root.
+fn setup_args(engine: &str, host: &Tree, prefix: &Path, driver: &Tree) -> Vec<String> {
+    [
+        "container",
+        "setup",
+        "--engine",
+        engine,
+        "--system-root",
+        &host.root_arg(),
+        "--root-prefix",
+        prefix.to_str().unwrap(),
+        "--driver-root",
+        driver.path().to_str().unwrap(),
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
 pub(crate) fn host_picture(uid: u32) -> Tree {
     let t = Tree::new();
     t.file(
@@ -226,18 +244,8 @@ fn container_setup_then_uninstall_round_trips_daemon_json_and_the_toolkit_config
         ("XDG_CONFIG_HOME", config.display().to_string()),
     ];
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let args = [
-        "container",
-        "setup",
-        "--engine",
-        "docker",
-        "--system-root",
-        &host.root_arg(),
-        "--root-prefix",
-        prefix.path().to_str().unwrap(),
-        "--driver-root",
-        driver.path().to_str().unwrap(),
-    ];
+    let args = setup_args("docker", &host, prefix.path(), &driver);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let dry = cudaup_env(&[&args[..], &["--dry-run"]].concat(), home.path(), &env);
     assert_eq!(dry.code, 0, "{}\n{}", dry.stdout, dry.stderr);
     assert_eq!(
@@ -352,7 +360,7 @@ fn container_setup_refuses_the_legacy_path_without_the_toolkit_and_plans_its_ins
                 .join(" ")
         })
         .collect();
-    assert!(commands.iter().any(|c| c == "apt-get install -y nvidia-container-toolkit=1.18.0-1 nvidia-container-toolkit-base=1.18.0-1 libnvidia-container-tools=1.18.0-1 libnvidia-container1=1.18.0-1"), "{commands:?}");
+    assert!(commands.iter().any(|c| c == "apt-get install -y nvidia-container-toolkit=1.20.0-1 nvidia-container-toolkit-base=1.20.0-1 libnvidia-container-tools=1.20.0-1 libnvidia-container1=1.20.0-1"), "{commands:?}");
     assert!(
         commands.iter().any(|c| c == "systemctl restart docker"),
         "{commands:?}"
@@ -661,4 +669,44 @@ fn verify_container_adds_the_in_container_checks() {
             .contains("cudaup container setup"),
         "{c}"
     );
+}
+
+/// Issue 39, finding 8: the toolkit cudaup installs is 1.20.0 (above the 1.19.1 floor of
+/// CVE-2026-24260), and a plan that installs it next to Podman before 5 says that its CDI 0.7.0
+/// specs cannot be read there; next to Podman 5 it says nothing of the kind.
+#[test]
+fn the_toolkit_1_20_install_warns_a_podman_4_host_about_cdi_0_7() {
+    for (version, warned) in [("4.9.3", true), ("5.4.2", false)] {
+        let home = tempfile::tempdir().unwrap();
+        let prefix = tempfile::tempdir().unwrap();
+        let driver = Tree::new();
+        fake_driver(&driver, "580.95.05", false);
+        let bin = Bin::new();
+        bin.engine(
+            "podman",
+            &format!(r#"{{"host":{{"cgroupManager":"systemd","cgroupVersion":"v2","security":{{"rootless":false,"selinuxEnabled":false}}}},"version":{{"Version":"{version}"}}}}"#),
+            None,
+        );
+        let host = host_picture(0);
+        let args = setup_args("podman", &host, prefix.path(), &driver);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = cudaup_env(
+            &[&args[..], &["--toolkit", "--dry-run", "--json"]].concat(),
+            home.path(),
+            &[("PATH", &bin.path())],
+        );
+        assert_eq!(r.code, 0, "{version}: {}\n{}", r.stdout, r.stderr);
+        let j = r.json();
+        let commands = j["plan"]["commands"].to_string();
+        assert!(
+            commands.contains("nvidia-container-toolkit=1.20.0-1"),
+            "{version}: {commands}"
+        );
+        let notices = j["plan"]["notices"].to_string();
+        assert_eq!(
+            notices.contains("CDI 0.7.0") && notices.contains("Podman before 5"),
+            warned,
+            "{version}: {notices}"
+        );
+    }
 }

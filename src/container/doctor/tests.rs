@@ -161,14 +161,14 @@ fn legacy_docker_without_the_toolkit_or_its_runtime() {
 #[test]
 fn rootless_cgroups_both_ways() {
     let mut i = inputs(vec![old_docker(true)], host());
-    i.toolkit.ctk = Some("1.17.8".into());
+    i.toolkit.ctk = Some("1.20.0".into());
     i.system_config = Some("[nvidia-container-cli]\n#no-cgroups = false\n".into());
     assert!(ids(&i).contains(&"ctk-rootless-cgroups"));
     i.user_config = Some("[nvidia-container-cli]\nno-cgroups = true\n".into());
     assert!(!ids(&i).contains(&"ctk-rootless-cgroups"));
 
     let mut i = inputs(vec![old_docker(false)], host());
-    i.toolkit.ctk = Some("1.17.8".into());
+    i.toolkit.ctk = Some("1.20.0".into());
     i.system_config = Some("[nvidia-container-cli]\nno-cgroups = true\n".into());
     let d = check(&i)
         .into_iter()
@@ -190,11 +190,14 @@ fn toolkit_cves_and_skew() {
     ];
     assert_eq!(ids(&i), ["ctk-cve", "ctk-version-skew"]);
     let cve = check(&i).into_iter().next().unwrap();
+    // Highest floor first: the 2026 bulletin's, then NVIDIAScape's.
     assert!(
-        cve.evidence[0].contains("CVE-2025-23266"),
+        cve.evidence[0].contains("below 1.19.1: CVE-2026-24260")
+            && cve.evidence[1].contains("CVE-2025-23266"),
         "{:?}",
         cve.evidence
     );
+    assert!(cve.finding.message.contains("is below 1.19.1"), "{cve:?}");
 }
 
 #[test]

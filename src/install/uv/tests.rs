@@ -227,9 +227,14 @@ fn a_uv_on_path_is_used_only_when_new_enough_and_never_when_disabled() {
         )
         .unwrap();
         fs_err::set_permissions(&uv, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let c = choose(&home, &pin, &runner, std::slice::from_ref(&bin), false, || {
-            Err(UvError::Manifest("offline".into()))
-        });
+        let c = choose(
+            &home,
+            &pin,
+            &runner,
+            std::slice::from_ref(&bin),
+            false,
+            || Err(UvError::Manifest("offline".into())),
+        );
         match (&c, used) {
             (Choice::Uv { path, why, .. }, true) => {
                 assert_eq!(path, &uv);
