@@ -54,6 +54,19 @@ fn prefixes(home: &Path, receipts: &Receipts) -> Vec<PathBuf> {
     out
 }
 
+/// The lock file beside `prefix`, taken, when it is all an install killed before its journal
+/// left (the prefix does not exist, no journal or receipt names it: nothing to protect); `None`
+/// when there is none, another cudaup holds it, or it is not cudaup's.
+fn orphan_lock(prefix: &Path) -> Option<(PathBuf, PrefixLock)> {
+    let path = transaction::lock_path(prefix).ok()?;
+    if path.symlink_metadata().is_err() || prefix.symlink_metadata().is_ok() {
+        return None;
+    }
+    let lock = PrefixLock::try_acquire(prefix).ok()??;
+    // Checked again under the lock: an install that took it meanwhile made the prefix.
+    (!prefix.exists()).then_some((path, lock))
+}
+
 /// The bytes of the files under `path`, symlinks not followed.
 pub(crate) fn size_of(path: &Path) -> u64 {
     let Ok(meta) = path.symlink_metadata() else {
@@ -115,6 +128,13 @@ pub fn find(home: &Path, receipts: &Receipts) -> Vec<Litter> {
                     "the plan of an environment step whose install never got its toolkit in place",
                 bytes: size_of(&super::env::Intent::path(home)),
             });
+            if let Some((path, _lock)) = intent.toolkit.as_deref().and_then(orphan_lock) {
+                out.push(Litter {
+                    bytes: size_of(&path),
+                    path,
+                    what: "the lock file of an install killed before it journaled anything",
+                });
+            }
         }
     }
     for path in temporaries(home, receipts) {
@@ -147,6 +167,10 @@ pub fn clean(home: &Path, receipts: &Receipts) -> std::io::Result<Vec<PathBuf>> 
     // (`receipt_file::write_whole`).
     if let Some(intent) = super::env::Intent::read(home) {
         if !intent.toolkit_exists(home) {
+            if let Some((path, lock)) = intent.toolkit.as_deref().and_then(orphan_lock) {
+                lock.remove();
+                removed.push(path);
+            }
             super::env::Intent::done(home)?;
             removed.push(super::env::Intent::path(home));
         }
@@ -196,5 +220,44 @@ mod tests {
         assert_eq!(removed.len(), 2);
         assert!(!tmp.exists() && !staging.exists());
         assert!(find(h, &receipts).is_empty());
+    }
+
+    #[test]
+    fn the_lock_of_an_install_killed_before_its_journal_goes_with_its_intent() {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path();
+        let prefix = h.join("opt/cuda");
+        let intent = crate::install::env::Intent {
+            toolkit: Some(prefix.clone()),
+            shells: vec!["sh".into()],
+            modify_path: true,
+        };
+        intent.record(h).unwrap();
+        let lock = PrefixLock::acquire(&prefix, |_| {}).unwrap();
+        let path = lock.path().to_owned();
+        let receipts = Receipts::default();
+        // Held (a live install): the intent is litter, the lock is not.
+        assert_eq!(find(h, &receipts).len(), 1);
+        drop(lock);
+        let found = find(h, &receipts);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[1].path, path);
+        assert!(path.exists(), "find removes nothing");
+        let removed = clean(h, &receipts).unwrap();
+        assert!(removed.contains(&path), "{removed:?}");
+        assert!(!path.exists() && crate::install::env::Intent::read(h).is_none());
+        // A file at the lock's name that is not cudaup's is never taken for one.
+        intent.record(h).unwrap();
+        fs_err::write(&path, "the user's notes\n").unwrap();
+        assert_eq!(find(h, &receipts).len(), 1);
+        clean(h, &receipts).unwrap();
+        assert_eq!(fs_err::read_to_string(&path).unwrap(), "the user's notes\n");
+        // Nor is the lock beside a prefix that exists.
+        fs_err::remove_file(&path).unwrap();
+        intent.record(h).unwrap();
+        fs_err::create_dir_all(&prefix).unwrap();
+        drop(PrefixLock::acquire(&prefix, |_| {}).unwrap());
+        clean(h, &receipts).unwrap();
+        assert!(path.exists());
     }
 }

@@ -380,6 +380,9 @@ pub fn install(
             prefix.display()
         ))
     })?;
+    // The env step's intent is recorded, the install's journal not yet: a kill here leaves
+    // only the intent, which repair drops as litter (nothing was installed).
+    crate::world::checkpoint::reach("toolkit-locked");
     let mut receipt = Receipt {
         schema_version: 1,
         prefix: prefix.clone(),

@@ -34,8 +34,7 @@ impl PrefixLock {
         prefix: &Path,
         waiting: Option<impl FnOnce(&str)>,
     ) -> Result<Option<Self>, InstallError> {
-        let (parent, name) = split(prefix)?;
-        let path = parent.join(format!(".{name}.lock"));
+        let path = lock_path(prefix)?;
         match crate::world::fs::lock_file(&path, waiting) {
             Ok(taken) => Ok(taken.held().map(|lock| Self { lock })),
             Err(LockError::Io { source, .. }) => Err(InstallError::Io(std::io::Error::new(
@@ -65,6 +64,12 @@ impl PrefixLock {
     pub fn remove(self) {
         self.lock.remove();
     }
+}
+
+/// The lock file of `prefix`: `.<name>.lock` beside it.
+pub fn lock_path(prefix: &Path) -> Result<PathBuf, InstallError> {
+    let (parent, name) = split(prefix)?;
+    Ok(parent.join(format!(".{name}.lock")))
 }
 
 fn split(prefix: &Path) -> Result<(&Path, String), InstallError> {

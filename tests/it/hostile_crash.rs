@@ -357,9 +357,17 @@ fn assert_untouched(sb: &Sandbox, what: &str) {
     assert_no_litter(sb, what);
 }
 
+/// Whether a kill left something for `repair` to finish: the prefix's own receipt, or a
+/// journal of its install in `receipts/pending/`. Not the folder alone: the env step's intent
+/// (`.env.json`) is written there before the install's journal, and a kill between the two
+/// (checkpoint `toolkit-locked`) installed nothing, so repair drops the intent and converges to
+/// nothing (finding 9: counting the folder made the random test expect a toolkit there).
 fn installed(sb: &Sandbox) -> bool {
-    sb.prefix().join(".cudaup-receipt.json").exists()
-        || sb.cudaup_home().join("receipts/pending").exists()
+    let journal = fs_err::read_dir(sb.cudaup_home().join("receipts/pending"))
+        .into_iter()
+        .flatten()
+        .any(|e| !e.unwrap().file_name().to_string_lossy().starts_with('.'));
+    sb.prefix().join(".cudaup-receipt.json").exists() || journal
 }
 
 /// How long `run` takes with a cold and with a warm cache (to aim the kills), leaving nothing
@@ -557,7 +565,8 @@ fn uninstall_killed_at_random_moments_converges() {
     }
 }
 
-/// Every step of the toolkit's commit sequence, as a checkpoint: journaled, staging made,
+/// Every step of the toolkit's commit sequence, as a checkpoint: locked (the env step's intent
+/// recorded, no journal yet), journaled, staging made,
 /// unpacked, staged, the old prefix set aside (a re-install), swapped in, committed, receipt
 /// written, registered (journal closed), env scripts written, rc change journaled. Killed at
 /// each, over nothing and over an installed prefix, the same install converges (the prefix has
@@ -571,6 +580,7 @@ fn killed_at_each_commit_checkpoint_a_rerun_converges() {
     let args = sb.install_args(&source, Some(&sb.prefix()));
     for over_installed in [false, true] {
         for checkpoint in [
+            "toolkit-locked",
             "toolkit-journaled",
             "toolkit-staging",
             "unpacked-tmp",
@@ -619,4 +629,64 @@ fn killed_at_each_commit_checkpoint_a_rerun_converges() {
             sb.assert_clean(&what);
         }
     }
+}
+
+/// The moment of finding 9's random failure ("install kill 19 (after 524.182ms, warm cache,
+/// over nothing): failed to open file `…/cuda/.cudaup-receipt.json`"), as checkpoints followed
+/// by `repair`: killed after the env step's intent is recorded but before the install's journal
+/// (`toolkit-locked`), nothing was installed and repair leaves nothing (it drops the intent);
+/// killed once the journal or the prefix's receipt exists, repair finishes the install. The
+/// test's own reading of "was installed" is checked here, against cudaup's records; and the
+/// prefix's lock file, all such a kill leaves beside the prefix, goes with the intent.
+#[test]
+fn killed_at_each_checkpoint_repair_finishes_what_was_recorded() {
+    let m = Redist::new(&[]);
+    let sb = Sandbox::new();
+    let source = ["--mirror", &m.arg()];
+    let args = sb.install_args(&source, Some(&sb.prefix()));
+    for over_installed in [false, true] {
+        for checkpoint in [
+            "toolkit-locked",
+            "toolkit-journaled",
+            "toolkit-staging",
+            "toolkit-unpacked",
+            "toolkit-staged",
+            "toolkit-committed",
+        ] {
+            let what = format!(
+                "killed at {checkpoint} over {}, then repair",
+                if over_installed {
+                    "an installed prefix"
+                } else {
+                    "nothing"
+                }
+            );
+            if over_installed {
+                let run = sb.install(&source, Some(&sb.prefix()));
+                assert_eq!(run.code, 0, "{what}: first install: {}", run.stderr);
+            }
+            kill(parked(&sb, &args, checkpoint));
+            let was = installed(&sb);
+            assert_eq!(
+                was,
+                over_installed || checkpoint != "toolkit-locked",
+                "{what}: what the kill left"
+            );
+            let run = sb.run(&["repair", "--yes"]);
+            assert_eq!(run.code, 0, "{what}: {}\n{}", run.stdout, run.stderr);
+            if was {
+                assert_converged(&sb, &what);
+            } else {
+                assert_untouched(&sb, &what);
+            }
+            let un = sb.uninstall();
+            assert_eq!(un.code, 0, "{what}: uninstall: {}", un.stderr);
+            sb.assert_clean(&what);
+        }
+    }
+    // The same moment followed by uninstall alone: the intent and the prefix's lock go too.
+    kill(parked(&sb, &args, "toolkit-locked"));
+    let un = sb.uninstall();
+    assert_eq!(un.code, 0, "toolkit-locked, then uninstall: {}", un.stderr);
+    sb.assert_clean("toolkit-locked, then uninstall");
 }
