@@ -211,6 +211,21 @@ impl Error {
     }
 }
 
+/// What `install::locate` could not read keeps the exit code and text of its own error.
+impl From<crate::install::locate::LocateError> for Error {
+    fn from(e: crate::install::locate::LocateError) -> Self {
+        use crate::install::locate::LocateError as L;
+        match e {
+            L::Settings(e) => Error::Settings(e),
+            L::Fetch(e) => Error::Fetch(e),
+            L::Install(e) => Error::Install(e),
+            L::PyEnv(e) => Error::PyEnv(e),
+            L::SelfCopy(e) => Error::SelfCopy(e),
+            L::Unsupported(e) => Error::Unsupported(e),
+        }
+    }
+}
+
 // Not `#[from]`: that would make the inner error the source, and main would print it twice.
 impl From<crate::install::self_copy::SelfCopyError> for Error {
     fn from(e: crate::install::self_copy::SelfCopyError) -> Self {

@@ -12,6 +12,7 @@ use crate::catalog::Catalog;
 use crate::error::{Error, ExitCode, Result};
 use crate::fetch::{Fetcher, Location};
 use crate::install::home::Home;
+use crate::install::locate::{local_bundle, locate, source_for, DriverLocated, Located, Net};
 use crate::install::plan::{survey, venv_dir, InstallPlan, PlanError, Target, ToolkitPlan};
 use crate::install::python::route::IndexSettings;
 use crate::install::report::{
@@ -25,7 +26,7 @@ use crate::model::version::Version;
 use crate::settings::file::Config;
 use crate::settings::resolve::check_location;
 use crate::settings::{InstallOptions, InstallSettings, SettingsError};
-use crate::sources::{pypi, redist};
+use crate::sources::redist;
 use crate::world::process::Process;
 use crate::world::progress::Reporter;
 use crate::world::runner::Runner;
@@ -62,89 +63,6 @@ pub fn torch_source_parser() -> impl clap::builder::TypedValueParser<Value = Tor
     use clap::builder::TypedValueParser as _;
     clap::builder::PossibleValuesParser::new(["auto", "pytorch", "pypi"])
         .map(|s| s.parse::<TorchSource>().expect("a listed value"))
-}
-
-/// A local offline bundle at the settings' `index_url` or `mirror` (its manifest is there).
-fn local_bundle(
-    s: &InstallSettings,
-) -> Option<(PathBuf, crate::install::python::bundle::BundleManifest)> {
-    [&s.index_url, &s.mirror]
-        .into_iter()
-        .flatten()
-        .filter_map(|l| crate::install::python::probe::local_dir(l))
-        .find_map(|dir| crate::install::python::bundle::read_dir(&dir).map(|m| (dir, m)))
-}
-
-/// The toolkit's source; an offline bundle found at `index_url` or `mirror` says how its toolkit
-/// is stored when `--source` does not.
-fn source_for(
-    s: &InstallSettings,
-    bundle: Option<&crate::install::python::bundle::BundleManifest>,
-) -> Result<Source> {
-    let bundled = bundle.and_then(|m| m.toolkit.as_ref()).map(|t| {
-        if t.source == "wheels" {
-            SourceKind::Wheels
-        } else {
-            SourceKind::Redist
-        }
-    });
-    Ok(match s.source.or(bundled).unwrap_or(SourceKind::Redist) {
-        SourceKind::Redist => Source::Redist(Location::parse(
-            s.mirror.as_deref().unwrap_or(redist::NVIDIA_BASE),
-        )?),
-        SourceKind::Wheels => Source::Wheels(Location::parse(
-            s.index_url
-                .as_deref()
-                .or(s.mirror.as_deref())
-                .unwrap_or(pypi::PYPI_SIMPLE),
-        )?),
-    })
-}
-
-/// `--source auto` when nothing chose the toolkit's source (no `--source`, mirror, index or
-/// bundle): NVIDIA's archives where NVIDIA answers, else its CUDA wheels from PyPI
-/// ([`install::source_choice::auto`]). `None` when something else chose.
-fn auto_source(
-    s: &InstallSettings,
-    bundle: Option<&(String, crate::install::python::bundle::BundleManifest)>,
-    process: &Process,
-    cuda: &Version,
-    cancel: &Arc<AtomicBool>,
-) -> Result<Option<(Source, Option<String>)>> {
-    if s.source.is_some() || bundle.is_some() || s.mirror.is_some() || s.index_url.is_some() {
-        return Ok(None);
-    }
-    let probe = probe_fetcher(process, s.allow_http, cancel.clone())?;
-    let nvidia = Location::parse(redist::NVIDIA_BASE)?;
-    let index = Location::parse(pypi::PYPI_SIMPLE)?;
-    Ok(Some(install::source_choice::auto(
-        &probe, &nvidia, &index, cuda,
-    )?))
-}
-
-/// An offline bundle at `index_url` or `mirror`: a directory, or an http(s) mirror serving one
-/// (asked for its manifest with the probe's short timeout).
-fn find_bundle(
-    s: &InstallSettings,
-    process: &Process,
-    cancel: Arc<AtomicBool>,
-) -> Result<Option<(String, crate::install::python::bundle::BundleManifest)>> {
-    if let Some((dir, m)) = local_bundle(s) {
-        return Ok(Some((dir.display().to_string(), m)));
-    }
-    let remote: Vec<&String> = [&s.index_url, &s.mirror]
-        .into_iter()
-        .flatten()
-        .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
-        .collect();
-    if remote.is_empty() {
-        return Ok(None);
-    }
-    let probe = probe_fetcher(process, s.allow_http, cancel)?;
-    Ok(remote.into_iter().find_map(|u| {
-        let loc = Location::parse(u).ok()?;
-        crate::install::python::bundle::read(&probe, &loc).map(|m| (u.clone(), m))
-    }))
 }
 
 /// `cudaup install` flags.
@@ -463,10 +381,6 @@ pub(super) fn install_with(
         Err(e) => return Err(e.into()),
     };
     let plan = &install_plan.plan;
-    let venv_dir = install_plan.venv.clone();
-    // cudaup's own copy: a file of the user's in its place stops the install before anything
-    // changes.
-    let self_copy = crate::install::self_copy::plan(process, &home)?;
     let talk = !flags.json && !global.quiet;
     // What will happen, shown before it does (a dry run shows it even with --quiet; with
     // --json the document alone goes to stdout).
@@ -479,150 +393,38 @@ pub(super) fn install_with(
             architecture: g.architecture.clone(),
         })
         .collect();
-    // The driver step: only for this machine, never under WSL2 (prepare refuses), shown in full
-    // before anything runs.
-    let driver_change = install_plan.driver.as_ref();
-    let mut driver_step: Option<crate::install::driver::DriverStep> = None;
-    let mut driver_blocked: Option<String> = None;
-    if let Some(d) = driver_change {
-        match crate::install::driver::prepare(&system, d, catalog, &live_root) {
-            Ok(step) => {
-                if show {
-                    writeln!(
-                        out,
-                        "{}",
-                        style.heading(&format!(
-                            "The driver: {} {}",
-                            d.version.as_deref().unwrap_or(""),
-                            d.reason
-                        ))
-                    )?;
-                    for n in &step.notices {
-                        writeln!(out, "  {n}")?;
-                    }
-                    for c in step.shell_lines() {
-                        writeln!(out, "  $ {c}")?;
-                    }
-                    if let Some(m) = &step.mok_import {
-                        writeln!(
-                            out,
-                            "  then, at a terminal: $ {}",
-                            crate::install::driver::shell_line(m)
-                        )?;
-                    }
-                }
-                driver_step = Some(step);
-            }
-            Err(e) => {
-                if show {
-                    writeln!(
-                        out,
-                        "{}",
-                        style.warn(&format!(
-                            "The driver cannot be installed automatically: {e}"
-                        ))
-                    )?;
-                    writeln!(
-                        out,
-                        "  (the rest is installed now, and checked once the driver is in)"
-                    )?;
-                }
-                driver_blocked = Some(e.to_string());
-            }
-        }
-    }
-    let driver_pending = driver_change;
-    // An offline bundle at --index-url or --mirror serves the toolkit and the framework.
-    let bundle = find_bundle(s, process, cancel.clone())?;
-    // The toolkit, for the profiles that have one.
-    let mut toolkit: Option<(ToolkitSpec, install::Resolved)> = None;
-    match &install_plan.toolkit {
-        None => {}
-        Some(ToolkitPlan::Keep { path, cuda }) => {
-            // A toolkit cudaup installed (its receipt is inside) is registered again, in case
-            // the run that installed it was killed before it could be.
-            if let Some(receipt) = install::Receipt::read(path).ok().flatten() {
-                if !flags.dry_run {
-                    install::receipts::register(&home, &receipt)?;
-                }
-            }
-            if show {
-                writeln!(out, "CUDA {cuda} is already installed at {}: kept (--prefix DIR installs a private copy).", path.display())?;
-            }
-        }
-        Some(ToolkitPlan::Install {
-            cuda,
-            cudnn,
-            prefix,
-            arch,
-            components: selection,
-        }) => {
-            let cuda = cuda.clone();
-            let source = match auto_source(s, bundle.as_ref(), process, &cuda, &cancel)? {
-                Some((source, why)) => {
-                    if let (Some(why), true) = (why, show) {
-                        writeln!(out, "{}", style.warn(&why))?;
-                    }
-                    source
-                }
-                None => source_for(s, bundle.as_ref().map(|(_, m)| m))?,
-            };
-            let spec = ToolkitSpec {
-                cuda,
-                cudnn: cudnn.clone(),
-                prefix: prefix.clone(),
-                source,
-                // The machine planned for: a `--system` picture of an aarch64 machine gets
-                // its linux-sbsa archives (checked by layout and hashes, not run, here).
-                arch: arch.clone(),
-                max_unpacked: max_unpacked(process)?,
-                register_in: Some(home.clone()),
-            };
-            // The real run's checks, in the dry run too (exit 2 for `/`, `/usr`, ...).
-            install::transaction::usable_prefix(
-                &spec.prefix,
-                Some(&crate::install::home::Home::at(&home)),
-            )?;
-            let meta = fetcher(
-                process,
-                s.allow_http,
-                cancel.clone(),
-                Arc::new(crate::world::progress::Silent),
-            )?;
-            let resolved = install::resolve_items(&meta, catalog, &spec, selection)?;
-            install::space::check(meta.cache(), &spec.prefix, &resolved.items)?;
-            if show {
-                write_items(out, &spec, selection, &resolved, style)?;
-            }
-            toolkit = Some((spec, resolved));
-        }
-    }
-
-    // The framework, for the profiles that have one: its route is asked before anything
-    // changes, so a machine that cannot reach it is told so (exit 3) with nothing made.
-    let indexes = index_settings(s, bundle.as_ref());
-    for url in [&indexes.pypi, &indexes.torch].into_iter().flatten() {
-        if url.starts_with("http://") && !s.allow_http {
-            return Err(crate::fetch::FetchError::InsecureHttp { url: url.clone() }.into());
-        }
-    }
-    let gpus_here =
-        flags.system.is_none() && driver_pending.is_none() && live.nvidia_gpus().next().is_some();
-    let mut framework =
-        crate::install::python::step::step(plan, &system, catalog, venv_dir, &indexes, gpus_here)?;
-    if let Some(f) = framework.as_mut() {
-        let probe = probe_fetcher(process, s.allow_http, cancel.clone())?;
-        f.choose_route(&probe)?;
-    }
-    if s.with.contains(&WithComponent::Tensorrt) {
-        add_tensorrt(framework.as_mut(), catalog, &indexes.pypi_base())?;
-    }
-    if let (Some(f), true) = (&framework, show) {
-        crate::install::python::step::describe(f, out)?;
+    let net = Net::new(process, &home_dir.cache(), s.allow_http, cancel.clone())?;
+    let located = locate(
+        &install_plan,
+        &system,
+        live.nvidia_gpus().next().is_some(),
+        &net,
+        catalog,
+        process,
+        &home_dir,
+        &live_root,
+    )?;
+    // A toolkit cudaup installed (its receipt is inside) is registered again, in case the run
+    // that installed it was killed before it could be.
+    if let (Some(receipt), false) = (&located.kept_receipt, flags.dry_run) {
+        install::receipts::register(&home, receipt)?;
     }
     if show {
-        writeln!(out, "{}", super::self_copy::planned(&self_copy))?;
+        render_located(out, style, &install_plan, &located)?;
     }
+    let Located {
+        driver,
+        self_copy,
+        toolkit,
+        framework,
+        ..
+    } = located;
+    let (driver_step, driver_blocked) = match driver {
+        Some(DriverLocated::Ready(step)) => (Some(step), None),
+        Some(DriverLocated::Blocked(why)) => (None, Some(why)),
+        None => (None, None),
+    };
+    let toolkit = toolkit.map(|t| (t.spec, t.resolved));
     if toolkit.is_none() && framework.is_none() && !self_copy.pending(&home) {
         if talk {
             writeln!(out, "Nothing to install.")?;
@@ -727,7 +529,7 @@ pub(super) fn install_with(
         let items = &resolved.items;
         let total: u64 = items.iter().filter_map(|i| i.artifact.size).sum();
         let reporter = reporter_for(flags.json, process.stdout_is_tty && !global.quiet, total);
-        let fetcher = fetcher(process, s.allow_http, cancel.clone(), reporter)?;
+        let fetcher = net.fetcher(reporter);
         // What the env step will do, for `repair` to finish should this run be killed first.
         install::env::Intent {
             toolkit: Some(std::path::absolute(&spec.prefix)?),
@@ -813,7 +615,7 @@ pub(super) fn install_with(
             runner,
             &process.path_entries(),
             process.var(crate::world::vars::CUDAUP_NO_UV) == Some("1"),
-            &fetcher(process, s.allow_http, cancel.clone(), progress.clone())?,
+            &net.fetcher(progress.clone()),
             step.packages.as_ref(),
         );
         if talk && step.packages.is_some() {
@@ -936,20 +738,74 @@ pub(super) fn install_with(
     Ok(code)
 }
 
-/// The framework's index settings: the flags (and their variables), and the offline bundle
-/// found at `--index-url` or `--mirror` when it holds a framework.
-fn index_settings(
-    s: &InstallSettings,
-    bundle: Option<&(String, crate::install::python::bundle::BundleManifest)>,
-) -> IndexSettings {
-    IndexSettings {
-        pypi: s.pypi_index.clone(),
-        torch: s.torch_index.clone(),
-        source: s.torch_source,
-        bundle: bundle
-            .filter(|(_, m)| m.framework.is_some())
-            .map(|(at, _)| at.clone()),
+/// What an install will do, before it does it: the driver's commands, the toolkit's archives
+/// (or the toolkit kept), the framework's route and cudaup's own copy.
+fn render_located(
+    out: &mut dyn Write,
+    style: &Style,
+    plan: &InstallPlan,
+    located: &Located,
+) -> Result<()> {
+    match (&located.driver, &plan.driver) {
+        (Some(DriverLocated::Ready(step)), Some(d)) => {
+            writeln!(
+                out,
+                "{}",
+                style.heading(&format!(
+                    "The driver: {} {}",
+                    d.version.as_deref().unwrap_or(""),
+                    d.reason
+                ))
+            )?;
+            for n in &step.notices {
+                writeln!(out, "  {n}")?;
+            }
+            for c in step.shell_lines() {
+                writeln!(out, "  $ {c}")?;
+            }
+            if let Some(m) = &step.mok_import {
+                writeln!(
+                    out,
+                    "  then, at a terminal: $ {}",
+                    crate::install::driver::shell_line(m)
+                )?;
+            }
+        }
+        (Some(DriverLocated::Blocked(why)), _) => {
+            writeln!(
+                out,
+                "{}",
+                style.warn(&format!(
+                    "The driver cannot be installed automatically: {why}"
+                ))
+            )?;
+            writeln!(
+                out,
+                "  (the rest is installed now, and checked once the driver is in)"
+            )?;
+        }
+        _ => {}
     }
+    if let Some(ToolkitPlan::Keep { path, cuda }) = &plan.toolkit {
+        writeln!(
+            out,
+            "CUDA {cuda} is already installed at {}: kept (--prefix DIR installs a private copy).",
+            path.display()
+        )?;
+    }
+    if let (Some(t), Some(ToolkitPlan::Install { components, .. })) =
+        (&located.toolkit, &plan.toolkit)
+    {
+        if let Some(why) = &t.source_note {
+            writeln!(out, "{}", style.warn(why))?;
+        }
+        write_items(out, &t.spec, components, &t.resolved, style)?;
+    }
+    if let Some(f) = &located.framework {
+        crate::install::python::step::describe(f, out)?;
+    }
+    writeln!(out, "{}", super::self_copy::planned(&located.self_copy))?;
+    Ok(())
 }
 
 /// The shells the settings name, or those found here.
@@ -1025,32 +881,6 @@ fn env_step(
             rc_files_changed: rc_changed,
         },
     )))
-}
-
-/// Adds TensorRT for the planned torch's CUDA major to the framework step (the plan checked
-/// that the profile has PyTorch: TensorRT's wheel goes with PyTorch only).
-fn add_tensorrt(
-    step: Option<&mut crate::install::python::step::FrameworkStep>,
-    catalog: &Catalog,
-    pypi: &str,
-) -> Result<()> {
-    let Some(step) = step else { return Ok(()) };
-    let crate::install::python::step::Expect::Torch(torch) = &step.expect else {
-        return Ok(());
-    };
-    let (requirement, libs_index) = catalog
-        .tensorrt
-        .for_torch(&torch.variant, &step.python_version)
-        .map_err(Error::Unsupported)?;
-    let packages = step
-        .packages
-        .get_or_insert_with(|| crate::install::python::Packages {
-            index_url: pypi.to_owned(),
-            ..Default::default()
-        });
-    packages.requirements.push(requirement);
-    packages.extra_index_urls.extend(libs_index);
-    Ok(())
 }
 
 fn framework_summary(step: &crate::install::python::step::FrameworkStep) -> String {

@@ -11,6 +11,7 @@ pub mod host_files;
 mod items;
 pub mod layout;
 pub mod litter;
+pub mod locate;
 mod merge;
 pub mod plan;
 pub mod python;

@@ -55,6 +55,18 @@ fn fetcher_with(
     reporter: Arc<dyn Reporter>,
     tweak: impl FnOnce(&mut Settings),
 ) -> Result<Fetcher, SettingsError> {
+    let mut settings = settings(process, cache, allow_http)?;
+    tweak(&mut settings);
+    Ok(Fetcher::new(settings, cancel, reporter))
+}
+
+/// The download settings from the environment, for fetchers made later from one reading
+/// (`install::locate::Net`).
+pub fn settings(
+    process: &Process,
+    cache: &Path,
+    allow_http: bool,
+) -> Result<Settings, SettingsError> {
     let mut settings = Settings::new(cache.to_path_buf());
     settings.allow_http = allow_http;
     if let Some(n) = ranged(process, vars::CUDAUP_HTTP_RETRIES, RETRIES)? {
@@ -69,8 +81,7 @@ fn fetcher_with(
     if process.var(vars::CUDAUP_TEST_NO_RETRY_DELAY) == Some("1") {
         settings.backoff = Duration::ZERO;
     }
-    tweak(&mut settings);
-    Ok(Fetcher::new(settings, cancel, reporter))
+    Ok(settings)
 }
 
 /// `CUDAUP_MAX_UNPACKED_BYTES`, else 64 GiB: the most one archive may unpack to.

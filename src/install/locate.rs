@@ -1,0 +1,340 @@
+//! Everything an install reads from the world before anything changes: the driver step's
+//! commands (`/etc/os-release`), cudaup's own copy, an offline bundle, the toolkit's source and
+//! its archives, the framework's route. [`locate`] turns an [`InstallPlan`] into a [`Located`]
+//! with no change made, so a machine that cannot reach a source is told so with nothing done.
+//! [`Net`] holds the download settings, read once from the environment, and the fetcher that
+//! probes routes; every fetcher of an install is made from it.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use crate::catalog::Catalog;
+use crate::detect::Root;
+use crate::fetch::{FetchError, Fetcher, Location};
+use crate::model::request::{SourceKind, WithComponent};
+use crate::model::system::System;
+use crate::settings::{InstallSettings, SettingsError};
+use crate::sources::{pypi, redist};
+use crate::world::process::Process;
+use crate::world::progress::Reporter;
+
+use super::driver::DriverStep;
+use super::home::Home;
+use super::plan::{InstallPlan, Target, ToolkitPlan};
+use super::python::bundle::BundleManifest;
+use super::python::route::IndexSettings;
+use super::python::step::{Expect, FrameworkStep};
+use super::python::PyEnvError;
+use super::self_copy::{Planned as SelfCopyPlan, SelfCopyError};
+use super::{InstallError, Receipt, Resolved, Source, ToolkitSpec};
+
+/// The network of one command: the download settings, read once, and the route prober.
+pub struct Net {
+    settings: crate::fetch::Settings,
+    probe: Fetcher,
+    cancel: Arc<AtomicBool>,
+}
+
+impl Net {
+    /// Reads the `CUDAUP_HTTP_*` settings once; `cache` is the home's download cache.
+    pub fn new(
+        process: &Process,
+        cache: &Path,
+        allow_http: bool,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<Net, SettingsError> {
+        Ok(Net {
+            settings: crate::settings::net::settings(process, cache, allow_http)?,
+            probe: crate::settings::net::probe_fetcher(process, cache, allow_http, cancel.clone())?,
+            cancel,
+        })
+    }
+
+    /// The fetcher that asks routes and mirrors (one attempt, short timeouts).
+    pub fn probe(&self) -> &Fetcher {
+        &self.probe
+    }
+
+    /// A downloading fetcher that reports to `reporter`.
+    pub fn fetcher(&self, reporter: Arc<dyn Reporter>) -> Fetcher {
+        Fetcher::new(self.settings.clone(), self.cancel.clone(), reporter)
+    }
+
+    /// A downloading fetcher that reports nothing (listings, manifests).
+    pub fn quiet(&self) -> Fetcher {
+        self.fetcher(Arc::new(crate::world::progress::Silent))
+    }
+}
+
+/// Why the world could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LocateError {
+    /// A variable or location is unusable.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// A source could not be read.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// The toolkit cannot be had from its source, or its prefix cannot be used.
+    #[error(transparent)]
+    Install(#[from] InstallError),
+    /// The framework cannot be had.
+    #[error(transparent)]
+    PyEnv(#[from] PyEnvError),
+    /// cudaup's own copy cannot go where it goes.
+    #[error("{0}")]
+    SelfCopy(SelfCopyError),
+    /// The catalog has nothing for the request (TensorRT for this torch).
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+impl From<SelfCopyError> for LocateError {
+    fn from(e: SelfCopyError) -> Self {
+        LocateError::SelfCopy(e)
+    }
+}
+
+/// The driver step, as found.
+#[derive(Debug)]
+pub enum DriverLocated {
+    /// The commands that install it.
+    Ready(DriverStep),
+    /// Why it cannot be installed automatically (the rest is installed anyway).
+    Blocked(String),
+}
+
+/// The toolkit to install, with its archives.
+#[derive(Debug)]
+pub struct LocatedToolkit {
+    /// What, from where, to where.
+    pub spec: ToolkitSpec,
+    /// The archives or wheels, and what the source does not have.
+    pub resolved: Resolved,
+    /// Why the source was chosen, when cudaup chose it (`--source auto`).
+    pub source_note: Option<String>,
+}
+
+/// What the world said, before anything changed.
+#[derive(Debug)]
+pub struct Located {
+    /// The driver step, when the plan changes the driver here.
+    pub driver: Option<DriverLocated>,
+    /// cudaup's own copy.
+    pub self_copy: SelfCopyPlan,
+    /// The receipt inside a kept toolkit, when cudaup installed it.
+    pub kept_receipt: Option<Receipt>,
+    /// The toolkit to install.
+    pub toolkit: Option<LocatedToolkit>,
+    /// The framework step, its route asked.
+    pub framework: Option<FrameworkStep>,
+}
+
+/// Asks the world what `plan` needs: nothing changes. `system` is the machine planned for,
+/// `gpus_here` whether this machine has an NVIDIA GPU (the framework's check then runs on it).
+#[allow(clippy::too_many_arguments)]
+pub fn locate(
+    plan: &InstallPlan,
+    system: &System,
+    gpus_here: bool,
+    net: &Net,
+    catalog: &Catalog,
+    process: &Process,
+    home: &Home,
+    root: &Root,
+) -> Result<Located, LocateError> {
+    let s = &plan.settings;
+    // A file of the user's where cudaup's copy goes stops the install before anything changes.
+    let self_copy = super::self_copy::plan(process, home.root())?;
+    let driver =
+        plan.driver
+            .as_ref()
+            .map(|d| match super::driver::prepare(system, d, catalog, root) {
+                Ok(step) => DriverLocated::Ready(step),
+                Err(e) => DriverLocated::Blocked(e.to_string()),
+            });
+    // An offline bundle at --index-url or --mirror serves the toolkit and the framework.
+    let bundle = find_bundle(s, net);
+    let mut kept_receipt = None;
+    let mut toolkit = None;
+    match &plan.toolkit {
+        None => {}
+        Some(ToolkitPlan::Keep { path, .. }) => {
+            kept_receipt = Receipt::read(path).ok().flatten();
+        }
+        Some(ToolkitPlan::Install {
+            cuda,
+            cudnn,
+            prefix,
+            arch,
+            components,
+        }) => {
+            let (source, source_note) = match auto_source(s, bundle.as_ref(), net, cuda)? {
+                Some(chosen) => chosen,
+                None => (source_for(s, bundle.as_ref().map(|(_, m)| m))?, None),
+            };
+            let spec = ToolkitSpec {
+                cuda: cuda.clone(),
+                cudnn: cudnn.clone(),
+                prefix: prefix.clone(),
+                source,
+                arch: arch.clone(),
+                max_unpacked: crate::settings::net::max_unpacked(process)?,
+                register_in: Some(home.root().to_owned()),
+            };
+            // The real run's checks, in the dry run too (exit 2 for `/`, `/usr`, ...).
+            super::transaction::usable_prefix(&spec.prefix, Some(home))?;
+            let meta = net.quiet();
+            let resolved = super::resolve_items(&meta, catalog, &spec, components)?;
+            super::space::check(meta.cache(), &spec.prefix, &resolved.items)?;
+            toolkit = Some(LocatedToolkit {
+                spec,
+                resolved,
+                source_note,
+            });
+        }
+    }
+    // The framework: its route is asked before anything changes, so a machine that cannot
+    // reach it is told so (exit 3) with nothing made.
+    let indexes = index_settings(s, bundle.as_ref());
+    for url in [&indexes.pypi, &indexes.torch].into_iter().flatten() {
+        if url.starts_with("http://") && !s.allow_http {
+            return Err(FetchError::InsecureHttp { url: url.clone() }.into());
+        }
+    }
+    let gpus_here = plan.target == Target::Here && plan.driver.is_none() && gpus_here;
+    let mut framework = super::python::step::step(
+        &plan.plan,
+        system,
+        catalog,
+        plan.venv.clone(),
+        &indexes,
+        gpus_here,
+    )?;
+    if let Some(f) = framework.as_mut() {
+        f.choose_route(net.probe())?;
+    }
+    if s.with.contains(&WithComponent::Tensorrt) {
+        add_tensorrt(framework.as_mut(), catalog, &indexes.pypi_base())?;
+    }
+    Ok(Located {
+        driver,
+        self_copy,
+        kept_receipt,
+        toolkit,
+        framework,
+    })
+}
+
+/// A local offline bundle at the settings' `index_url` or `mirror` (its manifest is there).
+pub fn local_bundle(s: &InstallSettings) -> Option<(PathBuf, BundleManifest)> {
+    [&s.index_url, &s.mirror]
+        .into_iter()
+        .flatten()
+        .filter_map(|l| super::python::probe::local_dir(l))
+        .find_map(|dir| super::python::bundle::read_dir(&dir).map(|m| (dir, m)))
+}
+
+/// The toolkit's source; an offline bundle found at `index_url` or `mirror` says how its toolkit
+/// is stored when `--source` does not.
+pub fn source_for(
+    s: &InstallSettings,
+    bundle: Option<&BundleManifest>,
+) -> Result<Source, FetchError> {
+    let bundled = bundle.and_then(|m| m.toolkit.as_ref()).map(|t| {
+        if t.source == "wheels" {
+            SourceKind::Wheels
+        } else {
+            SourceKind::Redist
+        }
+    });
+    Ok(match s.source.or(bundled).unwrap_or(SourceKind::Redist) {
+        SourceKind::Redist => Source::Redist(Location::parse(
+            s.mirror.as_deref().unwrap_or(redist::NVIDIA_BASE),
+        )?),
+        SourceKind::Wheels => Source::Wheels(Location::parse(
+            s.index_url
+                .as_deref()
+                .or(s.mirror.as_deref())
+                .unwrap_or(pypi::PYPI_SIMPLE),
+        )?),
+    })
+}
+
+/// `--source auto` when nothing chose the toolkit's source (no `--source`, mirror, index or
+/// bundle): NVIDIA's archives where NVIDIA answers, else its CUDA wheels from PyPI
+/// ([`super::source_choice::auto`]). `None` when something else chose.
+fn auto_source(
+    s: &InstallSettings,
+    bundle: Option<&(String, BundleManifest)>,
+    net: &Net,
+    cuda: &crate::model::version::Version,
+) -> Result<Option<(Source, Option<String>)>, FetchError> {
+    if s.source.is_some() || bundle.is_some() || s.mirror.is_some() || s.index_url.is_some() {
+        return Ok(None);
+    }
+    let nvidia = Location::parse(redist::NVIDIA_BASE)?;
+    let index = Location::parse(pypi::PYPI_SIMPLE)?;
+    Ok(Some(super::source_choice::auto(
+        net.probe(),
+        &nvidia,
+        &index,
+        cuda,
+    )?))
+}
+
+/// An offline bundle at `index_url` or `mirror`: a directory, or an http(s) mirror serving one
+/// (asked for its manifest with the probe's short timeout).
+fn find_bundle(s: &InstallSettings, net: &Net) -> Option<(String, BundleManifest)> {
+    if let Some((dir, m)) = local_bundle(s) {
+        return Some((dir.display().to_string(), m));
+    }
+    [&s.index_url, &s.mirror]
+        .into_iter()
+        .flatten()
+        .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+        .find_map(|u| {
+            let loc = Location::parse(u).ok()?;
+            super::python::bundle::read(net.probe(), &loc).map(|m| (u.clone(), m))
+        })
+}
+
+/// The framework's index settings: the flags (and their variables), and the offline bundle
+/// found at `--index-url` or `--mirror` when it holds a framework.
+fn index_settings(s: &InstallSettings, bundle: Option<&(String, BundleManifest)>) -> IndexSettings {
+    IndexSettings {
+        pypi: s.pypi_index.clone(),
+        torch: s.torch_index.clone(),
+        source: s.torch_source,
+        bundle: bundle
+            .filter(|(_, m)| m.framework.is_some())
+            .map(|(at, _)| at.clone()),
+    }
+}
+
+/// Adds TensorRT for the planned torch's CUDA major to the framework step (the plan checked
+/// that the profile has PyTorch: TensorRT's wheel goes with PyTorch only).
+fn add_tensorrt(
+    step: Option<&mut FrameworkStep>,
+    catalog: &Catalog,
+    pypi: &str,
+) -> Result<(), LocateError> {
+    let Some(step) = step else { return Ok(()) };
+    let Expect::Torch(torch) = &step.expect else {
+        return Ok(());
+    };
+    let (requirement, libs_index) = catalog
+        .tensorrt
+        .for_torch(&torch.variant, &step.python_version)
+        .map_err(LocateError::Unsupported)?;
+    let packages = step
+        .packages
+        .get_or_insert_with(|| super::python::Packages {
+            index_url: pypi.to_owned(),
+            ..Default::default()
+        });
+    packages.requirements.push(requirement);
+    packages.extra_index_urls.extend(libs_index);
+    Ok(())
+}
