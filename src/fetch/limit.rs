@@ -22,13 +22,30 @@ pub struct Cap {
     pub bytes: u64,
     /// What kind of file (`NVIDIA wheel`), for the error.
     pub what: &'static str,
+    /// The size the catalog records for this very file, when the cap comes from it.
+    pub recorded: Option<u64>,
 }
 
 /// The cap on an NVIDIA wheel ([`MAX_WHEEL`]).
 pub const WHEEL_CAP: Cap = Cap {
     bytes: MAX_WHEEL,
     what: "NVIDIA wheel",
+    recorded: None,
 };
+
+impl Cap {
+    /// The cap on a wheel whose index states no size but whose size the catalog records: that
+    /// size and a quarter more (the catalog reads one file of the release per machine; another
+    /// build of the same release may differ a little), never past [`MAX_WHEEL`]. A server that
+    /// never stops sending a 40 MB wheel is cut off at 50 MB, not at 2 GiB.
+    pub fn recorded(size: u64) -> Cap {
+        Cap {
+            bytes: size.saturating_add(size / 4).min(MAX_WHEEL),
+            what: "NVIDIA wheel",
+            recorded: Some(size),
+        }
+    }
+}
 
 /// The bound on one download.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +61,9 @@ pub enum Limit {
     Document(u64),
     /// No size anywhere: the most a file of its kind may have ([`MAX_WHEEL`]).
     Kind(u64, &'static str),
+    /// The index states no size: the catalog's record of it and a margin ([`Cap::recorded`]);
+    /// the bound, then the recorded size.
+    Recorded(u64, u64),
 }
 
 impl Limit {
@@ -54,7 +74,8 @@ impl Limit {
             | Limit::ContentLength(n)
             | Limit::Ceiling(n)
             | Limit::Document(n)
-            | Limit::Kind(n, _) => n,
+            | Limit::Kind(n, _)
+            | Limit::Recorded(n, _) => n,
         }
     }
 
@@ -80,6 +101,11 @@ impl Limit {
     /// is read (the returned limit is then smaller than what the server announced).
     pub fn unstated(content_length: Option<u64>, max: Option<Cap>, ceiling: u64) -> Limit {
         let cap = match max {
+            Some(Cap {
+                bytes,
+                recorded: Some(r),
+                ..
+            }) if bytes < ceiling => Limit::Recorded(bytes, r),
             Some(c) if c.bytes < ceiling => Limit::Kind(c.bytes, c.what),
             _ => Limit::Ceiling(ceiling),
         };
@@ -108,6 +134,12 @@ impl std::fmt::Display for Limit {
                 f,
                 "the {} a redistrib JSON or index page may have",
                 human(n)
+            ),
+            Limit::Recorded(n, recorded) => write!(
+                f,
+                "the {} its catalog entry allows (it records {}, and a quarter more is allowed): its index states no size and the server sent no Content-Length that fits",
+                human(n),
+                human(recorded)
             ),
             Limit::Kind(n, what) => write!(
                 f,
@@ -148,6 +180,18 @@ mod tests {
             Limit::unstated(Some(10), None, 1000),
             Limit::ContentLength(10)
         );
+        // The catalog's size, with its margin, bounds a wheel its index gives no size.
+        let recorded = Limit::unstated(None, Some(Cap::recorded(40_000_000)), ceiling);
+        assert_eq!(recorded, Limit::Recorded(50_000_000, 40_000_000));
+        assert!(
+            recorded.to_string().contains("it records 38.15 MiB"),
+            "{recorded}"
+        );
+        assert_eq!(
+            Limit::unstated(Some(39_000_000), Some(Cap::recorded(40_000_000)), ceiling),
+            Limit::ContentLength(39_000_000)
+        );
+        assert_eq!(Cap::recorded(u64::MAX).bytes, MAX_WHEEL);
         // A Content-Length past the cap is not taken: the cap stays, and the body passes it.
         assert_eq!(
             Limit::unstated(Some(5000), None, 1000),

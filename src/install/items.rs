@@ -149,7 +149,7 @@ pub fn resolve_items(
                     m.wheel_releases().join(", ")
                 ))
             })?;
-            let mut wanted: Vec<(&ComponentDef, &str, String)> = Vec::new();
+            let mut wanted: Vec<(&ComponentDef, &str, String, u64)> = Vec::new();
             for c in chosen {
                 let why = match c.wheel.as_deref() {
                     None => Some(format!(
@@ -161,14 +161,16 @@ pub fn resolve_items(
                             "{} ({w}): cuda-toolkit {} pins no such wheel",
                             c.name, pins.metapackage
                         )),
-                        Some(p) if p.size(&spec.arch).is_none() => Some(format!(
-                            "{} ({w} {}): no {} wheel on PyPI",
-                            c.name, p.version, spec.arch
-                        )),
-                        Some(p) => {
-                            wanted.push((c, w, p.version.clone()));
-                            None
-                        }
+                        Some(p) => match p.size(&spec.arch) {
+                            None => Some(format!(
+                                "{} ({w} {}): no {} wheel on PyPI",
+                                c.name, p.version, spec.arch
+                            )),
+                            Some(size) => {
+                                wanted.push((c, w, p.version.clone(), size));
+                                None
+                            }
+                        },
                     },
                 };
                 if let Some(why) = why {
@@ -188,7 +190,7 @@ pub fn resolve_items(
                         s.spawn(move || {
                             chunk
                                 .iter()
-                                .map(|(_, w, v)| pypi::pick(fetcher, index, w, v, &spec.arch))
+                                .map(|(_, w, v, _)| pypi::pick(fetcher, index, w, v, &spec.arch))
                                 .collect::<Vec<_>>()
                         })
                     })
@@ -198,8 +200,13 @@ pub fn resolve_items(
                     .flat_map(|h| h.join().expect("index lookups do not panic"))
                     .collect()
             });
-            for ((c, w, _), got) in wanted.iter().zip(picked) {
-                let (version, artifact) = got?;
+            for ((c, w, _, recorded), got) in wanted.iter().zip(picked) {
+                let (version, mut artifact) = got?;
+                if artifact.size.is_none() {
+                    // The index states no size (a PEP 503 page): the catalog's record of this
+                    // wheel bounds it, not the 2 GiB any wheel may have.
+                    artifact.max = Some(crate::fetch::Cap::recorded(*recorded));
+                }
                 items.push(Item {
                     component: (*w).to_owned(),
                     version: version.to_string(),

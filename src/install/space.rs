@@ -115,8 +115,17 @@ impl fmt::Display for NoSpace {
 fn unpacked_size(item: &Item, tree: Option<&[crate::unpack::Entry]>) -> u64 {
     match tree {
         Some(entries) => entries.iter().map(|e| e.size).sum(),
-        None => item.artifact.size.unwrap_or(0),
+        None => expected_size(item),
     }
+}
+
+/// The bytes an item's download has: the size its source states, else the catalog's record
+/// of it (a wheel on an index that states none), else nothing counted.
+fn expected_size(item: &Item) -> u64 {
+    item.artifact
+        .size
+        .or(item.artifact.max.and_then(|c| c.recorded))
+        .unwrap_or(0)
 }
 
 /// What `items` will write into the cache and the prefix, per filesystem.
@@ -147,7 +156,7 @@ pub fn rooms(cache: &Cache, prefix: &Path, items: &[Item]) -> io::Result<Vec<Roo
                     .partial(&item.artifact.sha256)
                     .metadata()
                     .map_or(0, |m| m.len());
-                in_cache.download += item.artifact.size.unwrap_or(0).saturating_sub(partial);
+                in_cache.download += expected_size(item).saturating_sub(partial);
             }
         }
         if at_prefix.device != at_cache.device {

@@ -293,6 +293,7 @@ mod tests {
         artifact.max = Some(crate::fetch::Cap {
             bytes: 1 << 20,
             what: "NVIDIA wheel",
+            recorded: None,
         });
         let err = f.fetch::<()>(0, &artifact, None).unwrap_err();
         assert!(

@@ -94,6 +94,52 @@ fn a_wheel_without_any_size_stops_at_the_ceiling() {
     sb.assert_clean("wheel index");
 }
 
+/// Issue 33, finding 8: a wheel whose index gives no size, from a server that never stops, is
+/// bounded by the size the catalog records for it (nvidia-cuda-nvcc 13.0.88 for x86_64:
+/// 37,384,532 bytes, and a quarter more), not by the 2 GiB any wheel may have: exit 4, the error
+/// names the catalog's size, the server sent no more than that, nothing is kept.
+#[test]
+fn a_wheel_without_a_size_stops_at_the_size_the_catalog_records() {
+    let index = wheel_index(&[]);
+    let server = Server::start(index.path().to_owned());
+    let wheel = "/nvidia-cuda-nvcc/nvidia_cuda_nvcc-13.0.88-py3-none-manylinux_2_27_x86_64.whl";
+    server.fault(wheel, Fault::Endless, 100);
+    let sb = Sandbox::new();
+    let source = vec![
+        "--source".into(),
+        "wheels".into(),
+        "--index-url".into(),
+        server.url(),
+        "--allow-http".into(),
+    ];
+    let run = install(&sb, &source, &[]);
+    let recorded: u64 = 37_384_532;
+    let bound = recorded + recorded / 4;
+    sb.assert_refused(
+        &run,
+        "its catalog entry allows (it records 35.65 MiB",
+        "endless wheel",
+    );
+    let sent = server.sent(wheel);
+    // What the client read stops one byte past the bound; the socket buffers hold a few MiB more.
+    assert!(
+        sent > bound && sent < bound + (16 << 20),
+        "{sent} sent, bound {bound}"
+    );
+    assert_eq!(
+        server.requests().iter().filter(|r| r.path == wheel).count(),
+        1,
+        "not retried"
+    );
+    let downloads = snapshot(&sb.cudaup_home().join("cache/downloads"));
+    assert!(
+        downloads
+            .keys()
+            .all(|k| !k.to_string_lossy().ends_with(".partial")),
+        "{downloads:?}"
+    );
+}
+
 /// A redistrib JSON that never ends is refused at the document limit, not read forever.
 #[test]
 fn an_endless_manifest_stops_at_the_document_limit() {

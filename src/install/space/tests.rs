@@ -75,6 +75,13 @@ fn an_install_needs_its_downloads_and_at_least_as_much_again_unpacked() {
     let rooms = super::rooms(&cache, &prefix, &items).unwrap();
     assert_eq!(rooms[0].download, 30_000);
     assert_eq!(rooms[0].unpacked, 51_000);
+
+    // A wheel whose index states no size counts with the size the catalog records for it.
+    let mut wheel = remote("nvcc-wheel", 0);
+    wheel.artifact.size = None;
+    wheel.artifact.max = Some(crate::fetch::Cap::recorded(7_000));
+    let rooms = super::rooms(&cache, &prefix, &[wheel]).unwrap();
+    assert_eq!((rooms[0].download, rooms[0].unpacked), (7_000, 7_000));
 }
 
 #[test]
