@@ -138,7 +138,12 @@ impl Error {
             | Error::SystemFile { .. }
             | Error::Usage(_)
             | Error::Settings(_)
-            | Error::Uninstall(_) => ExitCode::Usage,
+            | Error::Uninstall(crate::install::uninstall::UninstallError::NotAHome(_)) => {
+                ExitCode::Usage
+            }
+            Error::Uninstall(crate::install::uninstall::UninstallError::ContainerReceipt(_)) => {
+                ExitCode::Failure
+            }
             Error::Home(_) | Error::Driver(_) | Error::Hook(_) => ExitCode::Failure,
             Error::Io(_) | Error::Run(_) | Error::SelfCopy(_) => ExitCode::Failure,
             Error::Fetch(e) => fetch_code(e),
@@ -298,6 +303,14 @@ mod tests {
             crate::install::home::NotAHome::Unmarked("/home/u/projects".into()),
         );
         assert_eq!(Error::from(not_a_home).exit_code(), ExitCode::Usage);
+        let damaged = crate::install::uninstall::UninstallError::ContainerReceipt(
+            crate::install::host_files::EditError::Damaged {
+                path: "/h/receipts/container/host-files.json".into(),
+                message: "EOF while parsing".into(),
+                named: vec!["/etc/cdi/cudaup-nvidia.json".into()],
+            },
+        );
+        assert_eq!(Error::from(damaged).exit_code(), ExitCode::Failure);
         let downgrade = crate::fetch::FetchError::InsecureRedirect {
             from: "https://developer.download.nvidia.com/x.json".into(),
             to: "http://example.com/x.json".into(),

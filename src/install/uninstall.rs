@@ -20,6 +20,10 @@ pub enum UninstallError {
     /// The directory is not cudaup's home.
     #[error(transparent)]
     NotAHome(#[from] NotAHome),
+    /// The container receipt cannot be read (damaged): which host files container setup
+    /// changed cannot be told, so uninstall removes nothing.
+    #[error(transparent)]
+    ContainerReceipt(crate::install::host_files::EditError),
 }
 
 /// One thing uninstall does.
@@ -194,12 +198,16 @@ pub fn plan(home: &Home, process: &Process, purge: bool) -> Result<Vec<Step>, Un
     for (path, v) in &receipts.venvs {
         steps.push(venv_step(path, v));
     }
-    if let Ok(r) = crate::install::host_files::Receipt::read(root) {
-        if !r.files.is_empty() {
-            steps.push(Step::ContainerFiles {
-                files: r.files.iter().map(|f| f.path.clone()).collect(),
-            });
+    // A receipt that cannot be read is not "nothing to undo": removing the home would lose the
+    // only record of the host files (a CDI spec, a daemon.json edit) container setup changed.
+    match crate::install::host_files::Receipt::read(root) {
+        Ok(r) if !r.files.is_empty() => steps.push(Step::ContainerFiles {
+            files: r.files.iter().map(|f| f.path.clone()).collect(),
+        }),
+        Err(e @ crate::install::host_files::EditError::Damaged { .. }) => {
+            return Err(UninstallError::ContainerReceipt(e))
         }
+        _ => {}
     }
     // The same rule as hooking: only the rc files cudaup hooks under the current HOME.
     let rc_files = crate::install::env::rc_files(process);

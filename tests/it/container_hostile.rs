@@ -316,8 +316,9 @@ fn the_dockerfile_of_a_4090_on_r580_starts_from_an_image_its_driver_runs() {
     );
 }
 
-/// Issue 39, finding 7: a damaged container receipt. Truncated, `container uninstall` exits 1
-/// saying the receipt is damaged and naming the host files it still shows, and changes nothing;
+/// Issue 39, finding 7: a damaged container receipt. Truncated, `container uninstall` (and
+/// `cudaup uninstall`) exit 1 saying the receipt is damaged and naming the host files it still
+/// shows, and change nothing;
 /// a forged record (a file elsewhere, with that file's digest) is kept, never removed.
 #[test]
 fn a_damaged_container_receipt_undoes_nothing_it_cannot_prove() {
@@ -344,6 +345,12 @@ fn a_damaged_container_receipt_undoes_nothing_it_cannot_prove() {
         "names the spec it still shows: {}",
         un.stderr
     );
+    assert_eq!(canary(h.prefix.path()), before, "nothing changed");
+    // `cudaup uninstall` too: it refuses, and the home (with the receipt) stays.
+    let all = cudaup(&["uninstall", "--yes"], h.home.path());
+    assert_eq!(all.code, 1, "{}\n{}", all.stdout, all.stderr);
+    assert!(all.stderr.contains("is damaged"), "{}", all.stderr);
+    assert!(receipt.is_file(), "the damaged receipt is kept");
     assert_eq!(canary(h.prefix.path()), before, "nothing changed");
 
     // A record forged into a whole receipt: another file with its own digest.

@@ -393,6 +393,7 @@ fn purge_removes_only_what_cudaup_made_whatever_the_home_holds() {
         // Never marked: refused, whatever it holds (unless it is empty).
         match plan(&home, true) {
             Err(UninstallError::NotAHome(_)) => {}
+            Err(e) => panic!("seed {seed}: {e}"),
             Ok(steps) => assert!(steps.is_empty(), "seed {seed}: {steps:?}"),
         }
         assert_eq!(
