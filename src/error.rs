@@ -231,6 +231,18 @@ impl From<crate::install::locate::LocateError> for Error {
     }
 }
 
+/// A failed install step keeps the exit code and text of its own error.
+impl From<crate::install::steps::StepError> for Error {
+    fn from(e: crate::install::steps::StepError) -> Self {
+        use crate::install::steps::StepError as S;
+        match e {
+            S::Driver(e) => Error::Driver(e),
+            S::Install(e) => Error::Install(e),
+            S::Io(e) => Error::Io(e),
+        }
+    }
+}
+
 // Not `#[from]`: that would make the inner error the source, and main would print it twice.
 impl From<crate::install::self_copy::SelfCopyError> for Error {
     fn from(e: crate::install::self_copy::SelfCopyError) -> Self {

@@ -4,7 +4,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::Args;
 
@@ -19,7 +18,7 @@ use crate::install::report::{
     self, DriverReport, EnvReport, Installed, InstalledStatus, NothingStatus, NothingToDo, Outcome,
     PlannedGpu, ToolkitReport, VenvReport,
 };
-use crate::install::{self, InstallError, Source, ToolkitSpec};
+use crate::install::{self, steps, InstallError, Source, ToolkitSpec};
 use crate::model::plan::{Plan, Status};
 use crate::model::request::TorchSource;
 use crate::model::version::Version;
@@ -491,33 +490,22 @@ pub(super) fn install_with(
     // Whether this run changed the machine (a fleet tool reports `changed` from it).
     let mut changed = false;
     let mut reboot_required = false;
-    if let Some(step) = driver_step
-        .as_ref()
-        .filter(|s| s.runnable && !s.commands.is_empty())
-    {
-        let mut stderr = std::io::stderr();
-        let mut echo = |l: &str| {
-            if !global.quiet {
-                let _ = writeln!(stderr, "{l}");
-            }
-        };
-        let done = crate::install::driver::execute(step, runner, &mut echo)?;
-        changed = true;
-        if done.reboot_required {
-            let version = step.driver_version.clone().unwrap_or_default();
-            crate::install::driver::write_reboot_marker(
-                &home,
-                &live_root,
-                &version,
-                "a new NVIDIA driver was installed",
-            )?;
-            reboot_required = true;
+    let driver_done = match &driver_step {
+        Some(step) => {
+            let mut stderr = std::io::stderr();
+            let mut echo = |l: &str| {
+                if !global.quiet {
+                    let _ = writeln!(stderr, "{l}");
+                }
+            };
+            steps::driver::run(step, runner, &home, &live_root, &mut echo)?
         }
-        report.driver = Some(DriverReport {
-            commands: Some(step.shell_lines()),
-            mok_enrolment_needed: Some(done.mok_enrolment_needed),
-            manual: None,
-        });
+        None => None,
+    };
+    if let Some(done) = driver_done {
+        changed = true;
+        reboot_required = done.reboot_required;
+        report.driver = Some(done.report);
     } else if let Some(why) = &driver_blocked {
         report.driver = Some(DriverReport {
             manual: Some(why.clone()),
@@ -531,32 +519,22 @@ pub(super) fn install_with(
         let reporter = reporter_for(flags.json, process.stdout_is_tty && !global.quiet, total);
         let fetcher = net.fetcher(reporter);
         // What the env step will do, for `repair` to finish should this run be killed first.
-        install::env::Intent {
+        let intent = install::env::Intent {
             toolkit: Some(std::path::absolute(&spec.prefix)?),
             shells: chosen_shells(s, process)
                 .iter()
                 .map(|s| s.name().to_owned())
                 .collect(),
             modify_path: s.modify_path,
-        }
-        .record(&home)?;
-        let receipt = install::install(&fetcher, spec, items).inspect_err(|_| {
-            let _ = install::env::Intent::done(&home);
-        })?;
+        };
+        let done = steps::toolkit::run(spec, resolved, &fetcher, &intent, &home, runner);
         drop(fetcher);
-        install::receipts::register(&home, &receipt)?;
-        let nvcc = crate::model::layout::Prefix::at(&spec.prefix).nvcc();
-        // A toolkit for another architecture cannot run here.
-        let foreign = spec.arch != std::env::consts::ARCH;
-        let banner = (nvcc.is_file() && !foreign)
-            .then(|| {
-                runner
-                    .run(&nvcc, &["--version"], Duration::from_secs(30))
-                    .ok()
-            })
-            .flatten()
-            .filter(|o| o.success())
-            .and_then(|o| crate::detect::toolkits::parse_nvcc_version(&o.stdout));
+        let steps::toolkit::ToolkitDone {
+            receipt,
+            banner,
+            foreign,
+            has_nvcc,
+        } = done?;
         if talk {
             writeln!(
                 out,
@@ -579,7 +557,7 @@ pub(super) fn install_with(
                     spec.arch,
                     std::env::consts::ARCH
                 )?,
-                None if nvcc.is_file() => {
+                None if has_nvcc => {
                     writeln!(out, "  {}", style.warn("bin/nvcc did not answer --version"))?
                 }
                 None => {}

@@ -22,6 +22,7 @@ pub mod self_copy;
 pub mod source_choice;
 pub mod space;
 pub mod stamps;
+pub mod steps;
 pub mod stub;
 pub mod summary;
 pub mod transaction;
