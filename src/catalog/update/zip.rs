@@ -31,6 +31,8 @@ pub struct Entry {
     pub size: u64,
     /// Offset of the local header.
     pub offset: u64,
+    /// The CRC-32 of the inflated bytes, as the directory states it.
+    pub crc32: u32,
 }
 
 fn bad(url: &Location, message: impl Into<String>) -> UpdateError {
@@ -192,6 +194,7 @@ fn record(dir: &[u8], p: usize) -> Option<(Entry, usize)> {
             return None;
         }
         let method = u16_at(dir, p + 10)?;
+        let crc32 = u32_at(dir, p + 16)?;
         let mut compressed = u64::from(u32_at(dir, p + 20)?);
         let mut size = u64::from(u32_at(dir, p + 24)?);
         let name_len = usize::from(u16_at(dir, p + 28)?);
@@ -223,6 +226,7 @@ fn record(dir: &[u8], p: usize) -> Option<(Entry, usize)> {
                 compressed,
                 size,
                 offset,
+                crc32,
             },
             next,
         ))
@@ -304,6 +308,21 @@ pub fn read(
                     ""
                 },
                 entry.size
+            ),
+        ));
+    }
+    // What a cache keeps of a member (ptxas targets, fatbin targets) is trusted later without
+    // the wheel: the bytes must be the ones the archive's own CRC vouches for.
+    let mut crc = flate2::Crc::new();
+    crc.update(&out);
+    if crc.sum() != entry.crc32 {
+        return Err(bad(
+            url,
+            format!(
+                "{}: the inflated bytes have CRC-32 {:08x}, the directory says {:08x}",
+                entry.name,
+                crc.sum(),
+                entry.crc32
             ),
         ));
     }
@@ -450,6 +469,39 @@ mod tests {
                 .contains("inflated to 101+ bytes, the directory says 100"),
             "{err}"
         );
+    }
+
+    /// Issue 33, finding 8: a member whose bytes were changed (its sizes still right) is refused
+    /// by its CRC, so nothing of it reaches a cache keyed by the wheel.
+    #[test]
+    fn a_member_whose_bytes_are_not_its_crcs_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x-1.0-py3-none-any.whl");
+        {
+            let mut z = zip::ZipWriter::new(fs_err::File::create(&path).unwrap());
+            let opts = zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Stored);
+            z.start_file("x-1.0.dist-info/METADATA", opts).unwrap();
+            std::io::Write::write_all(&mut z, b"Name: x\nVersion: 1.0\n").unwrap();
+            z.finish().unwrap();
+        }
+        let loc = Location::File(path.clone());
+        let fetcher = super::super::tests::fetcher(dir.path());
+        let mut net = Net::new(&fetcher);
+        let e = find(&mut net, &loc, &|e| e.name.ends_with("METADATA"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            read(&mut net, &loc, &e, MAX_METADATA).unwrap(),
+            b"Name: x\nVersion: 1.0\n"
+        );
+        let mut bytes = fs_err::read(&path).unwrap();
+        let at = bytes.windows(11).position(|w| w == b"Version: 1.").unwrap();
+        bytes[at + 9] = b'9';
+        fs_err::write(&path, bytes).unwrap();
+        let err = read(&mut net, &loc, &e, MAX_METADATA).unwrap_err();
+        assert!(err.to_string().contains("the directory says"), "{err}");
+        assert!(err.to_string().contains("CRC-32"), "{err}");
     }
 
     #[test]
