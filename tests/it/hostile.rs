@@ -463,15 +463,6 @@ impl Sandbox {
             .map(|rd| {
                 rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                     .filter(|n| n != "cache" && !(cache_left && n == ".cudaup-home"))
-                    // TODO(item 3): the lock of a prefix never registered.
-                    .filter(|n| {
-                        n != "toolkits"
-                            || fs_err::read_dir(self.cudaup_home().join("toolkits"))
-                                .unwrap()
-                                .any(|e| {
-                                    !e.unwrap().file_name().to_string_lossy().ends_with(".lock")
-                                })
-                    })
                     .collect()
             })
             .unwrap_or_default();
