@@ -27,8 +27,9 @@ mkdir -p /etc/containers /usr/share/containers && cp -r --update=none $W/pm/etc/
 mkdir -p $W/bin
 # Podman hands conmon (and conmon runc) a clean environment: each gets a wrapper that points
 # the loader at the carried Debian libraries.
-for p in podman conmon runc; do printf '#!/bin/sh\nLD_LIBRARY_PATH=$W/pm/lib exec $W/pm/bin/%s "$@"\n' $p > $W/bin/$p; chmod +x $W/bin/$p; done
-printf '[engine]\nconmon_path = ["$W/bin/conmon"]\nruntime = "runc"\n[engine.runtimes]\nrunc = ["$W/bin/runc"]\n' > $W/pm/containers.conf
+# $W is written into them now: Podman starts them with an environment of its own.
+for p in podman conmon runc; do printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/pm/lib exec %s/pm/bin/%s "$@"\n' "$W" "$W" $p > $W/bin/$p; chmod +x $W/bin/$p; done
+printf '[engine]\nconmon_path = ["%s/bin/conmon"]\nruntime = "runc"\n[engine.runtimes]\nrunc = ["%s/bin/runc"]\n' "$W" "$W" > $W/pm/containers.conf
 export CONTAINERS_CONF=$W/pm/containers.conf
 export PATH=$W/bin:/usr/local/cuda/bin:/usr/local/nvidia/bin:$PATH
 step podman --version

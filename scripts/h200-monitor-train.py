@@ -22,9 +22,8 @@ from PIL import Image
 
 
 class Jpegs(torch.utils.data.Dataset):
-    def __init__(self, count: int, distinct: int = 64):
+    def __init__(self, count: int, distinct: int = 64, h: int = 375, w: int = 500):
         rng = np.random.default_rng(0)
-        h, w = 375, 500
         yy, xx = np.mgrid[0:h, 0:w]
         self.blobs = []
         for i in range(distinct):
@@ -58,6 +57,7 @@ def main():
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--seconds", type=float, default=40)
+    ap.add_argument("--jpeg", default="375x500", help="the JPEGs' size, HxW (smaller decodes faster)")
     a = ap.parse_args()
     torch.backends.cudnn.benchmark = True
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -66,7 +66,8 @@ def main():
     model = torchvision.models.resnet50().to(dev).to(memory_format=torch.channels_last)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
-    data = Jpegs(count=10**7)
+    h, w = (int(v) for v in a.jpeg.split("x"))
+    data = Jpegs(count=10**7, h=h, w=w)
     loader = torch.utils.data.DataLoader(
         data,
         batch_size=a.batch,

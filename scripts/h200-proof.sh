@@ -89,12 +89,16 @@ part_a() {
   snapshot > "$P/after.txt"
   if diff "$P/before.txt" "$P/after.txt"; then echo "byte-exact: every file of \$HOME (caches aside) and the work tree as before"; else echo "DIFFERS (above)"; fi
 
-  echo; echo "== 2. monitor: ResNet-50 fed by 0, then 8 DataLoader workers; nvidia-smi dmon beside"
-  for w in 0 8; do
+  monitor_runs
+}
+
+monitor_runs() {
+  echo; echo "== 2. monitor: ResNet-50 fed by ${MONITOR_WORKERS:-0 8} DataLoader workers (JPEGs ${JPEG:-375x500}); nvidia-smi dmon beside"
+  for w in ${MONITOR_WORKERS:-0 8}; do
     TZ=UTC nvidia-smi dmon -s pum -o DT -d 1 > "$P/dmon-w$w.txt" 2>&1 &
     local dm=$!
     step "$C" --home "$W/mon-home" monitor --json --plot "$P/monitor-w$w.png" -- \
-      "$py" "$here/scripts/h200-monitor-train.py" --workers $w --seconds 40 > "$P/monitor-w$w.jsonl" 2> "$P/monitor-w$w.err"
+      "$py" "$here/scripts/h200-monitor-train.py" --workers $w --seconds 40 --jpeg "${JPEG:-375x500}" > "$P/monitor-w$w.jsonl" 2> "$P/monitor-w$w.err"
     sleep 1; kill $dm 2>/dev/null; wait $dm 2>/dev/null
     grep -v '^\[' "$P/monitor-w$w.err" | tail -14
     step "$py" "$here/scripts/h200-monitor-compare.py" "$P/monitor-w$w.jsonl" "$P/dmon-w$w.txt"
@@ -105,12 +109,28 @@ part_b() {
   echo; echo "== 5. bench --quick, and an independent measurement beside it"
   step timeout 420 "$C" --home "$W/bench-home" bench --quick --venv /opt/torch/.venv --out "$P/bench"
   cp "$P/bench/throughput.png" "$P/bench-throughput.png" 2>/dev/null
-  step "$py" "$here/scripts/h200-bench-reference.py" > "$P/reference.json"
+  "$py" "$here/scripts/h200-bench-reference.py" > "$P/reference.json"
   step "$py" "$here/scripts/h200-bench-reference.py" --compare "$P/bench/report.json" "$P/reference.json"
 }
 
+part_c() {  # the container step alone, on a toolkit installed the same way as in part a
+  home=$W/t/home prefix=$W/t/cuda-13.0.2
+  mkdir -p "$W/t"
+  WORK=$W/t KEEP_WORK=1 OUT=$P/toolkit CUDAUP=$C CARRY_DIR=$D/h200-carry BUDGET_S=200 SKIP_VERIFY=1 \
+    bash "$here/scripts/h200-toolkit-proof.sh" run >/dev/null 2>&1
+  echo "toolkit: exit $? ($(grep -m1 '^install: exit' "$P/toolkit/transcript.txt" | sed "s#$W#\$WORK#g"))"
+  echo; echo "== 3. containers: Podman (Debian 12's 4.3.1, carried), cudaup's CDI spec, addKernel and cuBLAS inside"
+  NVCC=$prefix/bin/nvcc CUDAUP=$C HOME_DIR=$home W=$W/pm-work OUT=$P TRANSCRIPT=container-transcript.txt \
+    timeout 240 bash "$here/scripts/h200-container-proof.sh" "$D" >/dev/null 2>&1
+  echo "container proof: exit $?"
+  cat "$P/container-transcript.txt"
+  step "$C" --home "$home" uninstall --purge --yes
+}
+
 case "$part" in
+  m) monitor_runs ;;
   a) part_a ;;
+  c) part_c ;;
   b) part_b ;;
   *) echo "usage: $0 a|b" >&2; exit 2 ;;
 esac
