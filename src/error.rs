@@ -238,6 +238,8 @@ impl From<crate::install::steps::StepError> for Error {
         match e {
             S::Driver(e) => Error::Driver(e),
             S::Install(e) => Error::Install(e),
+            S::PyEnv(e) => Error::PyEnv(e),
+            S::Hook(e) => Error::Hook(e),
             S::Io(e) => Error::Io(e),
         }
     }

@@ -1,7 +1,7 @@
 //! The environment step of an install (env scripts, rc hooks) and `cudaup env`.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use clap::builder::TypedValueParser;
 use clap::Args;
@@ -33,11 +33,6 @@ pub fn shells_here(process: &Process) -> Vec<Shell> {
 /// Makes `toolkit` the active one and rewrites the env scripts ([`crate::install::env`]).
 pub fn write_scripts(home: &Path, toolkit: Option<&Path>) -> std::io::Result<EnvSpec> {
     crate::install::env::write_scripts(home, toolkit)
-}
-
-/// Hooks the env scripts into the rc files of `shells` ([`crate::install::env::hook`]).
-pub fn hook(process: &Process, home: &Path, shells: &[Shell]) -> Result<Vec<PathBuf>> {
-    Ok(crate::install::env::hook(process, home, shells)?)
 }
 
 /// `cudaup env` flags.

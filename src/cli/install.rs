@@ -573,10 +573,6 @@ pub(super) fn install_with(
         changed = true;
     }
     if let Some(step) = &framework {
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let log = crate::install::home::Home::at(&home).log("install", stamp);
         let progress: Arc<dyn Reporter> = if global.quiet && !flags.json {
             Arc::new(crate::world::progress::Silent)
         } else if flags.json {
@@ -586,32 +582,30 @@ pub(super) fn install_with(
         } else {
             Arc::new(super::reporter::Lines::new(Box::new(std::io::stderr())))
         };
-        // The installer: a new enough uv on PATH, cudaup's own, or uv fetched and verified now.
-        let home_dirs = crate::install::home::Home::at(&home);
-        let (tool, choice) = crate::install::uv::installer(
-            &home_dirs,
+        let mut said = Ok(());
+        let mut on_installer = |line: &str| {
+            if talk {
+                said = writeln!(out, "{line}");
+            }
+        };
+        let done = steps::framework::run(
+            step,
+            request.profile,
             runner,
             &process.path_entries(),
             process.var(crate::world::vars::CUDAUP_NO_UV) == Some("1"),
-            &net.fetcher(progress.clone()),
-            step.packages.as_ref(),
-        );
-        if talk && step.packages.is_some() {
-            writeln!(out, "{}", choice.describe())?;
-        }
-        let done = crate::install::python::step::execute(
-            step,
-            runner,
-            tool,
-            log.clone(),
-            request.profile,
-            progress.as_ref(),
-            Some(home_dirs.cache().join("uv")),
-        );
-        drop(progress);
-        let (receipt, mut notes) = done?;
-        receipt.register(&home)?;
-        crate::world::checkpoint::reach("framework-installed");
+            &home_dir,
+            &net,
+            progress,
+            &mut on_installer,
+        )?;
+        said?;
+        let steps::framework::FrameworkDone {
+            receipt,
+            mut notes,
+            log,
+            installer,
+        } = done;
         if talk {
             let verb = if step.packages.is_some() {
                 "installed"
@@ -635,8 +629,8 @@ pub(super) fn install_with(
                 receipt.venv.display()
             )?;
         }
-        if step.packages.is_some() {
-            notes.insert(0, choice.describe());
+        if let Some(line) = installer {
+            notes.insert(0, line);
         }
         report.venv = Some(VenvReport {
             path: receipt.venv.clone(),
@@ -806,31 +800,17 @@ fn env_step(
     talk: bool,
     out: &mut dyn Write,
 ) -> Result<Option<(bool, EnvReport)>> {
-    // The scripts are written for a new toolkit, and also when cudaup's own copy appeared,
-    // went or moved (with the toolkit that was active before, for a profile without one).
-    let active_before = crate::install::receipts::Active::read(home);
-    if active_toolkit.is_none()
-        && active_before.cudaup_bin == crate::install::self_copy::on_path(home)
-        && !cudaup.in_home()
-    {
+    let Some(steps::env::EnvDone { source, rc_changed }) = steps::env::run(
+        process,
+        home,
+        active_toolkit,
+        cudaup,
+        &chosen_shells(s, process),
+        s.modify_path,
+    )?
+    else {
         return Ok(None);
-    }
-    let env_toolkit = active_toolkit
-        .map(Path::to_path_buf)
-        .or(active_before.toolkit);
-    super::env::write_scripts(home, env_toolkit.as_deref())?;
-    crate::world::checkpoint::reach("env-written");
-    let source = crate::shell::source_line(crate::shell::Shell::Posix, home);
-    let rc_changed = if !s.modify_path {
-        Vec::new()
-    } else {
-        // A refused rc file (read-only) is the user's to fix, as the error says: the env step
-        // is over either way, so repair does not try it again and again.
-        let hooked = super::env::hook(process, home, &chosen_shells(s, process));
-        install::env::Intent::done(home)?;
-        hooked?
     };
-    install::env::Intent::done(home)?;
     if talk {
         // Each file got its own shell's line (fish's `source …/env.fish`, not sh's).
         let lines = crate::shell::hooks(process, home, &crate::shell::Shell::ALL);

@@ -1,9 +1,11 @@
-//! The steps of an install, each changing one part of the machine: the driver, the toolkit (and,
-//! as the moves go on, the framework and the environment). A step takes what `locate` found and
+//! The steps of an install, each changing one part of the machine: the driver, the toolkit, the
+//! framework and the environment. A step takes what `locate` found and
 //! returns what it did as data; the caller renders it. Their errors keep the type of the layer
 //! that failed ([`StepError`]), so each keeps its exit code.
 
 pub mod driver;
+pub mod env;
+pub mod framework;
 pub mod toolkit;
 
 use super::driver::DriverStepError;
@@ -18,6 +20,12 @@ pub enum StepError {
     /// The toolkit could not be installed.
     #[error(transparent)]
     Install(#[from] InstallError),
+    /// The framework could not be installed or checked.
+    #[error(transparent)]
+    PyEnv(#[from] crate::install::python::PyEnvError),
+    /// An rc file was refused.
+    #[error(transparent)]
+    Hook(#[from] crate::install::env::HookError),
     /// Local I/O (the env intent, the receipts); the path is in the message.
     #[error(transparent)]
     Io(#[from] std::io::Error),
