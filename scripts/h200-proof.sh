@@ -52,8 +52,8 @@ $py -c 'import torch, torchvision; print("torch", torch.__version__, "torchvisio
 step "$C" --version
 ldconfig -p | grep -E "libnvidia-ml.so.1|libcuda.so.1" || echo "NVML/libcuda not in the loader cache"
 
-snapshot() {  # $HOME's files (caches aside) and the work tree, with their sha256
-  (cd ~ && find . -xdev \( -path ./.cache -o -path ./.local/share/containers -o -path ./.config/containers \) -prune -o -type f -print0 | sort -z | xargs -0 sha256sum)
+snapshot() {  # $HOME's files (caches aside: the CUDA driver's JIT cache ~/.nv is the GPU programs', not cudaup's) and the work tree, with their sha256
+  (cd ~ && find . -xdev \( -path ./.cache -o -path ./.nv -o -path ./.local/share/containers -o -path ./.config/containers \) -prune -o -type f -print0 | sort -z | xargs -0 sha256sum)
   find "$W/t" -mindepth 1 -maxdepth 1 ! -name wheels ! -name mirror | sort  # the mirror is the proof's own
 }
 
