@@ -240,6 +240,7 @@ impl From<crate::install::steps::StepError> for Error {
             S::Install(e) => Error::Install(e),
             S::PyEnv(e) => Error::PyEnv(e),
             S::Hook(e) => Error::Hook(e),
+            S::SelfCopy(e) => Error::SelfCopy(e),
             S::Io(e) => Error::Io(e),
         }
     }

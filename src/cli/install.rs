@@ -15,9 +15,10 @@ use crate::install::locate::{local_bundle, locate, source_for, DriverLocated, Lo
 use crate::install::plan::{survey, venv_dir, InstallPlan, PlanError, Target, ToolkitPlan};
 use crate::install::python::route::IndexSettings;
 use crate::install::report::{
-    self, DriverReport, EnvReport, Installed, InstalledStatus, NothingStatus, NothingToDo, Outcome,
-    PlannedGpu, ToolkitReport, VenvReport,
+    self, EnvReport, InstalledStatus, NothingStatus, NothingToDo, Outcome, PlannedGpu,
 };
+use crate::install::run::{Ctx, Progress, Work};
+use crate::install::steps::{env::EnvDone, framework::FrameworkDone, toolkit::ToolkitDone};
 use crate::install::{self, steps, InstallError, Source, ToolkitSpec};
 use crate::model::plan::{Plan, Status};
 use crate::model::request::TorchSource;
@@ -343,7 +344,6 @@ pub(super) fn install_with(
     cancel: Arc<AtomicBool>,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
-    let request = &s.request;
     let home = crate::install::home::Home::of(process)?.root().to_owned();
     let live_root = crate::detect::Root::live();
     // A driver installed by an earlier run waits for a reboot; once it has happened, continue.
@@ -472,213 +472,39 @@ pub(super) fn install_with(
         return Ok(ExitCode::Cancelled);
     }
 
-    let mut report = Installed {
-        schema_version: report::SCHEMA_VERSION,
-        status: InstalledStatus::Installed,
-        profile: plan.profile.name().to_owned(),
-        changed: false,
-        reboot_required: false,
-        gpus,
-        plan: plan_doc,
-        driver: None,
-        toolkit: None,
-        venv: None,
-        cudaup: None,
-        env: None,
-        verify: None,
+    let work = Work {
+        driver: driver_step,
+        driver_blocked,
+        toolkit,
+        framework,
     };
-    // Whether this run changed the machine (a fleet tool reports `changed` from it).
-    let mut changed = false;
-    let mut reboot_required = false;
-    let driver_done = match &driver_step {
-        Some(step) => {
-            let mut stderr = std::io::stderr();
-            let mut echo = |l: &str| {
-                if !global.quiet {
-                    let _ = writeln!(stderr, "{l}");
-                }
-            };
-            steps::driver::run(step, runner, &home, &live_root, &mut echo)?
-        }
-        None => None,
+    let mut shown = Shown {
+        out: &mut *out,
+        style,
+        talk,
+        quiet: global.quiet,
+        json: flags.json,
+        tty: process.stdout_is_tty,
+        process,
+        home: &home,
+        modify_path: s.modify_path,
     };
-    if let Some(done) = driver_done {
-        changed = true;
-        reboot_required = done.reboot_required;
-        report.driver = Some(done.report);
-    } else if let Some(why) = &driver_blocked {
-        report.driver = Some(DriverReport {
-            manual: Some(why.clone()),
-            ..Default::default()
-        });
-    }
-    report.reboot_required = reboot_required;
-    if let Some((spec, resolved)) = &toolkit {
-        let items = &resolved.items;
-        let total: u64 = items.iter().filter_map(|i| i.artifact.size).sum();
-        let reporter = reporter_for(flags.json, process.stdout_is_tty && !global.quiet, total);
-        let fetcher = net.fetcher(reporter);
-        // What the env step will do, for `repair` to finish should this run be killed first.
-        let intent = install::env::Intent {
-            toolkit: Some(std::path::absolute(&spec.prefix)?),
-            shells: chosen_shells(s, process)
-                .iter()
-                .map(|s| s.name().to_owned())
-                .collect(),
-            modify_path: s.modify_path,
-        };
-        let done = steps::toolkit::run(spec, resolved, &fetcher, &intent, &home, runner);
-        drop(fetcher);
-        let steps::toolkit::ToolkitDone {
-            receipt,
-            banner,
-            foreign,
-            has_nvcc,
-        } = done?;
-        if talk {
-            writeln!(
-                out,
-                "{} CUDA {} in {}",
-                style.good("installed"),
-                spec.cuda,
-                receipt.prefix.display()
-            )?;
-            writeln!(
-                out,
-                "  {} files, receipt {}",
-                receipt.files.len(),
-                receipt.prefix.join(install::receipt::FILE_NAME).display()
-            )?;
-            match &banner {
-                Some(v) => writeln!(out, "  nvcc --version: {v}")?,
-                None if foreign => writeln!(
-                    out,
-                    "  built for {}: not run on this {} machine (layout and sha256 checked)",
-                    spec.arch,
-                    std::env::consts::ARCH
-                )?,
-                None if has_nvcc => {
-                    writeln!(out, "  {}", style.warn("bin/nvcc did not answer --version"))?
-                }
-                None => {}
-            }
-        }
-        report.toolkit = Some(ToolkitReport::new(
-            spec,
-            items,
-            &receipt,
-            banner.as_deref(),
-            &resolved.notes,
-        ));
-        changed = true;
-    }
-    if let Some(step) = &framework {
-        let progress: Arc<dyn Reporter> = if global.quiet && !flags.json {
-            Arc::new(crate::world::progress::Silent)
-        } else if flags.json {
-            Arc::new(super::reporter::JsonLines::new(Box::new(std::io::stderr())))
-        } else if process.stdout_is_tty {
-            Arc::new(super::reporter::Bars::growing())
-        } else {
-            Arc::new(super::reporter::Lines::new(Box::new(std::io::stderr())))
-        };
-        let mut said = Ok(());
-        let mut on_installer = |line: &str| {
-            if talk {
-                said = writeln!(out, "{line}");
-            }
-        };
-        let done = steps::framework::run(
-            step,
-            request.profile,
-            runner,
-            &process.path_entries(),
-            process.var(crate::world::vars::CUDAUP_NO_UV) == Some("1"),
-            &home_dir,
-            &net,
-            progress,
-            &mut on_installer,
-        )?;
-        said?;
-        let steps::framework::FrameworkDone {
-            receipt,
-            mut notes,
-            log,
-            installer,
-        } = done;
-        if talk {
-            let verb = if step.packages.is_some() {
-                "installed"
-            } else {
-                "checked"
-            };
-            writeln!(
-                out,
-                "{} {} in {}",
-                style.good(verb),
-                framework_summary(step),
-                receipt.venv.display()
-            )?;
-            for n in &notes {
-                writeln!(out, "  {n}")?;
-            }
-            writeln!(out, "  log: {}", log.display())?;
-            writeln!(
-                out,
-                "  use it:  . \"{}/bin/activate\"",
-                receipt.venv.display()
-            )?;
-        }
-        if let Some(line) = installer {
-            notes.insert(0, line);
-        }
-        report.venv = Some(VenvReport {
-            path: receipt.venv.clone(),
-            packages: receipt.packages.clone(),
-            route: serde_json::to_value(&step.route).expect("a route serialises"),
-            notes,
-            log,
-        });
-        changed |= step.packages.is_some();
-    }
-    let cudaup = crate::install::self_copy::ensure(process, &home)?;
-    if talk {
-        super::self_copy::done(out, style, &cudaup)?;
-    }
-    changed |= cudaup.changed();
-    report.cudaup = Some(cudaup.clone());
-    // The environment: the toolkit installed now, or the one the plan keeps; and cudaup itself
-    // (with the toolkit that was active before, for a profile without one).
-    let active_toolkit: Option<PathBuf> = match &toolkit {
+    let mut ctx = Ctx {
+        process,
+        runner,
+        home: &home_dir,
+        root: &live_root,
+        net: &net,
+        shells: chosen_shells(s, process),
+        events: &mut shown,
+    };
+    let mut report = install::run::run(&install_plan, &work, gpus, plan_doc, &mut ctx)?;
+    let reboot_required = report.reboot_required;
+    let framework = work.framework;
+    let active_toolkit: Option<PathBuf> = match &work.toolkit {
         Some((spec, _)) => Some(std::path::absolute(&spec.prefix)?),
         None => install_plan.kept_toolkit(),
     };
-    if let Some((rc_changed, env)) = env_step(
-        s,
-        process,
-        &home,
-        active_toolkit.as_deref(),
-        &cudaup,
-        talk,
-        out,
-    )? {
-        changed |= rc_changed;
-        report.env = Some(env);
-    }
-    if framework.is_some() {
-        if let Some(ld) = process.var("LD_LIBRARY_PATH") {
-            for (dir, libs) in crate::shell::shadowing(ld, &crate::shell::list_dir) {
-                let text = format!(
-                    "your LD_LIBRARY_PATH has {} ({}), which can shadow the CUDA libraries the framework wheel carries; if torch fails to load, remove it from LD_LIBRARY_PATH",
-                    dir.display(),
-                    libs.join(", ")
-                );
-                if talk {
-                    writeln!(out, "  {} {text}", style.warn("warning:"))?;
-                }
-            }
-        }
-    }
     if reboot_required && talk {
         writeln!(out, "{}", style.warn("Reboot now to load the new driver; then run the same cudaup command again: it continues where it stopped."))?;
     }
@@ -701,13 +527,154 @@ pub(super) fn install_with(
         }
     }
     if flags.json {
-        report.changed = changed;
         if code != ExitCode::Ok {
             report.status = InstalledStatus::VerificationFailed;
         }
         writeln!(out, "{}", Outcome::Installed(Box::new(report)).to_json())?;
     }
     Ok(code)
+}
+
+/// How an install run is shown: the CLI's side of [`install::run::Events`].
+struct Shown<'a> {
+    out: &'a mut dyn Write,
+    style: &'a Style,
+    /// Human output on stdout (neither --json nor --quiet).
+    talk: bool,
+    quiet: bool,
+    json: bool,
+    tty: bool,
+    process: &'a Process,
+    home: &'a Path,
+    modify_path: bool,
+}
+
+impl install::run::Events for Shown<'_> {
+    fn driver_line(&mut self, line: &str) {
+        if !self.quiet {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+    }
+
+    fn progress(&mut self, kind: Progress) -> Arc<dyn Reporter> {
+        match kind {
+            Progress::Download { total } => reporter_for(self.json, self.tty && !self.quiet, total),
+            Progress::Framework if self.quiet && !self.json => {
+                Arc::new(crate::world::progress::Silent)
+            }
+            Progress::Framework if self.json => {
+                Arc::new(super::reporter::JsonLines::new(Box::new(std::io::stderr())))
+            }
+            Progress::Framework if self.tty => Arc::new(super::reporter::Bars::growing()),
+            Progress::Framework => {
+                Arc::new(super::reporter::Lines::new(Box::new(std::io::stderr())))
+            }
+        }
+    }
+
+    fn installer(&mut self, line: &str) -> std::io::Result<()> {
+        if self.talk {
+            writeln!(self.out, "{line}")?;
+        }
+        Ok(())
+    }
+
+    fn toolkit_done(&mut self, spec: &ToolkitSpec, done: &ToolkitDone) -> std::io::Result<()> {
+        if !self.talk {
+            return Ok(());
+        }
+        let (out, style, receipt) = (&mut self.out, self.style, &done.receipt);
+        writeln!(
+            out,
+            "{} CUDA {} in {}",
+            style.good("installed"),
+            spec.cuda,
+            receipt.prefix.display()
+        )?;
+        writeln!(
+            out,
+            "  {} files, receipt {}",
+            receipt.files.len(),
+            receipt.prefix.join(install::receipt::FILE_NAME).display()
+        )?;
+        match &done.banner {
+            Some(v) => writeln!(out, "  nvcc --version: {v}")?,
+            None if done.foreign => writeln!(
+                out,
+                "  built for {}: not run on this {} machine (layout and sha256 checked)",
+                spec.arch,
+                std::env::consts::ARCH
+            )?,
+            None if done.has_nvcc => {
+                writeln!(out, "  {}", style.warn("bin/nvcc did not answer --version"))?
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
+    fn framework_done(
+        &mut self,
+        step: &crate::install::python::step::FrameworkStep,
+        done: &FrameworkDone,
+    ) -> std::io::Result<()> {
+        if !self.talk {
+            return Ok(());
+        }
+        let verb = if step.packages.is_some() {
+            "installed"
+        } else {
+            "checked"
+        };
+        let venv = done.receipt.venv.display();
+        writeln!(
+            self.out,
+            "{} {} in {venv}",
+            self.style.good(verb),
+            framework_summary(step),
+        )?;
+        for n in &done.notes {
+            writeln!(self.out, "  {n}")?;
+        }
+        writeln!(self.out, "  log: {}", done.log.display())?;
+        writeln!(self.out, "  use it:  . \"{venv}/bin/activate\"")
+    }
+
+    fn self_copy_done(
+        &mut self,
+        cudaup: &crate::install::self_copy::Installed,
+    ) -> std::io::Result<()> {
+        if self.talk {
+            super::self_copy::done(self.out, self.style, cudaup).map_err(std::io::Error::other)?;
+        }
+        Ok(())
+    }
+
+    fn env_done(
+        &mut self,
+        done: &EnvDone,
+        cudaup: &crate::install::self_copy::Installed,
+    ) -> std::io::Result<()> {
+        if self.talk {
+            render_env(
+                self.out,
+                self.process,
+                self.home,
+                self.modify_path,
+                done,
+                cudaup,
+            )
+            .map_err(std::io::Error::other)?;
+        }
+        Ok(())
+    }
+
+    fn warning(&mut self, text: &str) -> std::io::Result<()> {
+        if self.talk {
+            writeln!(self.out, "  {} {text}", self.style.warn("warning:"))?;
+        }
+        Ok(())
+    }
 }
 
 /// What an install will do, before it does it: the driver's commands, the toolkit's archives
@@ -800,7 +767,7 @@ fn env_step(
     talk: bool,
     out: &mut dyn Write,
 ) -> Result<Option<(bool, EnvReport)>> {
-    let Some(steps::env::EnvDone { source, rc_changed }) = steps::env::run(
+    let Some(done) = steps::env::run(
         process,
         home,
         active_toolkit,
@@ -812,33 +779,47 @@ fn env_step(
         return Ok(None);
     };
     if talk {
-        // Each file got its own shell's line (fish's `source …/env.fish`, not sh's).
-        let lines = crate::shell::hooks(process, home, &crate::shell::Shell::ALL);
-        for f in &rc_changed {
-            let line = lines
-                .iter()
-                .find(|h| &h.file == f)
-                .map_or(&source, |h| &h.line);
-            writeln!(out, "  added to {}: {line}", f.display())?;
-        }
-        if cudaup.in_home() {
-            let hooked = s.modify_path
-                && !crate::install::receipts::ShellReceipt::read(home)
-                    .hooks
-                    .is_empty();
-            super::self_copy::how_to_run(out, cudaup, hooked, &source, home)?;
-        } else {
-            writeln!(out, "  in this shell:  {source}")?;
-        }
+        render_env(out, process, home, s.modify_path, &done, cudaup)?;
     }
-    let changed = !rc_changed.is_empty();
+    let changed = !done.rc_changed.is_empty();
     Ok(Some((
         changed,
         EnvReport {
-            source,
-            rc_files_changed: rc_changed,
+            source: done.source,
+            rc_files_changed: done.rc_changed,
         },
     )))
+}
+
+/// What the env step did, and how to use cudaup now.
+fn render_env(
+    out: &mut dyn Write,
+    process: &Process,
+    home: &Path,
+    modify_path: bool,
+    done: &EnvDone,
+    cudaup: &crate::install::self_copy::Installed,
+) -> Result<()> {
+    let source = &done.source;
+    // Each file got its own shell's line (fish's `source …/env.fish`, not sh's).
+    let lines = crate::shell::hooks(process, home, &crate::shell::Shell::ALL);
+    for f in &done.rc_changed {
+        let line = lines
+            .iter()
+            .find(|h| &h.file == f)
+            .map_or(source, |h| &h.line);
+        writeln!(out, "  added to {}: {line}", f.display())?;
+    }
+    if cudaup.in_home() {
+        let hooked = modify_path
+            && !crate::install::receipts::ShellReceipt::read(home)
+                .hooks
+                .is_empty();
+        super::self_copy::how_to_run(out, cudaup, hooked, source, home)?;
+    } else {
+        writeln!(out, "  in this shell:  {source}")?;
+    }
+    Ok(())
 }
 
 fn framework_summary(step: &crate::install::python::step::FrameworkStep) -> String {

@@ -18,6 +18,7 @@ pub mod python;
 pub(crate) mod receipt_file;
 pub mod receipts;
 pub mod report;
+pub mod run;
 pub mod self_copy;
 pub mod source_choice;
 pub mod space;

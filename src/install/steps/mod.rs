@@ -26,6 +26,9 @@ pub enum StepError {
     /// An rc file was refused.
     #[error(transparent)]
     Hook(#[from] crate::install::env::HookError),
+    /// cudaup's own copy could not be put in place.
+    #[error("{0}")]
+    SelfCopy(crate::install::self_copy::SelfCopyError),
     /// Local I/O (the env intent, the receipts); the path is in the message.
     #[error(transparent)]
     Io(#[from] std::io::Error),
