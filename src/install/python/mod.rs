@@ -265,8 +265,14 @@ impl<'a> Session<'a> {
             ("PIP_NO_INPUT", "1"),
             ("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
         ];
-        if let (Tool::Uv(_), Some(dir)) = (&self.tool, &uv_cache) {
-            env.push(("UV_CACHE_DIR", dir.as_str()));
+        if let Tool::Uv(_) = &self.tool {
+            // The platform's certificate store, as cudaup's own downloads and pip use: uv's
+            // bundled roots refuse a network whose TLS is re-signed by a local authority (a
+            // company proxy, this CI's mirror), where pip and cudaup succeed.
+            env.push(("UV_SYSTEM_CERTS", "1"));
+            if let Some(dir) = &uv_cache {
+                env.push(("UV_CACHE_DIR", dir.as_str()));
+            }
         }
         let out = self
             .runner
