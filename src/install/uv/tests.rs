@@ -55,6 +55,42 @@ fn fetcher(dir: &Path) -> Fetcher {
     crate::catalog::update::tests::fetcher(dir)
 }
 
+/// A temporary directory holding a mirror of uv's wheel (`BINARY` inside) and an empty home
+/// beside it; the pin names the wheel by its real sha256s, or by another's where `spoil` says
+/// (`"wheel"`, else the binary).
+struct Setup {
+    tmp: tempfile::TempDir,
+    pin: UvPin,
+    home: Home,
+}
+
+impl Setup {
+    fn new(spoil: Option<&str>) -> Setup {
+        let tmp = tempfile::tempdir().unwrap();
+        let wheel = wheel_bytes("0.13.9", BINARY);
+        let (w, b) = match spoil {
+            Some("wheel") => (sha(b"another wheel"), sha(BINARY)),
+            Some(_) => (sha(&wheel), sha(b"another binary")),
+            None => (sha(&wheel), sha(BINARY)),
+        };
+        let pin = mirror(&tmp.path().join("mirror"), &wheel, &w, &b);
+        let home = Home::at(&tmp.path().join("home"));
+        Setup { tmp, pin, home }
+    }
+
+    /// [`bring`] into the home from the mirror.
+    fn bring(&self) -> Result<std::path::PathBuf, UvError> {
+        let index = Location::File(self.tmp.path().join("mirror"));
+        bring(
+            &self.home,
+            &self.pin,
+            std::env::consts::ARCH,
+            &fetcher(self.tmp.path()),
+            &[index],
+        )
+    }
+}
+
 #[test]
 fn the_shipped_pin_parses_and_malformed_rows_are_refused() {
     let pin = UvPin::builtin();
@@ -95,24 +131,9 @@ fn uv_version_lines_are_read() {
 
 #[test]
 fn uv_is_brought_from_a_mirror_verified_and_then_used_without_fetching() {
-    let tmp = tempfile::tempdir().unwrap();
-    let wheel = wheel_bytes("0.13.9", BINARY);
-    let pin = mirror(
-        &tmp.path().join("mirror"),
-        &wheel,
-        &sha(&wheel),
-        &sha(BINARY),
-    );
-    let home = Home::at(&tmp.path().join("home"));
-    let index = Location::File(tmp.path().join("mirror"));
-    let path = bring(
-        &home,
-        &pin,
-        std::env::consts::ARCH,
-        &fetcher(tmp.path()),
-        &[index],
-    )
-    .unwrap();
+    let st = Setup::new(None);
+    let (pin, home) = (&st.pin, &st.home);
+    let path = st.bring().unwrap();
     assert_eq!(path, home.tools().join("uv-0.13.9/uv"));
     assert_eq!(fs_err::read(&path).unwrap(), BINARY);
     #[cfg(unix)]
@@ -123,15 +144,15 @@ fn uv_is_brought_from_a_mirror_verified_and_then_used_without_fetching() {
             0o755
         );
     }
-    let r = receipt(&home).unwrap();
+    let r = receipt(home).unwrap();
     assert_eq!(
         (r.sha256.as_str(), r.binary.as_path()),
         (sha(BINARY).as_str(), path.as_path())
     );
-    assert_eq!(installed(&home, &pin), Some(path.clone()));
+    assert_eq!(installed(home, pin), Some(path.clone()));
     // The next choice takes cudaup's copy; fetching again would fail the test.
     let runner = crate::world::runner::SystemRunner;
-    let c = choose(&home, &pin, &runner, &[], false, || panic!("fetched again"));
+    let c = choose(home, pin, &runner, &[], false, || panic!("fetched again"));
     assert!(
         matches!(&c, Choice::Uv { path: p, .. } if *p == path),
         "{c:?}"
@@ -139,37 +160,23 @@ fn uv_is_brought_from_a_mirror_verified_and_then_used_without_fetching() {
     assert!(c.describe().contains("cudaup's copy"), "{}", c.describe());
     // Edited by someone: no longer cudaup's copy, so not used, and uninstall keeps it.
     fs_err::write(&path, b"#!/bin/sh\nexit 0\n").unwrap();
-    assert_eq!(installed(&home, &pin), None);
-    assert!(matches!(removal(&home), Some(Err((p, _))) if p == path));
+    assert_eq!(installed(home, pin), None);
+    assert!(matches!(removal(home), Some(Err((p, _))) if p == path));
 }
 
 #[test]
 fn a_wrong_wheel_or_binary_is_refused_and_nothing_lands() {
     for spoil in ["wheel", "binary"] {
-        let tmp = tempfile::tempdir().unwrap();
-        let wheel = wheel_bytes("0.13.9", BINARY);
-        let (w, b) = match spoil {
-            "wheel" => (sha(b"another wheel"), sha(BINARY)),
-            _ => (sha(&wheel), sha(b"another binary")),
-        };
-        let pin = mirror(&tmp.path().join("mirror"), &wheel, &w, &b);
-        let home = Home::at(&tmp.path().join("home"));
-        let index = Location::File(tmp.path().join("mirror"));
-        let e = bring(
-            &home,
-            &pin,
-            std::env::consts::ARCH,
-            &fetcher(tmp.path()),
-            &[index],
-        )
-        .unwrap_err();
+        let st = Setup::new(Some(spoil));
+        let (pin, home) = (&st.pin, &st.home);
+        let e = st.bring().unwrap_err();
         let text = e.to_string();
         assert!(text.contains("sha256"), "{spoil}: {text}");
         assert!(!home.tools().exists(), "{spoil}: tools/ was made");
-        assert!(receipt(&home).is_none());
+        assert!(receipt(home).is_none());
         // And the choice falls back to pip, saying why.
         let runner = crate::world::runner::SystemRunner;
-        let c = choose(&home, &pin, &runner, &[], false, || Err(e));
+        let c = choose(home, pin, &runner, &[], false, || Err(e));
         assert!(
             matches!(&c, Choice::Pip { why } if why.contains("no uv could be had") && why.contains("sha256")),
             "{c:?}"
@@ -179,28 +186,12 @@ fn a_wrong_wheel_or_binary_is_refused_and_nothing_lands() {
 
 #[test]
 fn an_index_without_the_wheel_names_what_it_asked() {
-    let tmp = tempfile::tempdir().unwrap();
-    let wheel = wheel_bytes("0.13.9", BINARY);
-    let mut pin = mirror(
-        &tmp.path().join("mirror"),
-        &wheel,
-        &sha(&wheel),
-        &sha(BINARY),
-    );
-    pin.wheel[0].filename = format!(
+    let mut st = Setup::new(None);
+    st.pin.wheel[0].filename = format!(
         "uv-0.13.9-py3-none-manylinux_2_17_{}.whl",
         std::env::consts::ARCH
     );
-    let home = Home::at(&tmp.path().join("home"));
-    let index = Location::File(tmp.path().join("mirror"));
-    let e = bring(
-        &home,
-        &pin,
-        std::env::consts::ARCH,
-        &fetcher(tmp.path()),
-        &[index],
-    )
-    .unwrap_err();
+    let e = st.bring().unwrap_err();
     assert!(matches!(e, UvError::NotListed { .. }), "{e}");
     assert!(e.to_string().contains("not listed"), "{e}");
 }
@@ -260,37 +251,15 @@ fn a_changed_copy_is_never_replaced_and_uninstall_takes_only_an_intact_one() {
     use crate::world::process::Process;
     let process = Process::with_vars(Vec::<(String, String)>::new(), Path::new("/"));
     for changed in [false, true] {
-        let tmp = tempfile::tempdir().unwrap();
-        let wheel = wheel_bytes("0.13.9", BINARY);
-        let pin = mirror(
-            &tmp.path().join("mirror"),
-            &wheel,
-            &sha(&wheel),
-            &sha(BINARY),
-        );
-        let home = Home::at(&tmp.path().join("home"));
+        let st = Setup::new(None);
+        let home = &st.home;
         fs_err::create_dir_all(home.root()).unwrap();
-        HomeMarker::claim(&home).unwrap();
-        let index = Location::File(tmp.path().join("mirror"));
-        let path = bring(
-            &home,
-            &pin,
-            std::env::consts::ARCH,
-            &fetcher(tmp.path()),
-            std::slice::from_ref(&index),
-        )
-        .unwrap();
+        HomeMarker::claim(home).unwrap();
+        let path = st.bring().unwrap();
         if changed {
             let mine = b"#!/bin/sh\necho mine\n";
             fs_err::write(&path, mine).unwrap();
-            let e = bring(
-                &home,
-                &pin,
-                std::env::consts::ARCH,
-                &fetcher(tmp.path()),
-                &[index],
-            )
-            .unwrap_err();
+            let e = st.bring().unwrap_err();
             assert!(e.to_string().contains("left as it is"), "{e}");
             assert_eq!(
                 fs_err::read(&path).unwrap(),
@@ -298,8 +267,8 @@ fn a_changed_copy_is_never_replaced_and_uninstall_takes_only_an_intact_one() {
                 "a changed copy is never replaced"
             );
         }
-        let steps = uninstall::plan(&home, &process, true).unwrap();
-        let out = uninstall::run(&home, &steps).unwrap();
+        let steps = uninstall::plan(home, &process, true).unwrap();
+        let out = uninstall::run(home, &steps).unwrap();
         if changed {
             assert!(path.is_file(), "kept");
             assert!(
