@@ -422,6 +422,9 @@ mod tests {
             toolkit: "",
         };
         assert_eq!(Error::from(root).exit_code(), ExitCode::Usage);
+        // M21: the config directory setup cannot tell is still the user's to fix (2).
+        let config = C::from(crate::container::setup::SetupError::NoConfigHome);
+        assert_eq!(Error::from(config).exit_code(), ExitCode::Usage);
         let engine = C::NoEngine("neither docker nor podman".into());
         assert_eq!(Error::from(engine).exit_code(), ExitCode::Usage);
         let fleet = std::io::Error::from(std::io::ErrorKind::PermissionDenied);

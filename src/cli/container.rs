@@ -1,9 +1,11 @@
-//! `cudaup container`: GPUs in Docker and Podman containers, through CDI by default.
+//! `cudaup container`: GPUs in Docker and Podman containers, through CDI by default. The
+//! arguments are in [`args`]; what each command does is in the `container` module; this file
+//! calls it and renders the answer.
+
+mod args;
 
 use std::io::Write;
 use std::path::PathBuf;
-
-use clap::{Args, Subcommand};
 
 use crate::container::{self, ContainerError, Survey};
 use crate::detect::Root;
@@ -11,193 +13,11 @@ use crate::error::{Error, ExitCode, Result};
 use crate::world::process::Process;
 use crate::world::runner::Runner;
 
+pub use args::ContainerCommand;
+use args::{DockerfileArgs, DoctorArgs, SetupArgs, VerifyArgs};
+
+use super::root::RootArgs;
 use super::Style;
-
-/// `cudaup container …`.
-#[derive(Debug, Subcommand)]
-pub enum ContainerCommand {
-    /// Show the container engines here (Docker and Podman, rootful and rootless, versions,
-    /// cgroups, SELinux, WSL) and how each will reach the GPUs, with the reasons: CDI by
-    /// default, the toolkit's legacy runtime only for engines too old for CDI
-    #[command(after_help = "Examples:\n  cudaup container plan\n  cudaup container plan --json")]
-    Plan(PlanArgs),
-    /// Print the CDI spec of the loaded driver (what `nvidia-ctk cdi generate` writes): device
-    /// nodes, the driver's libraries and binaries, firmware
-    #[command(
-        after_help = "Examples:\n  cudaup container spec\n  cudaup container spec --driver-root /captured/tree"
-    )]
-    Spec(SpecArgs),
-    /// Set the engines up: the CDI spec of the loaded driver where each engine reads it (no
-    /// root needed for rootless Podman), the engines' configuration, and with --toolkit the
-    /// NVIDIA Container Toolkit from NVIDIA's repository (four packages pinned to one version,
-    /// never below the CVE floor). Every file is undone by `cudaup container uninstall` (and
-    /// `cudaup uninstall`)
-    #[command(
-        after_help = "Examples:\n  cudaup container setup --dry-run\n  cudaup container setup\n  sudo cudaup container setup --toolkit --yes\n\n\
-Commands (package installs, daemon restarts) run only with --yes; without it they are printed."
-    )]
-    Setup(SetupArgs),
-    /// Put back every file `container setup` changed, byte for byte
-    Uninstall(UninstallArgs),
-    /// Check the container setup: toolkit (missing, version skew, under the CVE floor), runtime
-    /// registration, rootless cgroups, CDI specs (missing, unreadable, stale), CDI next to the
-    /// legacy hook, engines too old for CDI, the daemon-reload risk, SELinux, WSL, old apt lists;
-    /// each with its evidence and fix
-    #[command(
-        after_help = "Examples:\n  cudaup container doctor\n  cudaup container doctor --error 'unresolvable CDI devices nvidia.com/gpu=all'\n  cudaup container doctor --image nvcr.io/nvidia/pytorch:25.01-py3"
-    )]
-    Doctor(DoctorArgs),
-    /// Print a Dockerfile of this machine's plan: NVIDIA's CUDA image whose CUDA the host driver
-    /// runs, or a slim Python base, with the plan's framework pins as pip constraints
-    #[command(
-        after_help = "Examples:\n  cudaup container dockerfile --profile pytorch > Dockerfile\n  cudaup container dockerfile --check nvcr.io/nvidia/pytorch:25.01-py3"
-    )]
-    Dockerfile(DockerfileArgs),
-    /// Prove it: build addKernel with the host's nvcc, import a tiny image holding it, run it in a
-    /// container through the chosen path, and compare the GPU UUIDs inside with the host's
-    Verify(VerifyArgs),
-}
-
-/// `cudaup container doctor` flags.
-#[derive(Debug, Args)]
-pub struct DoctorArgs {
-    #[command(flatten)]
-    pub root: RootArgs,
-    /// Say which check explains this error text (what `docker run` or `podman run` printed)
-    #[arg(long, value_name = "TEXT")]
-    pub error: Option<String>,
-    /// Also check whether this driver runs IMAGE (its NVIDIA_REQUIRE_CUDA; the image must be
-    /// pulled)
-    #[arg(long, value_name = "IMAGE")]
-    pub image: Option<String>,
-    /// Print the findings as JSON
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `cudaup container dockerfile` flags.
-#[derive(Debug, Args)]
-pub struct DockerfileArgs {
-    /// Plan for the machine described in FILE (a `detect --json` document) instead of this one
-    #[arg(long, value_name = "FILE")]
-    pub system: Option<PathBuf>,
-    #[command(flatten)]
-    pub stack: super::plan::StackArgs,
-    /// Instead: read IMAGE's NVIDIA_REQUIRE_CUDA (through the engine's inspect) and say whether
-    /// this driver runs it
-    #[arg(long, value_name = "IMAGE")]
-    pub check: Option<String>,
-    /// Print JSON
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `cudaup container verify` flags.
-#[derive(Debug, Args)]
-pub struct VerifyArgs {
-    #[command(flatten)]
-    pub root: RootArgs,
-    /// Only this engine (docker or podman)
-    #[arg(long, value_enum)]
-    pub engine: Option<container::engine::Kind>,
-    /// The nvcc to build addKernel with [default: the active toolkit's, else the one on PATH,
-    /// else /usr/local/cuda/bin/nvcc]
-    #[arg(long, value_name = "FILE")]
-    pub nvcc: Option<PathBuf>,
-    /// Print the checks as JSON (verify's document)
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `cudaup container setup` flags.
-#[derive(Debug, Args)]
-pub struct SetupArgs {
-    #[command(flatten)]
-    pub root: RootArgs,
-    /// Write system files (/etc/cdi, /etc/docker/daemon.json, …) under DIR instead of /
-    #[arg(long, value_name = "DIR")]
-    pub root_prefix: Option<PathBuf>,
-    /// Read the driver's files under DIR instead of / for the spec
-    #[arg(long, value_name = "DIR")]
-    pub driver_root: Option<PathBuf>,
-    /// Only this engine (docker or podman)
-    #[arg(long, value_enum)]
-    pub engine: Option<container::engine::Kind>,
-    /// Install (or upgrade) the NVIDIA Container Toolkit from NVIDIA's repository
-    #[arg(long)]
-    pub toolkit: bool,
-    /// Run the commands (package installs, restarts) too
-    #[arg(short, long)]
-    pub yes: bool,
-    /// Show what would be written and run, and change nothing
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Print the plan (and what was done) as JSON
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `cudaup container uninstall` flags.
-#[derive(Debug, Args)]
-pub struct UninstallArgs {
-    /// Show what would be put back, and change nothing
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Print what was done as JSON
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// Where the host's files are read from.
-#[derive(Debug, Clone, Args)]
-pub struct RootArgs {
-    /// Read the host's files (cgroups, SELinux, WSL, the driver) under DIR instead of /
-    #[arg(long, value_name = "DIR")]
-    pub system_root: Option<PathBuf>,
-}
-
-impl ContainerCommand {
-    /// Whether it changes the host files cudaup records in `$CUDAUP_HOME` (and so takes the
-    /// home's lock: two setups at once would race on the host-file receipts).
-    pub fn changes_home(&self) -> bool {
-        match self {
-            ContainerCommand::Setup(a) => !a.dry_run,
-            ContainerCommand::Uninstall(a) => !a.dry_run,
-            _ => false,
-        }
-    }
-}
-
-impl RootArgs {
-    fn root(&self) -> Result<Root> {
-        match &self.system_root {
-            Some(d) if !d.is_dir() => Err(Error::Usage(format!(
-                "--system-root {}: not a directory",
-                d.display()
-            ))),
-            Some(d) => Ok(Root::at(d)),
-            None => Ok(Root::live()),
-        }
-    }
-}
-
-/// `cudaup container plan` flags.
-#[derive(Debug, Args)]
-pub struct PlanArgs {
-    #[command(flatten)]
-    pub root: RootArgs,
-    /// Print the survey (host, engines, choices) as JSON
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `cudaup container spec` flags.
-#[derive(Debug, Args)]
-pub struct SpecArgs {
-    /// Read the driver's files under DIR instead of / (the spec's host paths then lie under DIR)
-    #[arg(long, value_name = "DIR")]
-    pub driver_root: Option<PathBuf>,
-}
 
 pub(super) fn run(
     cmd: &ContainerCommand,
@@ -219,10 +39,7 @@ pub(super) fn run(
             Ok(ExitCode::Ok)
         }
         ContainerCommand::Spec(args) => {
-            let root = RootArgs {
-                system_root: args.driver_root.clone(),
-            }
-            .root()?;
+            let root = RootArgs::at(args.driver_root.clone()).root()?;
             let generated =
                 container::cdi::generate::generate(&root).map_err(ContainerError::from)?;
             out.write_all(&generated.spec.to_json())?;
@@ -295,10 +112,7 @@ fn setup(
 ) -> Result<ExitCode> {
     let survey = survey(&args.root, process, runner)?;
     let home = home(process)?;
-    let driver_root = RootArgs {
-        system_root: args.driver_root.clone(),
-    }
-    .root()?;
+    let driver_root = RootArgs::at(args.driver_root.clone()).root()?;
     if let Some(p) = &args.root_prefix {
         if !p.is_dir() {
             return Err(Error::Usage(format!(
@@ -307,21 +121,18 @@ fn setup(
             )));
         }
     }
-    let facts = container::toolkit::facts();
     let host_root = args.root.root()?;
     let opts = container::setup::Options {
-        prefix: args.root_prefix.as_deref(),
-        driver_root: &driver_root,
-        config_home: process
-            .path_var("XDG_CONFIG_HOME")
-            .or_else(|| process.home().map(|h| h.join(".config")))
-            .ok_or_else(|| {
-                Error::Usage("cannot tell the config directory: set HOME or XDG_CONFIG_HOME".into())
-            })?,
         install_toolkit: args.toolkit,
         only: args.engine,
-        toolkit: container::toolkit::probe(runner, &facts, &process.path_entries()),
-        family: container::toolkit::family(&host_root),
+        ..container::setup::Options::for_host(
+            process,
+            runner,
+            &host_root,
+            &driver_root,
+            args.root_prefix.as_deref(),
+        )
+        .map_err(ContainerError::from)?
     };
     let plan = container::setup::plan(&survey, &opts).map_err(ContainerError::from)?;
     let root_needed: Vec<&container::setup::Edit> =
@@ -413,13 +224,22 @@ fn home(process: &Process) -> Result<PathBuf> {
 fn survey(args: &RootArgs, process: &Process, runner: &dyn Runner) -> Result<Survey> {
     let root = args.root()?;
     let home = home(process)?;
-    let inputs = container::Inputs {
-        root: &root,
+    Ok(container::survey(&inputs(&root, process, &home), runner))
+}
+
+/// What the container module reads of this process: `root`'s files, `PATH`,
+/// `$XDG_RUNTIME_DIR`, `$CUDAUP_HOME`.
+fn inputs<'a>(
+    root: &'a Root,
+    process: &Process,
+    home: &'a std::path::Path,
+) -> container::Inputs<'a> {
+    container::Inputs {
+        root,
         path_entries: process.path_entries(),
         xdg_runtime_dir: process.path_var("XDG_RUNTIME_DIR"),
-        cudaup_home: &home,
-    };
-    Ok(container::survey(&inputs, runner))
+        cudaup_home: home,
+    }
 }
 
 fn render_plan(s: &Survey, style: &Style, out: &mut dyn Write) -> Result<()> {
@@ -526,7 +346,13 @@ fn doctor(
     let root = args.root.root()?;
     let mut findings = container_findings(&root, process, runner)?;
     if let Some(image) = &args.image {
-        findings.extend(image_finding(image, &root, process, runner, catalog)?);
+        findings.extend(container::image::image_finding(
+            image,
+            &root,
+            &process.path_entries(),
+            runner,
+            catalog,
+        )?);
     }
     let report = crate::doctor::Report {
         findings,
@@ -545,87 +371,6 @@ fn doctor(
     })
 }
 
-fn image_fit(
-    image: &str,
-    root: &Root,
-    process: &Process,
-    runner: &dyn Runner,
-    catalog: &crate::catalog::Catalog,
-) -> Result<container::image::Fit> {
-    let engine = ["podman", "docker"]
-        .iter()
-        .find_map(|n| container::toolkit::on_path(&process.path_entries(), n))
-        .ok_or_else(|| {
-            ContainerError::NoEngine(
-                "--check reads the image through docker or podman, and neither is on PATH".into(),
-            )
-        })?;
-    let requirement =
-        container::image::inspect(runner, &engine, image).map_err(ContainerError::Image)?;
-    let driver = container::Host::probe(root)
-        .driver_version
-        .ok_or_else(|| ContainerError::NoDriver("no NVIDIA driver is loaded here (/proc/driver/nvidia/version): nothing to compare the image with".into()))?;
-    // Forward compatibility is for Data Center GPUs (and Jetson): an H100/H200/A100-class name.
-    let datacenter = root
-        .list("/proc/driver/nvidia/gpus")
-        .iter()
-        .filter_map(|d| root.read(d.join("information")))
-        .any(|t| {
-            [
-                "H100", "H200", "H20", "A100", "A30", "A40", "L40", "L4", "B200", "GB200", "V100",
-                "T4",
-            ]
-            .iter()
-            .any(|m| t.contains(m))
-        });
-    Ok(container::image::fit(
-        requirement,
-        &driver,
-        catalog,
-        datacenter,
-    ))
-}
-
-fn image_finding(
-    image: &str,
-    root: &Root,
-    process: &Process,
-    runner: &dyn Runner,
-    catalog: &crate::catalog::Catalog,
-) -> Result<Vec<crate::doctor::Diagnosis>> {
-    let fit = image_fit(image, root, process, runner, catalog)?;
-    if fit.runs {
-        return Ok(Vec::new());
-    }
-    let need = fit
-        .requirement
-        .as_ref()
-        .and_then(|r| r.cuda.clone())
-        .unwrap_or_default();
-    let mut d = crate::doctor::Diagnosis::new(
-        "image-needs-newer-driver",
-        crate::model::finding::Severity::Error,
-        format!(
-            "{image} needs cuda>={need}; driver {} runs CUDA {}{}",
-            fit.driver,
-            fit.driver_cuda.as_deref().unwrap_or("?"),
-            fit.needs_driver
-                .as_deref()
-                .map(|n| format!(" (cuda>={need} needs driver ≥ {n})"))
-                .unwrap_or_default()
-        ),
-    )
-    .evidence(format!(
-        "NVIDIA_REQUIRE_CUDA={}",
-        fit.requirement
-            .as_ref()
-            .map(|r| r.raw.as_str())
-            .unwrap_or("")
-    ));
-    d = d.fix(fit.ways_out.join("\n"));
-    Ok(vec![d])
-}
-
 fn dockerfile(
     args: &DockerfileArgs,
     process: &Process,
@@ -634,7 +379,8 @@ fn dockerfile(
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
     if let Some(image) = &args.check {
-        let fit = image_fit(image, &Root::live(), process, runner, catalog)?;
+        let path = process.path_entries();
+        let fit = container::image::image_fit(image, &Root::live(), &path, runner, catalog)?;
         if args.json {
             let text = serde_json::to_string_pretty(&fit).expect("serialises");
             writeln!(out, "{text}")?;
@@ -650,7 +396,8 @@ fn dockerfile(
                     .unwrap_or_else(|| "no NVIDIA_REQUIRE_CUDA".into())
             )?;
         } else {
-            for d in image_finding(image, &Root::live(), process, runner, catalog)? {
+            for d in container::image::image_finding(image, &Root::live(), &path, runner, catalog)?
+            {
                 writeln!(out, "{}", d.finding.message)?;
                 for l in d.finding.fix.iter().flat_map(|f| f.lines()) {
                     writeln!(out, "  - {l}")?;
@@ -691,88 +438,25 @@ pub fn verify(
     process: &Process,
     runner: &dyn Runner,
 ) -> Result<(crate::verify::Report, Option<String>)> {
-    let checks =
-        checks_in_container_at(&args.root, process, runner, args.engine, args.nvcc.clone())?;
-    let mut report = crate::verify::Report {
-        schema_version: crate::verify::SCHEMA_VERSION,
-        ok: true,
-        passed: 0,
-        failed: 0,
-        skipped: 0,
-        toolkit: None,
-        venvs: Vec::new(),
-        checks: Vec::new(),
-    };
-    append(&mut report, checks);
-    Ok((report, None))
+    let checks = checks_in_container(&args.root, process, runner, args.engine, args.nvcc.clone())?;
+    Ok((crate::verify::Report::new(None, Vec::new(), checks), None))
 }
 
-/// Adds `checks` to `report`, counting them (`cudaup verify --container`).
-pub(super) fn append(report: &mut crate::verify::Report, checks: Vec<crate::verify::Check>) {
-    use crate::verify::Status;
-    report.checks.extend(checks);
-    let count = |s: Status| report.checks.iter().filter(|c| c.status == s).count();
-    report.passed = count(Status::Pass);
-    report.failed = count(Status::Fail);
-    report.skipped = count(Status::Skip);
-    report.ok = report.failed == 0;
-}
-
-/// The in-container checks on this machine (`cudaup verify --container`).
+/// The in-container checks on the host `root` names (`container verify`, and `cudaup verify
+/// --container` on this machine).
 pub(super) fn checks_in_container(
-    process: &Process,
-    runner: &dyn Runner,
-    engine: Option<container::engine::Kind>,
-    nvcc: Option<PathBuf>,
-) -> Result<Vec<crate::verify::Check>> {
-    checks_in_container_at(
-        &RootArgs { system_root: None },
-        process,
-        runner,
-        engine,
-        nvcc,
-    )
-}
-
-fn checks_in_container_at(
     root: &RootArgs,
     process: &Process,
     runner: &dyn Runner,
     only: Option<container::engine::Kind>,
     nvcc: Option<PathBuf>,
 ) -> Result<Vec<crate::verify::Check>> {
-    let survey = survey(root, process, runner)?;
-    let pick =
-        survey.engines.iter().zip(&survey.choices).find(|(e, c)| {
-            c.path != container::choice::Path::None && only.is_none_or(|o| e.kind == o)
-        });
-    let Some((engine, choice)) = pick else {
-        return Ok(vec![crate::verify::Check::skip(
-            "container-kernel",
-            vec!["no container engine set up for the GPUs here: `cudaup container setup` first (`cudaup container plan` shows the engines)".into()],
-        )]);
-    };
-    let work = tempfile::tempdir()?;
-    let path = process.path_entries();
-    let nvcc = nvcc
-        .filter(|p| p.is_file())
-        .or_else(|| {
-            process
-                .cudaup_home()
-                .and_then(|h| crate::install::receipts::Active::read(&h).toolkit)
-                .map(|t| crate::model::layout::Prefix::at(&t).nvcc())
-                .filter(|p| p.is_file())
-        })
-        .or_else(|| container::toolkit::on_path(&path, "nvcc"))
-        .or_else(|| Some(PathBuf::from("/usr/local/cuda/bin/nvcc")).filter(|p| p.is_file()));
-    let opts = container::smoke::Options {
-        engine,
-        choice,
+    let root = root.root()?;
+    let home = home(process)?;
+    Ok(container::smoke::checks_in_container(
+        &inputs(&root, process, &home),
+        runner,
+        only,
         nvcc,
-        work: work.path(),
-        host_nvidia_smi: container::toolkit::on_path(&path, "nvidia-smi"),
-        ldd: container::toolkit::on_path(&path, "ldd")
-            .unwrap_or_else(|| PathBuf::from("/usr/bin/ldd")),
-    };
-    Ok(container::smoke::run(&opts, runner))
+    )?)
 }

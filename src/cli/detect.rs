@@ -5,7 +5,7 @@ use std::io::Write;
 
 use crate::catalog::Catalog;
 use crate::detect::{self, Detection, Options, Root};
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ExitCode, Result};
 use crate::model::finding::Severity;
 use crate::model::system::{Gpu, KernelModule, Owner, Vendor};
 use crate::model::version::Version;
@@ -23,16 +23,7 @@ pub(super) fn run(
     style: &Style,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
-    let root = match &args.system_root {
-        Some(dir) if !dir.is_dir() => {
-            return Err(Error::Usage(format!(
-                "--system-root {}: not a directory",
-                dir.display()
-            )))
-        }
-        Some(dir) => Root::at(dir),
-        None => Root::live(),
-    };
+    let root = args.root.root()?;
     let detection = detect::detect(process, runner, catalog, &options(process, root, args.deep));
     for f in &detection.findings {
         tracing::debug!(id = f.id, "{}", f.message);

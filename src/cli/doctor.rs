@@ -2,14 +2,13 @@
 //! findings (human or JSON); `--explain` prints advice instead.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
 use crate::catalog::Catalog;
 use crate::detect::{self, Root};
 use crate::doctor::{self, explain::Topic, Facts, Inputs, Report};
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ExitCode, Result};
 use crate::install::receipts::Receipts;
 use crate::model::finding::Severity;
 use crate::world::process::Process;
@@ -26,14 +25,13 @@ Exit codes: 0 no error-severity finding (warnings and notes allowed), 1 at least
 /// `cudaup doctor` flags.
 #[derive(Debug, Args)]
 #[command(after_help = AFTER_HELP)]
+#[command(mut_arg("system_root", |a| a.help("Read the machine's files under DIR instead of / and run no command and no NVML (environment, compiler and disk checks are skipped)")))]
 pub struct DoctorArgs {
     /// Print {"findings": [{"id","severity","message","evidence","fix"}], "summary": {...}}
     #[arg(long)]
     pub json: bool,
-    /// Read the machine's files under DIR instead of / and run no command and no NVML
-    /// (environment, compiler and disk checks are skipped)
-    #[arg(long, value_name = "DIR")]
-    pub system_root: Option<PathBuf>,
+    #[command(flatten)]
+    pub root: super::root::RootArgs,
     /// Print practical advice instead of checking: oom (CUDA out of memory) or util (low GPU
     /// utilisation)
     #[arg(long, value_enum, value_name = "TOPIC")]
@@ -77,16 +75,7 @@ pub(super) fn run(
         }
         return Ok(ExitCode::Ok);
     }
-    let root = match &args.system_root {
-        Some(dir) if !dir.is_dir() => {
-            return Err(Error::Usage(format!(
-                "--system-root {}: not a directory",
-                dir.display()
-            )))
-        }
-        Some(dir) => Root::at(dir),
-        None => Root::live(),
-    };
+    let root = args.root.root()?;
     let report = diagnose(process, runner, catalog, root);
     if args.json {
         let text = serde_json::to_string_pretty(&report.document()).expect("json");

@@ -13,6 +13,7 @@ mod monitor;
 mod plan;
 mod repair;
 mod reporter;
+mod root;
 mod self_copy;
 mod style;
 mod uninstall;
@@ -172,13 +173,13 @@ Exit code 4 when any check failed; checks that cannot apply here are skipped, no
 
 /// `cudaup detect` flags.
 #[derive(Debug, Args)]
+#[command(mut_arg("system_root", |a| a.help("Read every file under DIR instead of /, and run no command and no NVML")))]
 pub struct DetectArgs {
     /// Print the System document as JSON (the format `plan --system FILE` reads)
     #[arg(long)]
     pub json: bool,
-    /// Read every file under DIR instead of /, and run no command and no NVML
-    #[arg(long, value_name = "DIR")]
-    pub system_root: Option<PathBuf>,
+    #[command(flatten)]
+    pub root: root::RootArgs,
     /// Also import torch in each Python to check that CUDA works (takes seconds)
     #[arg(long)]
     pub deep: bool,

@@ -102,8 +102,14 @@ pub(super) fn run(
             .toolkit
             .as_ref()
             .map(|t| crate::model::layout::Prefix::at(t).nvcc());
-        let inside = super::container::checks_in_container(process, runner, None, nvcc)?;
-        super::container::append(&mut report, inside);
+        let inside = super::container::checks_in_container(
+            &super::root::RootArgs::default(),
+            process,
+            runner,
+            None,
+            nvcc,
+        )?;
+        report.append(inside);
     }
     if args.json {
         writeln!(

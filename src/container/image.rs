@@ -3,12 +3,15 @@
 //! supports — the check the legacy runtime makes at start ("requirement error: unsatisfied
 //! condition: cuda>=12.8, please update your driver"), made before the container is run.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
 
+use super::ContainerError;
 use crate::catalog::Catalog;
+use crate::detect::Root;
+use crate::doctor::Diagnosis;
 use crate::model::version::Version;
 use crate::world::runner::Runner;
 
@@ -158,6 +161,85 @@ pub fn fit(
         needs_driver,
         ways_out,
     }
+}
+
+/// Whether the driver loaded under `root` runs `image`: its `NVIDIA_REQUIRE_CUDA`, read through
+/// the first of podman and docker on `path_entries` (`doctor --image`, `dockerfile --check`).
+pub fn image_fit(
+    image: &str,
+    root: &Root,
+    path_entries: &[PathBuf],
+    runner: &dyn Runner,
+    catalog: &Catalog,
+) -> Result<Fit, ContainerError> {
+    let engine = ["podman", "docker"]
+        .iter()
+        .find_map(|n| super::toolkit::on_path(path_entries, n))
+        .ok_or_else(|| {
+            ContainerError::NoEngine(
+                "--check reads the image through docker or podman, and neither is on PATH".into(),
+            )
+        })?;
+    let requirement = inspect(runner, &engine, image).map_err(ContainerError::Image)?;
+    let driver = super::Host::probe(root)
+        .driver_version
+        .ok_or_else(|| ContainerError::NoDriver("no NVIDIA driver is loaded here (/proc/driver/nvidia/version): nothing to compare the image with".into()))?;
+    // Forward compatibility is for Data Center GPUs (and Jetson): an H100/H200/A100-class name.
+    let datacenter = root
+        .list("/proc/driver/nvidia/gpus")
+        .iter()
+        .filter_map(|d| root.read(d.join("information")))
+        .any(|t| {
+            [
+                "H100", "H200", "H20", "A100", "A30", "A40", "L40", "L4", "B200", "GB200", "V100",
+                "T4",
+            ]
+            .iter()
+            .any(|m| t.contains(m))
+        });
+    Ok(fit(requirement, &driver, catalog, datacenter))
+}
+
+/// `image-needs-newer-driver` when the driver under `root` does not run `image` (none when it
+/// does), with the requirement as evidence and the ways out as the fix.
+pub fn image_finding(
+    image: &str,
+    root: &Root,
+    path_entries: &[PathBuf],
+    runner: &dyn Runner,
+    catalog: &Catalog,
+) -> Result<Vec<Diagnosis>, ContainerError> {
+    let fit = image_fit(image, root, path_entries, runner, catalog)?;
+    if fit.runs {
+        return Ok(Vec::new());
+    }
+    let need = fit
+        .requirement
+        .as_ref()
+        .and_then(|r| r.cuda.clone())
+        .unwrap_or_default();
+    let d = Diagnosis::new(
+        "image-needs-newer-driver",
+        crate::model::finding::Severity::Error,
+        format!(
+            "{image} needs cuda>={need}; driver {} runs CUDA {}{}",
+            fit.driver,
+            fit.driver_cuda.as_deref().unwrap_or("?"),
+            fit.needs_driver
+                .as_deref()
+                .map(|n| format!(" (cuda>={need} needs driver ≥ {n})"))
+                .unwrap_or_default()
+        ),
+    )
+    .evidence(format!(
+        "NVIDIA_REQUIRE_CUDA={}",
+        fit.requirement
+            .as_ref()
+            .map(|r| r.raw.as_str())
+            .unwrap_or("")
+    ))
+    .fix(fit.ways_out.join("\n"));
+    Ok(vec![d])
 }
 
 #[cfg(test)]

@@ -37,6 +37,33 @@ pub struct Options<'a> {
     pub family: Option<toolkit::Family>,
 }
 
+impl<'a> Options<'a> {
+    /// The options for this process's host: the config directory from `$XDG_CONFIG_HOME` (else
+    /// `~/.config`), the toolkit as `runner` finds it on `PATH`, and the package family of
+    /// `host_root`'s os-release.
+    pub fn for_host(
+        process: &crate::world::process::Process,
+        runner: &dyn crate::world::runner::Runner,
+        host_root: &Root,
+        driver_root: &'a Root,
+        prefix: Option<&'a Path>,
+    ) -> Result<Self, SetupError> {
+        let config_home = process
+            .path_var("XDG_CONFIG_HOME")
+            .or_else(|| process.home().map(|h| h.join(".config")))
+            .ok_or(SetupError::NoConfigHome)?;
+        Ok(Self {
+            prefix,
+            driver_root,
+            config_home,
+            install_toolkit: false,
+            only: None,
+            toolkit: toolkit::probe(runner, &toolkit::facts(), &process.path_entries()),
+            family: toolkit::family(host_root),
+        })
+    }
+}
+
 /// One file to write.
 #[derive(Debug, Clone, Serialize)]
 pub struct Edit {
@@ -75,6 +102,9 @@ pub enum SetupError {
     /// A config file cannot be edited.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// Neither `$XDG_CONFIG_HOME` nor `$HOME` says where the per-user configs are.
+    #[error("cannot tell the config directory: set HOME or XDG_CONFIG_HOME")]
+    NoConfigHome,
     /// No engine to set up.
     #[error("no container engine answered here{0}: install Podman (`apt-get install podman`, no daemon and no root needed) or start Docker, then run setup again")]
     NoEngine(String),

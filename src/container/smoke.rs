@@ -357,6 +357,51 @@ pub fn run(opts: &Options<'_>, runner: &dyn Runner) -> Vec<Check> {
     checks
 }
 
+/// The in-container checks on the host `inputs` describes (`cudaup container verify`, `cudaup
+/// verify --container`): the first engine set up for the GPUs (`only` that engine when given),
+/// addKernel and cuBLAS built with `nvcc` (else the active toolkit's, the one on `PATH`, or
+/// `/usr/local/cuda/bin/nvcc`). No engine set up is a skip that says what to do.
+pub fn checks_in_container(
+    inputs: &super::Inputs<'_>,
+    runner: &dyn Runner,
+    only: Option<super::engine::Kind>,
+    nvcc: Option<PathBuf>,
+) -> std::io::Result<Vec<Check>> {
+    let survey = super::survey(inputs, runner);
+    let pick = survey
+        .engines
+        .iter()
+        .zip(&survey.choices)
+        .find(|(e, c)| c.path != super::choice::Path::None && only.is_none_or(|o| e.kind == o));
+    let Some((engine, choice)) = pick else {
+        return Ok(vec![Check::skip(
+            "container-kernel",
+            vec!["no container engine set up for the GPUs here: `cudaup container setup` first (`cudaup container plan` shows the engines)".into()],
+        )]);
+    };
+    let work = tempfile::tempdir()?;
+    let path = &inputs.path_entries;
+    let nvcc = nvcc
+        .filter(|p| p.is_file())
+        .or_else(|| {
+            crate::install::receipts::Active::read(inputs.cudaup_home)
+                .toolkit
+                .map(|t| crate::model::layout::Prefix::at(&t).nvcc())
+                .filter(|p| p.is_file())
+        })
+        .or_else(|| super::toolkit::on_path(path, "nvcc"))
+        .or_else(|| Some(PathBuf::from("/usr/local/cuda/bin/nvcc")).filter(|p| p.is_file()));
+    let opts = Options {
+        engine,
+        choice,
+        nvcc,
+        work: work.path(),
+        host_nvidia_smi: super::toolkit::on_path(path, "nvidia-smi"),
+        ldd: super::toolkit::on_path(path, "ldd").unwrap_or_else(|| PathBuf::from("/usr/bin/ldd")),
+    };
+    Ok(run(&opts, runner))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

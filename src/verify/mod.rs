@@ -135,7 +135,19 @@ pub struct Report {
 }
 
 impl Report {
-    fn new(toolkit: Option<PathBuf>, venvs: Vec<PathBuf>, checks: Vec<Check>) -> Self {
+    /// Adds `checks` after the report's own and counts them again (`verify --container`, and
+    /// `container verify`'s report, which starts empty).
+    pub fn append(&mut self, checks: Vec<Check>) {
+        self.checks.extend(checks);
+        let count = |s: Status| self.checks.iter().filter(|c| c.status == s).count();
+        self.passed = count(Status::Pass);
+        self.failed = count(Status::Fail);
+        self.skipped = count(Status::Skip);
+        self.ok = self.failed == 0;
+    }
+
+    /// A report of `checks` about `toolkit` and `venvs`, counted.
+    pub fn new(toolkit: Option<PathBuf>, venvs: Vec<PathBuf>, checks: Vec<Check>) -> Self {
         let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
         Self {
             schema_version: SCHEMA_VERSION,
