@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::ContainerError;
 use crate::catalog::Catalog;
 use crate::detect::Root;
-use crate::doctor::Diagnosis;
+use crate::model::finding::Diagnosis;
 use crate::model::version::Version;
 use crate::world::runner::Runner;
 
