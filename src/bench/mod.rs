@@ -23,6 +23,8 @@ use serde::Serialize;
 use crate::catalog::{BenchManifest, Reference, Workload};
 use crate::error::{Error, Result};
 use crate::install::receipts::Receipts;
+use crate::model::request::Profile;
+use crate::resolve::offer::Offer;
 use crate::world::process::Process;
 use crate::world::runner::{RunError, Runner};
 
@@ -64,6 +66,26 @@ pub struct Context<'a> {
     pub runner: &'a dyn Runner,
     /// The reference figures.
     pub references: &'a BenchManifest,
+    /// The profile this machine is offered (asked only when nothing can be benched, to say
+    /// what to install: the same default `cudaup install` takes).
+    pub offer: &'a dyn Fn() -> Offer,
+}
+
+/// What to install so there is a GPU PyTorch to bench, by the profile this machine is offered:
+/// `cudaup install` alone when that default has one, else why nothing cudaup installs here can
+/// be benched.
+pub fn install_advice(offer: &Offer) -> String {
+    if matches!(offer.profile, Profile::Full | Profile::Pytorch) {
+        format!(
+            "`cudaup install` sets up this machine's default profile, {}, with PyTorch for its GPU",
+            offer.profile
+        )
+    } else {
+        format!(
+            "this machine's default profile is {} ({}): no PyTorch for a GPU to bench",
+            offer.profile, offer.why
+        )
+    }
 }
 
 /// One GPU's results.
@@ -156,7 +178,11 @@ pub struct Report {
 }
 
 /// The venv to bench: `--venv`, else the first framework venv for torch in the receipts.
-pub fn choose_venv(process: &Process, flag: Option<&Path>) -> Result<PathBuf> {
+pub fn choose_venv(
+    process: &Process,
+    flag: Option<&Path>,
+    offer: &dyn Fn() -> Offer,
+) -> Result<PathBuf> {
     if let Some(dir) = flag {
         let venv = crate::install::python::Venv {
             dir: std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()),
@@ -178,9 +204,10 @@ pub fn choose_venv(process: &Process, flag: Option<&Path>) -> Result<PathBuf> {
         .into_iter()
         .find(|v| !matches!(v.profile.as_deref(), Some("tensorflow" | "cpu")))
         .ok_or_else(|| {
-            Error::Unsupported(
-                "no PyTorch venv to bench: cudaup installed none (`cudaup install --profile pytorch`), and no --venv DIR was given".into(),
-            )
+            Error::Unsupported(format!(
+                "no PyTorch venv to bench: cudaup installed none, and no --venv DIR was given; {}",
+                install_advice(&offer())
+            ))
         })?;
     if !venv.venv().python().is_file() {
         return Err(Error::Unsupported(format!(
@@ -192,12 +219,13 @@ pub fn choose_venv(process: &Process, flag: Option<&Path>) -> Result<PathBuf> {
 }
 
 /// Refuses, with the reason, a venv whose torch cannot bench a GPU here (exit code 5).
-pub fn refuse(probe: &Probe, venv: &Path) -> Result<()> {
+pub fn refuse(probe: &Probe, venv: &Path, offer: &dyn Fn() -> Offer) -> Result<()> {
     let v = venv.display();
     let Some(torch) = &probe.torch else {
         return Err(Error::Unsupported(format!(
-            "torch does not import in {v} ({}); the bench needs PyTorch with CUDA and torchvision: `cudaup install --profile pytorch`, or --venv DIR",
-            probe.error.as_deref().unwrap_or("no error text")
+            "torch does not import in {v} ({}); the bench needs PyTorch with CUDA and torchvision (--venv DIR): {}",
+            probe.error.as_deref().unwrap_or("no error text"),
+            install_advice(&offer())
         )));
     };
     if probe.torchvision.is_none() {
@@ -208,7 +236,8 @@ pub fn refuse(probe: &Probe, venv: &Path) -> Result<()> {
     }
     let Some(cuda) = &probe.cuda else {
         return Err(Error::Unsupported(format!(
-            "torch {torch} in {v} is a CPU-only build: there is no GPU to bench through it (`cudaup install --profile pytorch` installs the CUDA build)"
+            "torch {torch} in {v} is a CPU-only build: there is no GPU to bench through it; {}",
+            install_advice(&offer())
         )));
     };
     if !probe.cuda_available || probe.devices.is_empty() {
@@ -229,7 +258,7 @@ fn timeout(quick: bool) -> Duration {
 
 /// Runs the whole bench. `progress` receives a line per step as it starts.
 pub fn run(ctx: &Context<'_>, opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report> {
-    let venv = choose_venv(ctx.process, opts.venv.as_deref())?;
+    let venv = choose_venv(ctx.process, opts.venv.as_deref(), ctx.offer)?;
     fs_err::create_dir_all(&opts.out_dir)?;
     remove_stale_scratch(&opts.out_dir);
     let scratch = tempfile::Builder::new()
@@ -259,7 +288,7 @@ pub fn run(ctx: &Context<'_>, opts: &Options, progress: &mut dyn FnMut(&str)) ->
             progress,
         )
         .map_err(|e| RunError::new(&py.python, e.to_string()))?;
-    refuse(&probe, &venv)?;
+    refuse(&probe, &venv, ctx.offer)?;
     let mut errors = Vec::new();
 
     let mut trains = Vec::new();

@@ -296,13 +296,20 @@ fn ddp_scaling_against_one_gpu() {
 #[test]
 fn refusals_say_what_is_missing() {
     let venv = Path::new("/v");
-    let msg = |p: &str| refuse(&probe(p), venv).unwrap_err();
+    let full = || Offer {
+        profile: Profile::Full,
+        why: "a GPU".into(),
+    };
+    let msg = |p: &str| refuse(&probe(p), venv, &full).unwrap_err();
     for (p, needle) in [
         (
             "no-torch",
             "torch does not import in /v (ModuleNotFoundError",
         ),
-        ("cpu-torch", "is a CPU-only build"),
+        (
+            "cpu-torch",
+            "is a CPU-only build: there is no GPU to bench through it; `cudaup install` sets up this machine's default profile, full,",
+        ),
         ("no-gpu", "torch 2.11.0+cu130 (CUDA 13.0) sees no GPU here"),
         ("no-torchvision", "torchvision does not import"),
     ] {
@@ -310,7 +317,20 @@ fn refusals_say_what_is_missing() {
         assert_eq!(e.exit_code(), crate::ExitCode::Unsupported, "{p}");
         assert!(e.to_string().contains(needle), "{p}: {e}");
     }
-    assert!(refuse(&probe("h200"), venv).is_ok());
+    assert!(refuse(&probe("h200"), venv, &full).is_ok());
+    // Without a GPU, the default installs no GPU PyTorch: no install is advised.
+    let cpu = || Offer {
+        profile: Profile::Cpu,
+        why: "no NVIDIA GPU here, so PyTorch for the CPU".into(),
+    };
+    let e = refuse(&probe("cpu-torch"), venv, &cpu)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("this machine's default profile is cpu (no NVIDIA GPU here")
+            && !e.contains("cudaup install"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -417,10 +437,15 @@ fn run_goes_through_the_runner_and_leaves_a_report_a_plot_and_no_scratch() {
     }));
     let process = crate::world::process::Process::default();
     let m = manifest();
+    let offer = || Offer {
+        profile: Profile::Full,
+        why: "a GPU".into(),
+    };
     let ctx = Context {
         process: &process,
         runner: &runner,
         references: &m,
+        offer: &offer,
     };
     let mut o = opts(out.path());
     o.venv = Some(venv.path().to_owned());
@@ -458,10 +483,15 @@ fn a_script_that_dies_is_reported_with_its_last_lines() {
     });
     let process = crate::world::process::Process::default();
     let m = manifest();
+    let offer = || Offer {
+        profile: Profile::Full,
+        why: "a GPU".into(),
+    };
     let ctx = Context {
         process: &process,
         runner: &runner,
         references: &m,
+        offer: &offer,
     };
     let mut o = opts(out.path());
     o.venv = Some(venv.path().to_owned());

@@ -79,10 +79,16 @@ pub(super) fn run(
         max_batch: args.max_batch,
         out_dir,
     };
+    // Only a refusal asks it: detecting the machine costs a second.
+    let offer = || {
+        let system = super::detect::detect_live(process, runner, catalog, false).system;
+        crate::resolve::offer::offer(&system, &Default::default(), catalog)
+    };
     let ctx = bench::Context {
         process,
         runner,
         references: &catalog.bench,
+        offer: &offer,
     };
     let mut stderr = std::io::stderr();
     let quiet = global.quiet;

@@ -13,6 +13,7 @@ mod compose;
 mod constraints;
 pub mod driver;
 mod jetson;
+pub mod offer;
 pub mod python;
 mod stack;
 mod toolkit_fit;

@@ -4,8 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::catalog::Catalog;
 use crate::model::request::TorchSource;
 use crate::model::request::{DriverPolicy, Pins, Profile, Request, SourceKind, WithComponent};
+use crate::model::system::System;
 use crate::model::version::VersionPin;
 use crate::settings::combine::{combine_fields, Combine};
 use crate::settings::file::{Config, ConfigError};
@@ -244,6 +246,10 @@ pub struct InstallSettings {
     pub shells: Option<Vec<Shell>>,
     /// Optional framework components.
     pub with: Vec<WithComponent>,
+    /// Whether a flag, variable or the config file chose the profile; when none did,
+    /// `request.profile` is a stand-in until [`InstallSettings::for_machine`] makes it the
+    /// profile the machine is offered.
+    pub profile_given: bool,
 }
 
 impl InstallSettings {
@@ -267,11 +273,7 @@ impl InstallSettings {
         let file = file.map(InstallOptions::from_config).unwrap_or_default();
         let o = flags.combine(env).combine(file);
         let profile = o.profile.unwrap_or(Profile::Full);
-        if profile == Profile::Cpu && o.cudnn.is_some() {
-            return Err(SettingsError::Conflict(
-                "--cudnn: the cpu profile installs no cuDNN (use --profile cuda-dev, full or tensorflow)".into(),
-            ));
-        }
+        check_cpu_pins(profile, o.cudnn.is_some())?;
         Ok(InstallSettings {
             request: Request {
                 profile,
@@ -300,8 +302,36 @@ impl InstallSettings {
             modify_path: o.modify_path.unwrap_or(true),
             shells: o.shells,
             with: o.with.unwrap_or_default(),
+            profile_given: o.profile.is_some(),
         })
     }
+
+    /// These settings for `system`: when no flag, variable or config file chose the profile, it
+    /// becomes the one the machine is offered ([`crate::resolve::offer`], the rule `wizard`,
+    /// `plan`, `install` and `bench` share); a chosen profile is kept. The `--cudnn` check of
+    /// [`InstallSettings::resolve`] is made again for the offered profile.
+    pub fn for_machine(
+        mut self,
+        system: &System,
+        catalog: &Catalog,
+    ) -> Result<InstallSettings, SettingsError> {
+        if !self.profile_given {
+            self.request.profile =
+                crate::resolve::offer::offer(system, &self.request, catalog).profile;
+            check_cpu_pins(self.request.profile, self.request.pins.cudnn.is_some())?;
+        }
+        Ok(self)
+    }
+}
+
+/// The cpu profile installs no cuDNN: a cuDNN pin on it is a conflict, not a silent no-op.
+fn check_cpu_pins(profile: Profile, cudnn_pinned: bool) -> Result<(), SettingsError> {
+    if profile == Profile::Cpu && cudnn_pinned {
+        return Err(SettingsError::Conflict(
+            "--cudnn: the cpu profile installs no cuDNN (use --profile cuda-dev, full or tensorflow)".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// A source location from a flag or variable, checked as the config file checks its keys: an
