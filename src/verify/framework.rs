@@ -305,9 +305,13 @@ pub fn judge(
         return (
             Check::pass(
                 id,
-                vec![format!(
-                    "{head} imports; a CPU build, as the cpu profile installs"
-                )],
+                vec![match &r.cuda {
+                    None => format!("{head} imports; a CPU build, as the cpu profile installs"),
+                    // PyPI's build, taken where PyTorch's CPU index was out of reach.
+                    Some(_) => format!(
+                        "{head} imports; the CUDA build PyPI serves, which the cpu profile runs on the CPU"
+                    ),
+                }],
             )
             .data(data.clone()),
             false,
@@ -669,6 +673,13 @@ mod tests {
         assert_eq!(
             c.evidence[0],
             "torch 2.11.0+cu130 (CUDA 13.0) imports; no GPU here to run on"
+        );
+        // The cpu profile on PyPI's CUDA build (where PyTorch's CPU index was out of reach).
+        let (c, _) = judge("f", &r, &[], Some("cpu"), None);
+        assert_eq!(c.status, Status::Pass);
+        assert_eq!(
+            c.evidence[0],
+            "torch 2.11.0+cu130 (CUDA 13.0) imports; the CUDA build PyPI serves, which the cpu profile runs on the CPU"
         );
         r.cuda = None;
         let (c, _) = judge("f", &r, &[h200(0)], Some("cpu"), None);

@@ -453,6 +453,7 @@ pub fn check_serves(
         base: dir.display().to_string(),
         origin: "bundle".into(),
         refused: None,
+        note: None,
     };
     super::probe::choose(probe, want, std::slice::from_ref(&only), &settings)
 }

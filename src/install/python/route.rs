@@ -217,6 +217,9 @@ pub fn want(plan: &Plan, system: &System, catalog: &Catalog) -> Option<Want> {
             Some(d) if *d == variant => Ok(format!(
                 "PyPI's torch {version} for Linux x86_64 is the {d} build (catalog: pypi_default)"
             )),
+            // The CUDA build runs on the CPU as well: a CPU-only machine that reaches PyPI but
+            // not PyTorch's index takes it rather than nothing.
+            Some(d) if variant == "cpu" => Ok(cuda_build_on_the_cpu(catalog, &version, d, &arch)),
             Some(d) => Err(format!(
                 "PyPI's torch {version} for Linux x86_64 is the {d} build; the plan needs {variant}"
             )),
@@ -251,6 +254,33 @@ pub fn want(plan: &Plan, system: &System, catalog: &Catalog) -> Option<Want> {
         os,
         arch,
     })
+}
+
+/// Why PyPI's CUDA build `d` of torch `version` serves the cpu profile, and what it costs: the
+/// CUDA libraries it brings (cuBLAS's size from the catalog's wheel table for the series, when
+/// it has one).
+fn cuda_build_on_the_cpu(catalog: &Catalog, version: &str, d: &str, arch: &str) -> String {
+    let cuda = super::step::variant_cuda(d);
+    let cublas = cuda
+        .as_ref()
+        .and_then(|c| {
+            // The newest release of the series: the wheel's exact pin is not in the catalog.
+            let series = c.prefix(2);
+            catalog
+                .components
+                .wheels
+                .iter()
+                .filter(|w| Version::parse(&w.cuda).is_some_and(|v| v.prefix(2) == series))
+                .max_by_key(|w| Version::parse(&w.cuda))
+        })
+        .and_then(|w| w.packages.get("nvidia-cublas"))
+        .and_then(|p| p.size(arch))
+        .map(|b| format!(" (cuBLAS alone: about {} MiB)", b / (1 << 20)))
+        .unwrap_or_default();
+    format!(
+        "PyPI's torch {version} for Linux x86_64 is the {d} build, which runs on the CPU too; it is a larger download than the cpu build, as it brings CUDA {}'s libraries as nvidia-* wheels{cublas} that this machine will not use",
+        cuda.map(|c| c.to_string()).unwrap_or_else(|| d.to_owned())
+    )
 }
 
 /// Where each kind of index comes from: the settings, resolved.
@@ -292,6 +322,10 @@ pub struct Candidate {
     /// Why it cannot serve the plan, known without asking it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
+    /// What taking it means, when it serves another build than the planned one (PyPI's CUDA
+    /// torch for the cpu profile: larger, and why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The routes for `want`, in the order they are tried; refused ones stay in the list with the
@@ -309,6 +343,10 @@ pub fn candidates(want: &Want, s: &IndexSettings) -> Vec<Candidate> {
         base: s.pypi_base(),
         origin: origin(s.pypi.is_some(), "--pypi-index"),
         refused: None,
+        note: match (&want.pypi_build, &want.pypi_variant, &want.variant) {
+            (Ok(why), Some(d), Some(v)) if d != v => Some(why.clone()),
+            _ => None,
+        },
     };
     let mut out = Vec::new();
     if let Some(dir) = &s.bundle {
@@ -317,6 +355,7 @@ pub fn candidates(want: &Want, s: &IndexSettings) -> Vec<Candidate> {
             base: dir.clone(),
             origin: "bundle".into(),
             refused: None,
+            note: None,
         });
     }
     if want.framework == Framework::Tensorflow {
@@ -328,6 +367,7 @@ pub fn candidates(want: &Want, s: &IndexSettings) -> Vec<Candidate> {
         base: s.torch_base(),
         origin: origin(s.torch.is_some(), "--torch-index"),
         refused: None,
+        note: None,
     };
     // A PyPI-style index with no tagged builds serves only PyPI's build; a local directory may
     // hold tagged ones too and is always looked at.
@@ -477,12 +517,8 @@ pub fn fixes(want: &Want, s: &IndexSettings, attempts: &[Attempt]) -> Vec<String
                     .strip_prefix("cu")
                     .filter(|n| n.len() >= 2)
                     .map(|n| format!("{}.{}", &n[..n.len() - 1], &n[n.len() - 1..]));
-                if v == "cpu" {
-                    out.push(format!(
-                        "PyPI's build: --profile pytorch plans torch {} {d}, which PyPI (and its mirrors) carry and which runs on the CPU too (a larger download: it brings CUDA's libraries)",
-                        want.packages[0].version
-                    ));
-                } else if let Some(cuda) = cuda {
+                // (The cpu profile takes PyPI's CUDA build itself: `want`.)
+                if let Some(cuda) = cuda {
                     out.push(format!(
                         "the build PyPI serves: --cuda {cuda} plans torch {} {d}, which PyPI (and its mirrors) carry",
                         want.packages[0].version

@@ -117,9 +117,12 @@ impl RouteView {
             } => {
                 let order: Vec<String> = candidates
                     .iter()
-                    .map(|c| match &c.refused {
-                        Some(why) => format!("{} {} (not usable: {why})", c.route.label(), c.base),
-                        None => format!("{} {}", c.route.label(), c.base),
+                    .map(|c| match (&c.refused, &c.note) {
+                        (Some(why), _) => {
+                            format!("{} {} (not usable: {why})", c.route.label(), c.base)
+                        }
+                        (None, Some(note)) => format!("{} {} ({note})", c.route.label(), c.base),
+                        (None, None) => format!("{} {}", c.route.label(), c.base),
                     })
                     .collect();
                 format!(
