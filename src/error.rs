@@ -184,6 +184,14 @@ impl Error {
                 use crate::container::ContainerError as C;
                 match e {
                     C::Edit(_) | C::Driver(_) => ExitCode::Failure,
+                    C::Toolkit(t) => {
+                        use crate::container::toolkit_install::InstallError as T;
+                        match t {
+                            T::Fetch { .. } => ExitCode::Network,
+                            T::NotAKey { .. } => ExitCode::Verification,
+                            T::NotInstalled { .. } => ExitCode::Failure,
+                        }
+                    }
                     C::Setup(_)
                     | C::Cdi(_)
                     | C::Image(_)
@@ -422,6 +430,27 @@ mod tests {
             toolkit: "",
         };
         assert_eq!(Error::from(root).exit_code(), ExitCode::Usage);
+        // Issue 39: the toolkit's key that cannot be fetched is the network (3), one that is not
+        // a key fails verification (4), packages that did not install are a failure (1).
+        use crate::container::toolkit_install::InstallError as T;
+        let fetch = T::Fetch {
+            url: "https://nvidia.github.io/libnvidia-container/gpgkey".into(),
+            message: "curl exited with 6".into(),
+        };
+        assert_eq!(Error::from(C::from(fetch)).exit_code(), ExitCode::Network);
+        let not_a_key = T::NotAKey {
+            url: "https://nvidia.github.io/libnvidia-container/gpgkey".into(),
+            message: "it is empty".into(),
+        };
+        assert_eq!(
+            Error::from(C::from(not_a_key)).exit_code(),
+            ExitCode::Verification
+        );
+        let missing = T::NotInstalled {
+            wanted: "1.20.0".into(),
+            found: "1.17.8".into(),
+        };
+        assert_eq!(Error::from(C::from(missing)).exit_code(), ExitCode::Failure);
         // M21: the config directory setup cannot tell is still the user's to fix (2).
         let config = C::from(crate::container::setup::SetupError::NoConfigHome);
         assert_eq!(Error::from(config).exit_code(), ExitCode::Usage);

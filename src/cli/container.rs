@@ -3,6 +3,7 @@
 //! calls it and renders the answer.
 
 mod args;
+mod render;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -15,6 +16,9 @@ use crate::world::runner::Runner;
 
 pub use args::ContainerCommand;
 use args::{DockerfileArgs, DoctorArgs, SetupArgs, VerifyArgs};
+
+use render::render_undone;
+use render::{render_plan, render_setup};
 
 use super::root::RootArgs;
 use super::Style;
@@ -85,24 +89,6 @@ pub(super) fn run(
     }
 }
 
-/// Lines for what [`crate::install::host_files::undo`] did (also `cudaup uninstall`'s).
-pub(super) fn render_undone(
-    undone: &[crate::install::host_files::Undone],
-    style: &Style,
-    out: &mut dyn Write,
-) -> Result<()> {
-    if undone.is_empty() {
-        writeln!(out, "container setup changed no file: nothing to put back")?;
-    }
-    for u in undone {
-        match &u.why {
-            Some(why) => writeln!(out, "  {} {} ({why})", style.warn("kept"), u.path.display())?,
-            None => writeln!(out, "  {} {}", u.action, u.path.display())?,
-        }
-    }
-    Ok(())
-}
-
 fn setup(
     args: &SetupArgs,
     process: &Process,
@@ -135,8 +121,7 @@ fn setup(
         .map_err(ContainerError::from)?
     };
     let plan = container::setup::plan(&survey, &opts).map_err(ContainerError::from)?;
-    let root_needed: Vec<&container::setup::Edit> =
-        plan.edits.iter().filter(|e| e.needs_root).collect();
+    let root_needed = plan.root_needed(args.yes);
     if !args.json {
         render_setup(&survey, &plan, style, out)?;
     }
@@ -153,7 +138,7 @@ fn setup(
         return Err(ContainerError::NeedsRoot {
             paths: root_needed
                 .iter()
-                .map(|e| e.path.display().to_string())
+                .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
                 .join(", "),
             toolkit: if args.toolkit { " --toolkit" } else { "" },
@@ -161,7 +146,15 @@ fn setup(
         .into());
     }
     let mut lines = Vec::new();
-    let applied = container::setup::apply(&plan, &home, args.yes, runner, &mut |l| {
+    let probe = || {
+        container::toolkit::probe(
+            runner,
+            &container::toolkit::facts(),
+            &process.path_entries(),
+        )
+        .version()
+    };
+    let applied = container::setup::apply(&plan, &home, args.yes, runner, &probe, &mut |l| {
         lines.push(l.to_owned())
     })?;
     if args.json {
@@ -178,43 +171,21 @@ fn setup(
     for p in &applied.written {
         writeln!(out, "  {} {}", style.good("wrote"), p.display())?;
     }
+    if let Some(v) = &applied.toolkit {
+        writeln!(
+            out,
+            "  {} the NVIDIA Container Toolkit {v} (nvidia-ctk --version)",
+            style.good("installed")
+        )?;
+    }
     if !args.yes && !plan.commands.is_empty() {
         writeln!(out, "Run these (or run setup again with --yes):")?;
-        for c in &plan.commands {
+        for c in &plan.by_hand() {
             writeln!(out, "  {}", crate::install::driver::shell_line(c))?;
         }
     }
     writeln!(out, "`cudaup container uninstall` puts every file back.")?;
     Ok(ExitCode::Ok)
-}
-
-fn render_setup(
-    survey: &Survey,
-    plan: &container::setup::Plan,
-    style: &Style,
-    out: &mut dyn Write,
-) -> Result<()> {
-    render_plan(survey, style, out)?;
-    writeln!(out)?;
-    writeln!(out, "{}", style.heading("Setup"))?;
-    for n in &plan.notices {
-        writeln!(out, "  {} {n}", style.warn("note"))?;
-    }
-    if plan.edits.is_empty() && plan.commands.is_empty() {
-        writeln!(out, "  nothing to change: every engine is set up")?;
-    }
-    for e in &plan.edits {
-        let verb = if e.bytes.is_some() { "write" } else { "remove" };
-        let root = if e.needs_root { " (needs root)" } else { "" };
-        writeln!(out, "  {verb} {} — {}{root}", e.path.display(), e.what)?;
-    }
-    for c in &plan.commands {
-        writeln!(out, "  $ {}", crate::install::driver::shell_line(c))?;
-    }
-    for l in &plan.run_lines {
-        writeln!(out, "  then: {l}")?;
-    }
-    Ok(())
 }
 
 fn home(process: &Process) -> Result<PathBuf> {
@@ -240,70 +211,6 @@ fn inputs<'a>(
         xdg_runtime_dir: process.path_var("XDG_RUNTIME_DIR"),
         cudaup_home: home,
     }
-}
-
-fn render_plan(s: &Survey, style: &Style, out: &mut dyn Write) -> Result<()> {
-    let h = &s.host;
-    writeln!(out, "{}", style.heading("Host"))?;
-    writeln!(
-        out,
-        "  driver      {}",
-        h.driver_version.as_deref().unwrap_or("not loaded")
-    )?;
-    writeln!(out, "  cgroups     {:?}", h.cgroups)?;
-    writeln!(out, "  SELinux     {:?}", h.selinux)?;
-    match &h.wsl {
-        Some(w) => writeln!(
-            out,
-            "  WSL         {} (/dev/dxg {}, libdxcore.so {})",
-            w.version,
-            if w.dxg { "present" } else { "missing" },
-            if w.libdxcore { "present" } else { "missing" }
-        )?,
-        None => writeln!(out, "  WSL         no")?,
-    }
-    writeln!(
-        out,
-        "  user        {}",
-        if h.root { "root" } else { "not root" }
-    )?;
-    writeln!(out)?;
-    writeln!(out, "{}", style.heading("Engines"))?;
-    if s.engines.is_empty() {
-        writeln!(
-            out,
-            "  none found on PATH (docker, podman): install one (Podman needs no daemon and no root: `apt-get install podman`)"
-        )?;
-    }
-    for (e, c) in s.engines.iter().zip(&s.choices) {
-        let cgroups = match (&e.cgroup_version, &e.cgroup_driver) {
-            (Some(v), Some(d)) => format!(", cgroup v{v} ({d})"),
-            _ => String::new(),
-        };
-        writeln!(out, "  {}{cgroups}", style.good(&e.label()))?;
-        let path = match &c.path {
-            container::choice::Path::Cdi { spec_dir, .. } => {
-                format!("CDI, spec in {}", spec_dir.display())
-            }
-            container::choice::Path::Legacy { .. } => {
-                "legacy `nvidia` runtime (NVIDIA Container Toolkit)".to_owned()
-            }
-            container::choice::Path::None => "nothing to set up".to_owned(),
-        };
-        writeln!(out, "    path      {path}")?;
-        for r in &c.reasons {
-            writeln!(out, "    {} {r}", style.dim("because"))?;
-        }
-        if !c.run_flags.is_empty() {
-            writeln!(
-                out,
-                "    run with  {} run {} IMAGE",
-                e.kind.program(),
-                c.run_flags.join(" ")
-            )?;
-        }
-    }
-    Ok(())
 }
 
 /// The container checks as doctor findings.

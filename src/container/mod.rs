@@ -16,6 +16,7 @@ pub mod image;
 pub mod setup;
 pub mod smoke;
 pub mod toolkit;
+pub mod toolkit_install;
 
 use std::path::{Path, PathBuf};
 
@@ -45,6 +46,9 @@ pub enum ContainerError {
     /// No CDI spec can be written for this driver tree.
     #[error(transparent)]
     Cdi(#[from] cdi::generate::GenerateError),
+    /// The toolkit could not be installed.
+    #[error(transparent)]
+    Toolkit(#[from] toolkit_install::InstallError),
     /// The image cannot be read.
     #[error("{0}")]
     Image(String),

@@ -14,9 +14,13 @@ use super::choice::{self, Path as Way};
 use super::config::{containers_conf, daemon_json, toolkit_toml, ConfigError};
 use super::engine::Kind;
 use super::toolkit;
+use super::toolkit_install;
 use super::Survey;
 use crate::detect::Root;
 use crate::model::version::Version;
+
+mod apply;
+pub use apply::{apply, Applied};
 
 /// What setup needs besides the survey.
 #[derive(Debug, Clone)]
@@ -91,6 +95,49 @@ pub struct Plan {
     pub driver_version: Option<String>,
     /// How to run a GPU container afterwards, per engine.
     pub run_lines: Vec<String>,
+    /// The toolkit's install, when one is planned: with consent its files are written and its
+    /// commands (the first of [`Plan::commands`]) run; without, [`Plan::by_hand`] prints NVIDIA's
+    /// guide instead.
+    pub toolkit: Option<toolkit_install::Install>,
+    /// Whether writing the toolkit's repository files needs root.
+    #[serde(skip)]
+    pub toolkit_needs_root: bool,
+}
+
+impl Plan {
+    /// The files only root may write: the edits', and with `run_commands` the toolkit's
+    /// repository files too.
+    pub fn root_needed(&self, run_commands: bool) -> Vec<&Path> {
+        let mut out: Vec<&Path> = self
+            .edits
+            .iter()
+            .filter(|e| e.needs_root)
+            .map(|e| e.path.as_path())
+            .collect();
+        if let Some(t) = self
+            .toolkit
+            .as_ref()
+            .filter(|_| run_commands && self.toolkit_needs_root)
+        {
+            out.extend(t.key.iter().map(|k| k.keyring.as_path()));
+            out.extend(t.repo_file.iter().map(|r| r.path.as_path()));
+        }
+        out
+    }
+
+    /// The commands a person runs instead of `--yes`: NVIDIA's guide for the toolkit (which sets
+    /// the repository up itself), then the rest.
+    pub fn by_hand(&self) -> Vec<Vec<String>> {
+        match &self.toolkit {
+            None => self.commands.clone(),
+            Some(t) => t
+                .by_hand
+                .iter()
+                .chain(self.commands.iter().skip(t.commands.len()))
+                .cloned()
+                .collect(),
+        }
+    }
 }
 
 /// Why setup cannot plan.
@@ -460,11 +507,22 @@ pub fn plan(survey: &Survey, opts: &Options<'_>) -> Result<Plan, SetupError> {
                         });
                     }
                 }
-                plan.commands.extend(
-                    toolkit::install_commands(family, &facts, &facts.install)
-                        .into_iter()
-                        .map(sudo),
-                );
+                let mut install = toolkit_install::steps(family, &facts, &facts.install);
+                install.commands = install.commands.into_iter().map(sudo).collect();
+                install.by_hand = install.by_hand.into_iter().map(sudo).collect();
+                // Resolved under the prefix, and read now so that a FIFO or a device there is
+                // refused before anything is written.
+                if let Some(k) = &mut install.key {
+                    k.keyring = sys(&k.keyring.display().to_string())?;
+                    read_text(&k.keyring)?;
+                }
+                if let Some(r) = &mut install.repo_file {
+                    r.path = sys(&r.path.display().to_string())?;
+                    read_text(&r.path)?;
+                }
+                plan.commands.extend(install.commands.iter().cloned());
+                plan.toolkit_needs_root = needs_root(true);
+                plan.toolkit = Some(install);
                 let writes_0_7 = Version::parse(&facts.install)
                     .zip(Version::parse(&facts.cdi_0_7_from))
                     .is_some_and(|(i, f)| i >= f);
@@ -491,39 +549,4 @@ pub fn plan(survey: &Survey, opts: &Options<'_>) -> Result<Plan, SetupError> {
     plan.edits = planned;
     plan.driver_version = spec.and_then(|g| g.driver_version);
     Ok(plan)
-}
-
-/// What [`apply`] did.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Applied {
-    /// Files written (or removed).
-    pub written: Vec<PathBuf>,
-    /// Commands run.
-    pub commands_run: Vec<Vec<String>>,
-}
-
-/// Writes the plan's files with receipts under `home`, then (with `run_commands`) runs its
-/// commands, echoing each.
-pub fn apply(
-    plan: &Plan,
-    home: &Path,
-    run_commands: bool,
-    runner: &dyn crate::world::runner::Runner,
-    echo: &mut dyn FnMut(&str),
-) -> Result<Applied, super::ContainerError> {
-    let mut done = Applied::default();
-    for e in &plan.edits {
-        crate::install::host_files::apply(home, &e.path, e.bytes.as_deref(), &e.what)?;
-        done.written.push(e.path.clone());
-    }
-    if run_commands && !plan.commands.is_empty() {
-        let step = crate::install::driver::DriverStep {
-            commands: plan.commands.clone(),
-            runnable: true,
-            ..Default::default()
-        };
-        let ran = crate::install::driver::execute(&step, runner, echo)?;
-        done.commands_run = ran.commands_run;
-    }
-    Ok(done)
 }

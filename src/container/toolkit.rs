@@ -23,6 +23,27 @@ pub struct Facts {
     pub packages: Vec<String>,
     /// Security floors.
     pub floor: Vec<Floor>,
+    /// NVIDIA's package repository.
+    pub repository: Repository,
+}
+
+/// NVIDIA's package repository as `container setup --toolkit --yes` writes it (`toolkit.toml`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Repository {
+    /// NVIDIA's signing key (ASCII-armored).
+    pub key_url: String,
+    /// Where apt's `signed-by` finds it.
+    pub keyring: String,
+    /// apt's source list.
+    pub apt_list_path: String,
+    /// Its text.
+    pub apt_list: String,
+    /// dnf's repository file.
+    pub dnf_repo_path: String,
+    /// Its text.
+    pub dnf_repo: String,
+    /// The .repo zypper adds.
+    pub zypper_repo_url: String,
 }
 
 /// One security floor.
