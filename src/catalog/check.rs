@@ -8,8 +8,8 @@ use serde::de::DeserializeOwned;
 
 use super::{
     describe_toml_error, line_col, BenchManifest, Catalog, CatalogMeta, ComponentsManifest,
-    CudaManifest, CudnnManifest, DriverManifest, DriverSupport, GpuTable, JetsonManifest,
-    PytorchManifest, Source, TensorflowManifest, TensorrtManifest, EMBEDDED,
+    CudaManifest, CudnnManifest, DriverManifest, DriverSupport, GpuTable, JaxManifest,
+    JetsonManifest, PytorchManifest, Source, TensorflowManifest, TensorrtManifest, EMBEDDED,
 };
 
 /// One problem in a catalog.
@@ -119,6 +119,7 @@ pub fn check(source: &Source) -> Vec<Problem> {
     let cudnn: Option<CudnnManifest> = texts.parse("cudnn.toml", &mut problems);
     let pytorch: Option<PytorchManifest> = texts.parse("pytorch.toml", &mut problems);
     let tensorflow: Option<TensorflowManifest> = texts.parse("tensorflow.toml", &mut problems);
+    let jax: Option<JaxManifest> = texts.parse("jax.toml", &mut problems);
     let components: Option<ComponentsManifest> = texts.parse("components.toml", &mut problems);
     let bench: Option<BenchManifest> = texts.parse("bench.toml", &mut problems);
     let tensorrt: Option<TensorrtManifest> = texts.parse("tensorrt.toml", &mut problems);
@@ -132,6 +133,7 @@ pub fn check(source: &Source) -> Vec<Problem> {
         Some(cudnn),
         Some(pytorch),
         Some(tensorflow),
+        Some(jax),
         Some(components),
         Some(bench),
         Some(tensorrt),
@@ -145,6 +147,7 @@ pub fn check(source: &Source) -> Vec<Problem> {
         cudnn,
         pytorch,
         tensorflow,
+        jax,
         components,
         bench,
         tensorrt,
@@ -162,6 +165,7 @@ pub fn check(source: &Source) -> Vec<Problem> {
         cudnn,
         pytorch,
         tensorflow,
+        jax,
         components,
         bench,
         tensorrt,
@@ -294,6 +298,9 @@ fn cross_check(c: &Catalog, t: &Texts, problems: &mut Vec<Problem>) {
     let majors: Vec<u32> = c.cuda.major.iter().map(|m| m.major).collect();
     for (needle, msg) in c.tensorrt.problems(&majors) {
         p("tensorrt.toml", &needle, msg);
+    }
+    for (needle, msg) in c.jax.problems() {
+        p("jax.toml", &needle, msg);
     }
     super::cross::check(c, &mut p);
 }

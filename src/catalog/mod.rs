@@ -11,6 +11,7 @@ mod date;
 mod driver_support;
 mod drivers;
 mod gpus;
+mod jax;
 mod jetson;
 mod meta;
 mod pytorch;
@@ -41,6 +42,7 @@ pub use drivers::{
     UnlistedEnded,
 };
 pub use gpus::{Chip, Device, DeviceRange, GpuTable, KnownGpu};
+pub use jax::{JaxCuda, JaxManifest, JaxPlugin, JaxRelease};
 pub use jetson::{JetsonManifest, JetsonModule, JetsonRelease, JetsonTorch, TorchKind};
 pub use meta::{CatalogMeta, Part, Probe};
 pub use pytorch::{
@@ -70,6 +72,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         "tensorflow.toml",
         include_str!("../../manifests/tensorflow.toml"),
     ),
+    ("jax.toml", include_str!("../../manifests/jax.toml")),
     (
         "components.toml",
         include_str!("../../manifests/components.toml"),
@@ -108,6 +111,8 @@ pub struct Catalog {
     pub pytorch: PytorchManifest,
     /// TensorFlow releases.
     pub tensorflow: TensorflowManifest,
+    /// JAX releases and their CUDA plugins.
+    pub jax: JaxManifest,
     /// Toolkit components, their sets, and the wheel pins per CUDA release.
     pub components: ComponentsManifest,
     /// Reference throughput for `cudaup bench`.
@@ -148,6 +153,7 @@ impl Catalog {
             cudnn: load_one(source, "cudnn.toml")?,
             pytorch: load_one(source, "pytorch.toml")?,
             tensorflow: load_one(source, "tensorflow.toml")?,
+            jax: load_one(source, "jax.toml")?,
             components: load_one(source, "components.toml")?,
             bench: load_one(source, "bench.toml")?,
             tensorrt: load_one(source, "tensorrt.toml")?,

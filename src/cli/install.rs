@@ -823,12 +823,7 @@ fn render_env(
 }
 
 fn framework_summary(step: &crate::install::python::step::FrameworkStep) -> String {
-    match &step.expect {
-        crate::install::python::step::Expect::Torch(t) => {
-            format!("torch {} ({})", t.version, t.variant)
-        }
-        crate::install::python::step::Expect::Tensorflow(v) => format!("TensorFlow {v}"),
-    }
+    step.expect.describe()
 }
 
 fn write_items(

@@ -56,8 +56,8 @@ pub struct PlanArgs {
 /// What to set up: the profile, pins and driver policy (shared by plan, install and mirror).
 #[derive(Debug, Clone, Args)]
 pub struct StackArgs {
-    /// What to set up: full (driver + CUDA + cuDNN + PyTorch), pytorch, tensorflow, cuda-dev, cpu
-    /// [default: full]
+    /// What to set up: full (driver + CUDA + cuDNN + PyTorch), pytorch, tensorflow, jax, cuda-dev,
+    /// cpu [default: full]
     #[arg(long, value_enum)]
     pub profile: Option<Profile>,
     /// Pin the CUDA version (toolkit and wheel), e.g. 12.8 or 12.8.1
@@ -72,6 +72,9 @@ pub struct StackArgs {
     /// Pin TensorFlow, e.g. 2.20
     #[arg(long, value_name = "VERSION")]
     pub tensorflow: Option<String>,
+    /// Pin JAX, e.g. 0.12 (the jax, jaxlib and CUDA plugin release)
+    #[arg(long, value_name = "VERSION")]
+    pub jax: Option<String>,
     /// Pin Python, e.g. 3.12
     #[arg(long, value_name = "VERSION")]
     pub python: Option<String>,
@@ -111,6 +114,7 @@ impl StackArgs {
             cudnn: pin("--cudnn", &self.cudnn)?,
             torch: pin("--torch", &self.torch)?,
             tensorflow: pin("--tensorflow", &self.tensorflow)?,
+            jax: pin("--jax", &self.jax)?,
             python: pin("--python", &self.python)?,
             driver,
             components: self.components.clone(),

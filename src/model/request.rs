@@ -18,6 +18,8 @@ pub enum Profile {
     Pytorch,
     /// Driver + TensorFlow with its CUDA wheels.
     Tensorflow,
+    /// Driver + JAX with the CUDA plugin and its CUDA wheels (`jax[cuda13]` or `jax[cuda12]`).
+    Jax,
     /// Driver + CUDA toolkit + cuDNN, for writing CUDA code.
     CudaDev,
     /// No GPU: CPU builds of PyTorch.
@@ -31,6 +33,7 @@ impl Profile {
             Profile::Full => "full",
             Profile::Pytorch => "pytorch",
             Profile::Tensorflow => "tensorflow",
+            Profile::Jax => "jax",
             Profile::CudaDev => "cuda-dev",
             Profile::Cpu => "cpu",
         }
@@ -39,6 +42,17 @@ impl Profile {
     /// Whether the profile installs a CUDA toolkit and cuDNN.
     pub fn has_toolkit(self) -> bool {
         matches!(self, Profile::Full | Profile::CudaDev)
+    }
+
+    /// The plan component of the framework the profile installs into a venv (`torch`,
+    /// `tensorflow`, `jax`), if it installs one.
+    pub fn framework_component(self) -> Option<&'static str> {
+        match self {
+            Profile::Full | Profile::Pytorch | Profile::Cpu => Some("torch"),
+            Profile::Tensorflow => Some("tensorflow"),
+            Profile::Jax => Some("jax"),
+            Profile::CudaDev => None,
+        }
     }
 
     /// Whether the profile installs PyTorch.
@@ -194,6 +208,8 @@ pub struct Pins {
     pub torch: Option<VersionPin>,
     /// TensorFlow.
     pub tensorflow: Option<VersionPin>,
+    /// JAX.
+    pub jax: Option<VersionPin>,
     /// Python.
     pub python: Option<VersionPin>,
 }

@@ -137,9 +137,32 @@ pub(super) fn plan(
             format!(
                 "the newest TensorFlow whose CUDA {} build the driver runs and whose cuDNN serves every GPU; `tensorflow[and-cuda]` brings CUDA and cuDNN as wheels: {}",
                 tf.cuda,
-                stack.tf_cudnn.as_deref().unwrap_or("as its tested build")
+                stack.wheel_cudnn.as_deref().unwrap_or("as its tested build")
             ),
         ));
+    }
+    if let Some((jax, plugin)) = stack.jax {
+        let mut c = Component::new(
+            "jax",
+            Action::Install,
+            Some(jax.version.to_string()),
+            format!(
+                "the newest JAX whose CUDA {major} plugin the driver runs and whose GPU floor (compute capability {floor}) every GPU meets; `jax[cuda{major}]` brings jaxlib, {plugin} {pv}, jax-cuda{major}-pjrt {pjrt} and CUDA {major} as wheels: {cudnn}",
+                major = plugin.cuda,
+                floor = ctx
+                    .catalog
+                    .jax
+                    .cuda_major(plugin.cuda)
+                    .map(|c| c.sm_min.to_string())
+                    .unwrap_or_default(),
+                plugin = plugin.name(),
+                pv = plugin.version,
+                pjrt = plugin.pjrt,
+                cudnn = stack.wheel_cudnn.as_deref().unwrap_or("no cuDNN wheel named"),
+            ),
+        );
+        c.variant = Some(format!("cuda{}", plugin.cuda));
+        components.push(c);
     }
 
     let mut reasons = Vec::new();

@@ -12,6 +12,7 @@ mod branches;
 mod compose;
 mod constraints;
 pub mod driver;
+mod jax;
 mod jetson;
 pub mod offer;
 pub mod python;
@@ -245,6 +246,7 @@ fn plan(system: &System, req: &Request, catalog: &Catalog, today: Date) -> Plan 
             stack::search_torch(&ctx, option.version.as_ref(), tried)
         }
         Profile::Tensorflow => stack::search_tensorflow(&ctx, option.version.as_ref(), tried),
+        Profile::Jax => jax::search(&ctx, option.version.as_ref(), tried),
         Profile::CudaDev => stack::search_toolkit(&ctx, option.version.as_ref(), tried),
         Profile::Cpu => unreachable!("planned above"),
     };
@@ -335,6 +337,12 @@ fn unmatched_pins(req: &Request, catalog: &Catalog) -> Vec<String> {
                 .iter()
                 .map(|r| &r.version)
                 .collect(),
+        ),
+        check(
+            "JAX",
+            "--jax",
+            pins.jax.as_ref(),
+            catalog.jax.release.iter().map(|r| &r.version).collect(),
         ),
     ]
     .into_iter()

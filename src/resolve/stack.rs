@@ -2,7 +2,10 @@
 //! GPUs, whose CUDA the driver runs, with a Python in range, and (in `full`) a toolkit of the
 //! same CUDA and a cuDNN for it.
 
-use crate::catalog::{CudaRelease, CudnnRelease, Kernels, TfRelease, TorchRelease, TorchVariant};
+use crate::catalog::{
+    CudaRelease, CudnnRelease, JaxPlugin, JaxRelease, Kernels, TfRelease, TorchRelease,
+    TorchVariant,
+};
 use crate::model::plan::Constraint;
 use crate::model::request::{pin_matches, Profile};
 use crate::model::version::Version;
@@ -17,6 +20,8 @@ pub struct Stack<'c> {
     pub torch: Option<(&'c TorchRelease, Option<&'c TorchVariant>)>,
     /// TensorFlow release.
     pub tensorflow: Option<&'c TfRelease>,
+    /// JAX release and the CUDA plugin its extra brings.
+    pub jax: Option<(&'c JaxRelease, &'c JaxPlugin)>,
     /// CUDA toolkit release.
     pub cuda: Option<&'c CudaRelease>,
     /// cuDNN build.
@@ -33,8 +38,8 @@ pub struct Stack<'c> {
     pub notes: Vec<String>,
     /// Bounds for what the framework's requirements leave floating.
     pub constraints: Vec<Constraint>,
-    /// TensorFlow: which cuDNN its wheels bring, in words.
-    pub tf_cudnn: Option<String>,
+    /// TensorFlow or JAX: which cuDNN their CUDA wheels bring, in words.
+    pub wheel_cudnn: Option<String>,
 }
 
 impl Stack<'_> {
@@ -43,10 +48,11 @@ impl Stack<'_> {
         self.coverage.iter().filter(|c| c.is_ok()).count()
     }
 
-    fn empty() -> Self {
+    pub(super) fn empty() -> Self {
         Self {
             torch: None,
             tensorflow: None,
+            jax: None,
             cuda: None,
             cudnn: None,
             cudnn_missing: None,
@@ -55,11 +61,11 @@ impl Stack<'_> {
             floor: None,
             notes: Vec::new(),
             constraints: Vec::new(),
-            tf_cudnn: None,
+            wheel_cudnn: None,
         }
     }
 
-    fn need(&mut self, floor: Version) {
+    pub(super) fn need(&mut self, floor: Version) {
         if self.floor.as_ref().is_none_or(|f| *f < floor) {
             self.floor = Some(floor);
         }
@@ -67,7 +73,7 @@ impl Stack<'_> {
 }
 
 /// Minor-version-compatibility floor of a CUDA major on this host.
-fn major_floor(ctx: &Ctx<'_>, cuda: &Version) -> Option<Version> {
+pub(super) fn major_floor(ctx: &Ctx<'_>, cuda: &Version) -> Option<Version> {
     let m = ctx
         .catalog
         .cuda
@@ -119,11 +125,11 @@ fn native_by_report(ctx: &Ctx<'_>, series: &Version, driver: Option<&Version>) -
     }
 }
 
-fn meets(driver: Option<&Version>, floor: &Version) -> bool {
+pub(super) fn meets(driver: Option<&Version>, floor: &Version) -> bool {
     driver.is_none_or(|d| d >= floor)
 }
 
-fn sm(v: &Version) -> String {
+pub(super) fn sm(v: &Version) -> String {
     format!("sm_{}{}", v.major(), v.minor())
 }
 
@@ -336,7 +342,7 @@ fn better(a: &Stack<'_>, b: &Stack<'_>, ctx: &Ctx<'_>) -> bool {
 }
 
 /// The releases matching `pin`, newest first.
-fn newest_first<'c, T>(
+pub(super) fn newest_first<'c, T>(
     all: &'c [T],
     pin: Option<&crate::model::version::VersionPin>,
     version: impl Fn(&T) -> &Version,
@@ -702,7 +708,7 @@ pub fn search_tensorflow<'c>(
         }
         match super::constraints::tensorflow_cudnn(ctx, r) {
             Ok(c) => {
-                stack.tf_cudnn = Some(c.summary);
+                stack.wheel_cudnn = Some(c.summary);
                 stack.constraints = c.constraints;
                 stack.notes.extend(c.notes);
             }

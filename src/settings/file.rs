@@ -3,7 +3,7 @@
 //!
 //! ```toml
 //! version = 1                 # required: the format of this file
-//! profile = "full"            # full | pytorch | tensorflow | cuda-dev | cpu
+//! profile = "full"            # full | pytorch | tensorflow | jax | cuda-dev | cpu
 //! lang = "en"                 # en | zh
 //!
 //! [pins]                      # all optional; versions match by prefix ("12.8" matches 12.8.1)
@@ -319,6 +319,7 @@ struct RawPins {
     cudnn: Option<Spanned<String>>,
     torch: Option<Spanned<String>>,
     tensorflow: Option<Spanned<String>>,
+    jax: Option<Spanned<String>>,
     python: Option<Spanned<String>>,
 }
 
@@ -577,7 +578,7 @@ impl Config {
                 c.error_at(
                     at,
                     format!(
-                        "profile = {}: not a profile: use full, pytorch, tensorflow, cuda-dev or cpu",
+                        "profile = {}: not a profile: use full, pytorch, tensorflow, jax, cuda-dev or cpu",
                         quote(&s)
                     ),
                 );
@@ -602,6 +603,7 @@ impl Config {
             cudnn: c.pin("pins.cudnn", &raw.pins.cudnn),
             torch: c.pin("pins.torch", &raw.pins.torch),
             tensorflow: c.pin("pins.tensorflow", &raw.pins.tensorflow),
+            jax: c.pin("pins.jax", &raw.pins.jax),
             python: c.pin("pins.python", &raw.pins.python),
         };
 
@@ -798,6 +800,9 @@ impl Config {
         if profile != Profile::Tensorflow && self.pins.tensorflow.is_some() {
             no("pins.tensorflow", "installs no TensorFlow");
         }
+        if profile != Profile::Jax && self.pins.jax.is_some() {
+            no("pins.jax", "installs no JAX");
+        }
         if cpu
             && matches!(
                 self.driver,
@@ -899,7 +904,7 @@ impl Config {
         o.push_str("# The format of this file.\n");
         writeln!(o, "version = {CONFIG_VERSION}").expect("writing to a String");
         o.push_str(
-            "\n# What to set up: full (driver + CUDA + cuDNN + PyTorch), pytorch, tensorflow,\n\
+            "\n# What to set up: full (driver + CUDA + cuDNN + PyTorch), pytorch, tensorflow, jax,\n\
              # cuda-dev (driver + CUDA + cuDNN) or cpu. Default: full.\n",
         );
         line(
@@ -938,6 +943,12 @@ impl Config {
             "tensorflow",
             self.pins.tensorflow.as_ref().map(|p| quote(&p.to_string())),
             "\"2.20\"",
+        );
+        line(
+            &mut o,
+            "jax",
+            self.pins.jax.as_ref().map(|p| quote(&p.to_string())),
+            "\"0.12\"",
         );
         line(
             &mut o,
@@ -1085,6 +1096,7 @@ fn parse_profile(s: &str) -> Option<Profile> {
         Profile::Full,
         Profile::Pytorch,
         Profile::Tensorflow,
+        Profile::Jax,
         Profile::CudaDev,
         Profile::Cpu,
     ]

@@ -81,6 +81,8 @@ pub struct InstallOptions {
     pub torch: Option<VersionPin>,
     /// `--tensorflow`.
     pub tensorflow: Option<VersionPin>,
+    /// `--jax`.
+    pub jax: Option<VersionPin>,
     /// `--python`.
     pub python: Option<VersionPin>,
     /// `--driver`.
@@ -125,6 +127,7 @@ combine_fields!(InstallOptions {
     cudnn,
     torch,
     tensorflow,
+    jax,
     python,
     driver,
     components,
@@ -189,6 +192,7 @@ impl InstallOptions {
             cudnn: c.pins.cudnn.clone(),
             torch: c.pins.torch.clone(),
             tensorflow: c.pins.tensorflow.clone(),
+            jax: c.pins.jax.clone(),
             python: c.pins.python.clone(),
             driver: c.driver.clone(),
             components: c.install.components.clone(),
@@ -282,6 +286,7 @@ impl InstallSettings {
                     cudnn: o.cudnn,
                     torch: o.torch,
                     tensorflow: o.tensorflow,
+                    jax: o.jax,
                     python: o.python,
                 },
                 driver: o.driver.unwrap_or(DriverPolicy::Auto),

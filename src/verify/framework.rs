@@ -42,6 +42,11 @@ impl VenvTarget {
         }
     }
 
+    /// Whether it holds JAX (by its profile).
+    pub fn kind_is_jax(&self) -> bool {
+        self.profile.as_deref() == Some("jax")
+    }
+
     /// Whether it holds TensorFlow (by its profile).
     pub fn kind_is_tensorflow(&self) -> bool {
         self.profile.as_deref() == Some("tensorflow")
@@ -51,6 +56,7 @@ impl VenvTarget {
     fn kind(&self) -> &'static str {
         match self.profile.as_deref() {
             Some("tensorflow") => "tensorflow",
+            Some("jax") => "jax",
             Some("full" | "pytorch" | "cpu") => "torch",
             _ => "auto",
         }
@@ -91,7 +97,8 @@ pub fn targets(receipts: &Receipts, flags: &[PathBuf]) -> Vec<VenvTarget> {
 }
 
 /// Imports the framework, lists the GPUs and compares a matmul on each with the CPU's.
-/// `argv[1]`: `torch`, `tensorflow` or `auto`.
+/// `argv[1]`: `torch`, `tensorflow`, `jax` or `auto`. For JAX it also lists the CUDA libraries
+/// the process mapped (`/proc/self/maps`), so the check can say whose copies JAX runs on.
 pub const CHECK_SCRIPT: &str = r#"# cudaup-verify-framework
 import json, sys
 N = 512
@@ -102,7 +109,7 @@ try:
     import importlib.util
     kind = sys.argv[1] if len(sys.argv) > 1 else "auto"
     if kind == "auto":
-        kind = next((m for m in ("torch", "tensorflow") if importlib.util.find_spec(m)), None)
+        kind = next((m for m in ("torch", "tensorflow", "jax") if importlib.util.find_spec(m)), None)
     r["framework"] = kind
     r["devices"] = []
     if kind == "torch":
@@ -162,6 +169,53 @@ try:
             except Exception as e:
                 d["error"] = err(e)
             r["devices"].append(d)
+    elif kind == "jax":
+        import os
+        import numpy as np
+        from importlib import metadata
+        import jax
+        r["version"] = jax.__version__
+        r["prefix"] = sys.prefix
+        for major in ("13", "12"):
+            try:
+                metadata.version("jax-cuda%s-plugin" % major)
+                r["cuda"] = major
+                break
+            except metadata.PackageNotFoundError:
+                pass
+        try:
+            gpus = jax.devices("gpu")
+        except Exception as e:
+            gpus = []
+            r["backend_error"] = err(e)
+        r["available"] = bool(gpus)
+        r["device_count"] = len(gpus)
+        rng = np.random.default_rng(0)
+        a = rng.standard_normal((N, N)).astype(np.float32)
+        b = rng.standard_normal((N, N)).astype(np.float32)
+        ref = a @ b
+        scale = float(np.abs(ref).max())
+        mm = jax.jit(lambda x, y: jax.numpy.matmul(x, y, precision="highest"))
+        for i, dev in enumerate(gpus):
+            d = {"index": i, "name": getattr(dev, "device_kind", str(dev))}
+            try:
+                cc = getattr(dev, "compute_capability", None)
+                if cc:
+                    d["capability"] = [int(x) for x in str(cc).split(".")[:2]]
+                out = np.asarray(mm(jax.device_put(a, dev), jax.device_put(b, dev)))
+                d["max_rel_err"] = float(np.abs(out - ref).max()) / scale
+            except Exception as e:
+                d["error"] = err(e)
+            r["devices"].append(d)
+        libs = {}
+        want = ("libcuda.so", "libcudart", "libcublas", "libcudnn.so", "libcufft", "libcusolver", "libcusparse", "libnccl", "libnvJitLink")
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split(None, 5)[-1].strip() if line.count(" ") >= 5 else ""
+                base = os.path.basename(path)
+                if path.startswith("/") and base.startswith(want):
+                    libs[base] = os.path.realpath(path)
+        r["libraries"] = libs
 except Exception as e:
     r["error"] = err(e)
 print(json.dumps(r))
@@ -190,6 +244,13 @@ pub struct FrameworkReport {
     pub devices: Vec<DeviceResult>,
     /// The import (or anything before the GPUs) failed.
     pub error: Option<String>,
+    /// JAX: the venv's `sys.prefix`.
+    pub prefix: Option<String>,
+    /// JAX: the CUDA libraries the process mapped, by file name, with their real paths.
+    #[serde(default)]
+    pub libraries: std::collections::BTreeMap<String, String>,
+    /// JAX: why it has no GPU backend, as JAX says.
+    pub backend_error: Option<String>,
 }
 
 /// One GPU's matmul in [`CHECK_SCRIPT`].
@@ -292,7 +353,7 @@ pub fn judge(
     }
     let Some(fw) = r.framework.as_deref() else {
         return fail(vec![
-            "neither torch nor tensorflow is installed in this venv".into(),
+            "none of torch, tensorflow or jax is installed in this venv".into(),
         ]);
     };
     let version = r.version.as_deref().unwrap_or("?");
@@ -332,7 +393,11 @@ pub fn judge(
     }
     if !r.available || r.device_count == 0 {
         return fail(vec![format!(
-            "{head} sees no GPU ({fw} reports CUDA unavailable); a driver older than CUDA {} needs is the usual cause (see `cudaup detect`)",
+            "{head} sees no GPU ({fw} reports CUDA unavailable{}); a driver older than CUDA {} needs is the usual cause (see `cudaup detect`)",
+            r.backend_error
+                .as_deref()
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default(),
             r.cuda.as_deref().unwrap_or("?")
         )]);
     }
@@ -366,6 +431,9 @@ pub fn judge(
         }
     }
     let mut lines = Vec::new();
+    if fw == "jax" {
+        lines.extend(jax_libraries(r, &mut problems));
+    }
     for d in &r.devices {
         let who = format!(
             "GPU {}: {}",
@@ -396,6 +464,35 @@ pub fn judge(
         ev.extend(lines);
         fail(ev)
     }
+}
+
+/// Whose CUDA libraries JAX runs on: each one the process mapped (the driver's `libcuda` aside)
+/// must come from the venv, where the plugin's `with-cuda` wheels put them. A copy from elsewhere
+/// means something shadows them (`LD_LIBRARY_PATH`, or another framework loaded its own first:
+/// glibc keeps the first library of a soname), which JAX's guide warns about. Returns the
+/// evidence line; a shadowing copy goes to `problems`.
+fn jax_libraries(r: &FrameworkReport, problems: &mut Vec<String>) -> Option<String> {
+    let prefix = r.prefix.as_deref()?;
+    let inside = |path: &str| Path::new(path).starts_with(prefix);
+    let mut ours = Vec::new();
+    for (name, path) in &r.libraries {
+        if name.starts_with("libcuda.so") {
+            continue;
+        }
+        if inside(path) {
+            ours.push(name.as_str());
+        } else {
+            problems.push(format!(
+                "{name} is loaded from {path}, not from the CUDA wheels in {prefix}: a copy outside the venv shadows the plugin's (LD_LIBRARY_PATH, or another framework imported first); unset LD_LIBRARY_PATH for this venv"
+            ));
+        }
+    }
+    (!ours.is_empty()).then(|| {
+        format!(
+            "CUDA libraries loaded from the venv's wheels: {}",
+            ours.join(", ")
+        )
+    })
 }
 
 /// Times matmuls and copies on every GPU; prints `{version, devices: [...]}`.
@@ -609,6 +706,7 @@ mod tests {
                 })
                 .collect(),
             error: None,
+            ..Default::default()
         }
     }
 
@@ -660,7 +758,7 @@ mod tests {
         assert_eq!(c.status, Status::Fail);
         assert!(c.evidence[0].starts_with("`import torch` failed: ImportError"));
         let (c, _) = judge("f", &FrameworkReport::default(), &gpus, None, None);
-        assert!(c.evidence[0].contains("neither torch nor tensorflow"));
+        assert!(c.evidence[0].contains("none of torch, tensorflow or jax"));
     }
 
     #[test]
@@ -703,10 +801,92 @@ mod tests {
                 error: None,
             }],
             error: None,
+            ..Default::default()
         };
         let (c, ran) = judge("f", &r, &[h200(0)], Some("tensorflow"), None);
         assert_eq!(c.status, Status::Pass, "{c:?}");
         assert!(ran);
+    }
+
+    fn jax_report(cublas: &str) -> FrameworkReport {
+        FrameworkReport {
+            framework: Some("jax".into()),
+            version: Some("0.12.0.1".into()),
+            cuda: Some("13".into()),
+            available: true,
+            device_count: 1,
+            devices: vec![DeviceResult {
+                index: 0,
+                name: Some("NVIDIA H200".into()),
+                capability: Some((9, 0)),
+                max_rel_err: Some(2e-7),
+                error: None,
+            }],
+            prefix: Some("/v/jax".into()),
+            libraries: [
+                (
+                    "libcuda.so.1",
+                    "/usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05",
+                ),
+                ("libcublas.so.13", cublas),
+                (
+                    "libcudnn.so.9",
+                    "/v/jax/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9",
+                ),
+            ]
+            .into_iter()
+            .map(|(a, b)| (a.to_owned(), b.to_owned()))
+            .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn jax_passes_with_the_plugins_libraries_and_names_them() {
+        let r = jax_report("/v/jax/lib/python3.12/site-packages/nvidia/cu13/lib/libcublas.so.13");
+        let (c, _) = judge("f", &r, &[h200(0)], Some("jax"), None);
+        assert_eq!(c.status, Status::Pass, "{c:?}");
+        let ev = c.evidence.join("\n");
+        assert!(
+            ev.contains(
+                "CUDA libraries loaded from the venv's wheels: libcublas.so.13, libcudnn.so.9"
+            ),
+            "{ev}"
+        );
+        assert!(!ev.contains("libcuda.so.1"), "{ev}");
+    }
+
+    #[test]
+    fn jax_fails_when_a_system_cublas_shadows_the_plugins() {
+        let r = jax_report("/usr/local/cuda-13.0/lib64/libcublas.so.13.1.0.3");
+        let (c, ran) = judge("f", &r, &[h200(0)], Some("jax"), None);
+        assert_eq!(c.status, Status::Fail, "{c:?}");
+        assert!(!ran);
+        assert!(
+            c.evidence[0].contains(
+                "libcublas.so.13 is loaded from /usr/local/cuda-13.0/lib64/libcublas.so.13.1.0.3, not from the CUDA wheels in /v/jax"
+            ),
+            "{c:?}"
+        );
+    }
+
+    #[test]
+    fn jax_on_the_cpu_backend_fails_with_jaxs_own_words() {
+        let mut r = jax_report("/v/jax/x/libcublas.so.13");
+        r.available = false;
+        r.device_count = 0;
+        r.devices.clear();
+        r.backend_error = Some("RuntimeError: Unable to initialize backend 'cuda'".into());
+        let (c, _) = judge("f", &r, &[h200(0)], Some("jax"), None);
+        assert_eq!(c.status, Status::Fail);
+        assert!(
+            c.evidence[0].contains("RuntimeError: Unable to initialize backend 'cuda'"),
+            "{c:?}"
+        );
+        // With no GPU on the machine, the check is skipped, saying so.
+        let (c, _) = judge("f", &r, &[], Some("jax"), None);
+        assert_eq!(c.status, Status::Skip);
+        assert!(c.evidence[0].contains("no GPU here to run on"), "{c:?}");
     }
 
     #[test]

@@ -2136,3 +2136,6 @@ mod aarch64 {
         );
     }
 }
+
+/// JAX (issue 41): which plugin each machine gets, and why not.
+mod jax;

@@ -26,6 +26,8 @@ pub struct Answers {
     pub torch: Option<VersionPin>,
     /// Pinned TensorFlow version.
     pub tensorflow: Option<VersionPin>,
+    /// Pinned JAX version.
+    pub jax: Option<VersionPin>,
     /// Pinned Python version.
     pub python: Option<VersionPin>,
     /// Driver policy; `None` is the default policy.
@@ -74,6 +76,7 @@ impl Answers {
             cudnn: None,
             torch: None,
             tensorflow: None,
+            jax: None,
             python: None,
             driver: None,
             prefix: None,
@@ -117,6 +120,7 @@ impl Answers {
             cudnn: o.cudnn,
             torch: o.torch,
             tensorflow: o.tensorflow,
+            jax: o.jax,
             python: o.python,
             driver: o.driver.filter(|d| *d != DriverPolicy::Auto),
             prefix: o.prefix,
@@ -144,6 +148,7 @@ impl Answers {
             cudnn: self.cudnn.clone(),
             torch: self.torch.clone(),
             tensorflow: self.tensorflow.clone(),
+            jax: self.jax.clone(),
             python: self.python.clone(),
             driver: self.driver.clone(),
             components: self.components.clone(),
@@ -194,6 +199,9 @@ impl Answers {
         if p != Profile::Tensorflow {
             self.tensorflow = None;
         }
+        if p != Profile::Jax {
+            self.jax = None;
+        }
         if !p.has_toolkit() {
             self.prefix = None;
             self.no_cudnn = false;
@@ -228,6 +236,7 @@ impl Answers {
             cudnn: a.cudnn,
             torch: a.torch,
             tensorflow: a.tensorflow,
+            jax: a.jax,
             python: a.python,
         };
         c.driver = a.driver;

@@ -255,6 +255,102 @@ pub fn judge_tf(
     Ok(Vec::new())
 }
 
+/// What the JAX inside the venv says about itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct JaxReport {
+    /// `jax.__version__`.
+    pub version: Option<String>,
+    /// `jaxlib`'s version.
+    pub jaxlib: Option<String>,
+    /// The installed CUDA plugins, by distribution name (`jax-cuda13-plugin`), with versions.
+    #[serde(default)]
+    pub plugins: std::collections::BTreeMap<String, String>,
+    /// GPUs JAX sees (`jax.devices("gpu")`).
+    #[serde(default)]
+    pub gpus: usize,
+    /// Why JAX has no GPU backend here, as it says.
+    pub gpu_error: Option<String>,
+    /// The import failed.
+    pub error: Option<String>,
+}
+
+/// The JAX check script: versions from the distributions' metadata, GPUs from JAX itself.
+pub const JAX_SCRIPT: &str = r#"
+import json
+from importlib import metadata
+r = {"plugins": {}}
+for major in ("12", "13"):
+    name = "jax-cuda%s-plugin" % major
+    try:
+        r["plugins"][name] = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        pass
+try:
+    import jax
+    r["version"] = jax.__version__
+    import jaxlib
+    r["jaxlib"] = jaxlib.__version__
+    try:
+        r["gpus"] = len(jax.devices("gpu"))
+    except Exception as e:
+        r["gpus"] = 0
+        r["gpu_error"] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
+except Exception as e:
+    r["error"] = "%s: %s" % (type(e).__name__, e)
+print(json.dumps(r))
+"#;
+
+/// Compares a JAX report with the plan: the planned release, its CUDA `major` plugin (a jaxlib
+/// without it runs on the CPU only, silently), and on a machine with GPUs, JAX seeing them.
+pub fn judge_jax(
+    report: &JaxReport,
+    version: &Version,
+    major: u32,
+    gpus_here: bool,
+) -> Result<Vec<String>, String> {
+    if let Some(e) = &report.error {
+        return Err(format!("`import jax` failed in the venv: {e}"));
+    }
+    let got = report.version.as_deref().unwrap_or("nothing");
+    if Version::parse(got) != Some(version.clone()) {
+        return Err(format!(
+            "JAX {got} is installed where {version} was planned"
+        ));
+    }
+    let plugin = format!("jax-cuda{major}-plugin");
+    let fix = format!("pip install --force-reinstall 'jax[cuda{major}]=={version}'");
+    match report.plugins.get(&plugin) {
+        None => {
+            return Err(format!(
+                "{plugin} is not installed: this jaxlib runs on the CPU only; fix: {fix}"
+            ))
+        }
+        Some(v) if Version::parse(v) != Some(version.clone()) => {
+            return Err(format!(
+                "{plugin} {v} is installed where {version} was planned; fix: {fix}"
+            ))
+        }
+        Some(_) => {}
+    }
+    if let Some(other) = report.plugins.keys().find(|k| **k != plugin) {
+        return Err(format!(
+            "{other} is installed beside {plugin}: JAX would load either; fix: pip uninstall -y {other}"
+        ));
+    }
+    if gpus_here && report.gpus == 0 {
+        return Err(format!(
+            "JAX {got} sees no GPU and falls back to the CPU ({}): check the driver with `cudaup detect` and that LD_LIBRARY_PATH does not point at another CUDA",
+            report.gpu_error.as_deref().unwrap_or("no GPU backend")
+        ));
+    }
+    if !gpus_here {
+        return Ok(vec![format!(
+            "no GPU on this machine: JAX {got} with {plugin} is installed; `cudaup verify` on a GPU machine runs its GPU check"
+        )]);
+    }
+    Ok(Vec::new())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,5 +435,62 @@ mod tests {
         assert!(serves(&l(&["sm_90a"]), &v("9.0")));
         assert!(serves(&l(&["compute_90"]), &v("12.0")));
         assert!(!serves(&l(&["sm_100", "sm_120"]), &v("6.1")));
+    }
+
+    fn jax(plugins: &[(&str, &str)], gpus: usize) -> JaxReport {
+        JaxReport {
+            version: Some("0.12.0.1".into()),
+            jaxlib: Some("0.12.0.1".into()),
+            plugins: plugins
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+            gpus,
+            gpu_error: (gpus == 0).then(|| "RuntimeError: Unknown backend: 'gpu'".into()),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn jax_without_its_plugin_is_a_cpu_jaxlib_with_the_fix() {
+        let v = Version::parse("0.12.0.1").unwrap();
+        let e = judge_jax(&jax(&[], 0), &v, 13, false).unwrap_err();
+        assert_eq!(
+            e,
+            "jax-cuda13-plugin is not installed: this jaxlib runs on the CPU only; fix: pip install --force-reinstall 'jax[cuda13]==0.12.0.1'"
+        );
+    }
+
+    #[test]
+    fn jax_judges_plugin_version_a_second_plugin_and_the_gpus() {
+        let v = Version::parse("0.12.0.1").unwrap();
+        let good = [("jax-cuda13-plugin", "0.12.0.1")];
+        // No GPU here: installed, and the note says where the GPU check runs.
+        let notes = judge_jax(&jax(&good, 0), &v, 13, false).unwrap();
+        assert!(notes[0].starts_with("no GPU on this machine"), "{notes:?}");
+        // GPUs here that JAX does not see: its own words.
+        let e = judge_jax(&jax(&good, 0), &v, 13, true).unwrap_err();
+        assert!(
+            e.contains("falls back to the CPU (RuntimeError: Unknown backend: 'gpu')"),
+            "{e}"
+        );
+        assert_eq!(
+            judge_jax(&jax(&good, 2), &v, 13, true).unwrap(),
+            Vec::<String>::new()
+        );
+        let e = judge_jax(&jax(&[("jax-cuda13-plugin", "0.12.1")], 1), &v, 13, true).unwrap_err();
+        assert!(
+            e.starts_with("jax-cuda13-plugin 0.12.1 is installed where 0.12.0.1 was planned"),
+            "{e}"
+        );
+        let both = [
+            ("jax-cuda12-plugin", "0.12.0.1"),
+            ("jax-cuda13-plugin", "0.12.0.1"),
+        ];
+        let e = judge_jax(&jax(&both, 1), &v, 13, true).unwrap_err();
+        assert!(
+            e.starts_with("jax-cuda12-plugin is installed beside jax-cuda13-plugin"),
+            "{e}"
+        );
     }
 }

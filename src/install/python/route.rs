@@ -111,6 +111,15 @@ pub enum Framework {
     Torch,
     /// TensorFlow (`tensorflow[and-cuda]`).
     Tensorflow,
+    /// JAX (`jax[cuda13]` or `jax[cuda12]`).
+    Jax,
+}
+
+impl Framework {
+    /// Whether PyPI is its only home (PyTorch's own index serves torch alone).
+    pub fn pypi_only(self) -> bool {
+        matches!(self, Framework::Tensorflow | Framework::Jax)
+    }
 }
 
 impl Want {
@@ -169,6 +178,25 @@ pub fn want(plan: &Plan, system: &System, catalog: &Catalog) -> Option<Want> {
     let python = Version::parse(python.version.as_deref()?)?.prefix(2);
     let os = system.os.family;
     let arch = system.os.arch.clone();
+    if plan.profile == Profile::Jax {
+        let jax = plan.component("jax")?;
+        return Some(Want {
+            framework: Framework::Jax,
+            packages: vec![Wanted {
+                name: "jax".into(),
+                extras: format!("[{}]", jax.variant.clone()?),
+                version: jax.version.clone()?,
+                tagged: false,
+            }],
+            variant: None,
+            pypi_build: Ok("JAX and its CUDA plugins are published on PyPI only".into()),
+            pypi_variant: None,
+            pypi_first: true,
+            python,
+            os,
+            arch,
+        });
+    }
     if plan.profile == Profile::Tensorflow {
         let tf = plan.component("tensorflow")?;
         return Some(Want {
@@ -358,7 +386,7 @@ pub fn candidates(want: &Want, s: &IndexSettings) -> Vec<Candidate> {
             note: None,
         });
     }
-    if want.framework == Framework::Tensorflow {
+    if want.framework.pypi_only() {
         out.push(pypi);
         return out;
     }
@@ -500,7 +528,7 @@ pub fn fixes(want: &Want, s: &IndexSettings, attempts: &[Attempt]) -> Vec<String
         .iter()
         .any(|a| a.route == RouteKind::Pypi && a.network);
     let pypi_ok = want.pypi_build.is_ok();
-    if pypi_ok || want.framework == Framework::Tensorflow {
+    if pypi_ok || want.framework.pypi_only() {
         out.push(format!(
             "a PyPI mirror this machine reaches: --pypi-index URL, e.g. {}",
             mirrors(RouteKind::Pypi)

@@ -25,6 +25,26 @@ pub enum Expect {
     Torch(TorchExpectation),
     /// A TensorFlow release.
     Tensorflow(Version),
+    /// A JAX release with the CUDA plugin of a major.
+    Jax {
+        /// The release.
+        version: Version,
+        /// The plugin's CUDA major.
+        cuda: u32,
+        /// Whether the planned GPUs are this machine's (so JAX must see them).
+        gpus_here: bool,
+    },
+}
+
+impl Expect {
+    /// `torch 2.15.0 (cu130)`, `TensorFlow 2.21.0`, `JAX 0.12.0.1 (cuda13)`.
+    pub fn describe(&self) -> String {
+        match self {
+            Expect::Torch(t) => format!("torch {} ({})", t.version, t.variant),
+            Expect::Tensorflow(v) => format!("TensorFlow {v}"),
+            Expect::Jax { version, cuda, .. } => format!("JAX {version} (cuda{cuda})"),
+        }
+    }
 }
 
 /// The framework step of an install.
@@ -85,7 +105,7 @@ pub fn step(
 ) -> Result<Option<FrameworkStep>, PyEnvError> {
     if !matches!(
         plan.profile,
-        Profile::Full | Profile::Pytorch | Profile::Tensorflow | Profile::Cpu
+        Profile::Full | Profile::Pytorch | Profile::Tensorflow | Profile::Jax | Profile::Cpu
     ) {
         return Ok(None);
     }
@@ -113,6 +133,27 @@ pub fn step(
         .ok_or_else(|| PyEnvError::Plan("the plan has no framework to install".into()))?;
     let candidates = route::candidates(&want, indexes);
     let (keep, expect) = match plan.profile {
+        Profile::Jax => {
+            let jax = plan
+                .component("jax")
+                .ok_or_else(|| PyEnvError::Plan("the plan has no JAX".into()))?;
+            let v = jax.version.clone().unwrap_or_default();
+            let cuda = jax
+                .variant
+                .as_deref()
+                .and_then(|e| e.strip_prefix("cuda"))
+                .and_then(|m| m.parse().ok())
+                .ok_or_else(|| PyEnvError::Plan("the plan's JAX names no CUDA plugin".into()))?;
+            (
+                false,
+                Expect::Jax {
+                    version: Version::parse(&v)
+                        .ok_or_else(|| PyEnvError::Plan(format!("bad version {v}")))?,
+                    cuda,
+                    gpus_here,
+                },
+            )
+        }
         Profile::Tensorflow => {
             let tf = plan
                 .component("tensorflow")
@@ -373,6 +414,15 @@ pub fn execute(
             let report: TfReport =
                 crate::install::python::report(runner, &step.venv, check::TF_SCRIPT)?;
             check::judge_tf(&report, v, false).map_err(PyEnvError::Check)?
+        }
+        Expect::Jax {
+            version,
+            cuda,
+            gpus_here,
+        } => {
+            let report: check::JaxReport =
+                crate::install::python::report(runner, &step.venv, check::JAX_SCRIPT)?;
+            check::judge_jax(&report, version, *cuda, *gpus_here).map_err(PyEnvError::Check)?
         }
     };
     if !step.constraints.is_empty() {

@@ -4,7 +4,6 @@
 use serde::Serialize;
 
 use crate::model::plan::{Action, Plan};
-use crate::model::request::Profile;
 
 use super::route::{Attempt, Candidate, Layout, Route, RouteKind, TorchSource};
 
@@ -12,10 +11,7 @@ use super::route::{Attempt, Candidate, Layout, Route, RouteKind, TorchSource};
 /// line), so that `from …` in the plan is where the wheels come from.
 pub fn apply(plan: &Plan, route: &RouteView) -> Plan {
     let mut plan = plan.clone();
-    let main = match plan.profile {
-        Profile::Tensorflow => "tensorflow",
-        _ => "torch",
-    };
+    let main = plan.profile.framework_component().unwrap_or("torch");
     if let Some(index) = route.index() {
         for c in plan.components.iter_mut() {
             if c.name == main && c.action != Action::Keep {
@@ -31,10 +27,7 @@ pub fn apply(plan: &Plan, route: &RouteView) -> Plan {
 /// of the candidates) as `framework_route`.
 pub fn describe_in_plan(plan: &Plan, route: &RouteView) -> serde_json::Value {
     let mut doc = serde_json::to_value(apply(plan, route)).expect("the plan serialises");
-    let main = match plan.profile {
-        Profile::Tensorflow => "tensorflow",
-        _ => "torch",
-    };
+    let main = plan.profile.framework_component().unwrap_or("torch");
     if let Some(components) = doc["components"].as_array_mut() {
         for c in components {
             if c["name"] == main && c["action"] != serde_json::json!(Action::Keep) {

@@ -80,6 +80,7 @@ fn full_config_reads_every_key() {
             cudnn: Some(pin("9.10")),
             torch: Some(pin("2.8")),
             tensorflow: None,
+            jax: None,
             python: Some(pin("3.12")),
         }
     );
@@ -130,7 +131,8 @@ fn to_toml_round_trips() {
                       index_url = \"http://10.0.0.2/simple\"\nallow_http = true\n";
     let cpu = "version = 1\nprofile = \"cpu\"\n[pins]\ntorch = \"2.8\"\npython = \"3.11\"\n\
                [shell]\nmodify_path = false\n[driver]\npolicy = \"keep\"\n";
-    for text in [FULL, "version = 1\n", tensorflow, cpu] {
+    let jax = "version = 1\nprofile = \"jax\"\n[pins]\njax = \"0.12\"\npython = \"3.12\"\n";
+    for text in [FULL, "version = 1\n", tensorflow, jax, cpu] {
         let c = parse(text).unwrap();
         let written = c.to_toml();
         let back = parse(&written).unwrap_or_else(|e| panic!("{e}\n{written}"));
@@ -239,7 +241,7 @@ fn unknown_key_in_each_table() {
             4,
             1,
             "unknown field `pytorch`, expected one of `cuda`, `cudnn`, `torch`, `tensorflow`, \
-             `python`"
+             `jax`, `python`"
         )
     );
     assert_eq!(
@@ -349,7 +351,7 @@ fn bad_profile() {
         err(
             2,
             1,
-            "profile = \"gpu\": not a profile: use full, pytorch, tensorflow, cuda-dev or cpu"
+            "profile = \"gpu\": not a profile: use full, pytorch, tensorflow, jax, cuda-dev or cpu"
         )
     );
 }
