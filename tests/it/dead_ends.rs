@@ -126,3 +126,261 @@ fn without_a_gpu_and_pytorchs_index_the_cpu_profile_takes_pypis_build() {
     assert_eq!(receipt["profile"], "cpu", "{receipt:#}");
     assert!(Path::new(&venv).join("bin/python").exists());
 }
+
+/// A machine picture with this machine's Python (the framework would go into it).
+fn picture(
+    os: (&str, &str),
+    gpus: serde_json::Value,
+    driver: serde_json::Value,
+) -> serde_json::Value {
+    let (python, version) = local_python();
+    serde_json::json!({
+        "schema_version": 1,
+        "os": {"family": os.0, "distro": "ubuntu", "version": "24.04", "arch": os.1,
+               "kernel": "6.8.0-45-generic", "wsl": false, "secure_boot": null},
+        "gpus": gpus, "driver": driver, "nouveau_loaded": false,
+        "toolkits": [], "cudnn": [],
+        "pythons": [{"path": python, "version": version, "torch": null, "tensorflow": null}]
+    })
+}
+
+fn nvidia(name: &str, pci: &str, cc: Option<&str>) -> serde_json::Value {
+    serde_json::json!([{"index": 0, "vendor": "nvidia", "name": name, "pci_id": pci,
+                        "compute_capability": cc, "architecture": null, "memory_mib": 8192}])
+}
+
+fn driver(version: &str) -> serde_json::Value {
+    serde_json::json!({"version": version, "cuda_version": null, "kernel_module": "proprietary"})
+}
+
+/// The machines the refusals are walked on.
+fn machines() -> Vec<(&'static str, serde_json::Value)> {
+    let x86 = ("linux", "x86_64");
+    vec![
+        (
+            "no GPU",
+            picture(x86, serde_json::json!([]), serde_json::Value::Null),
+        ),
+        (
+            "H200",
+            picture(
+                x86,
+                nvidia("NVIDIA H200", "10de:2335", Some("9.0")),
+                driver("580.159.04"),
+            ),
+        ),
+        (
+            "RTX 4090, driver 550",
+            picture(
+                x86,
+                nvidia("NVIDIA GeForce RTX 4090", "10de:2684", Some("8.9")),
+                driver("550.163.01"),
+            ),
+        ),
+        (
+            "Kepler GTX 780",
+            picture(
+                x86,
+                nvidia("NVIDIA GeForce GTX 780", "10de:1004", Some("3.5")),
+                driver("470.256.02"),
+            ),
+        ),
+        (
+            "an NVIDIA GPU of unknown capability",
+            picture(
+                x86,
+                nvidia("NVIDIA Mystery", "10de:ffff", None),
+                serde_json::Value::Null,
+            ),
+        ),
+        (
+            "AMD GPU",
+            picture(
+                x86,
+                serde_json::json!([{"index": 0, "vendor": "amd", "name": "AMD Radeon RX 7900 XTX",
+                                    "pci_id": "1002:744c", "compute_capability": null,
+                                    "architecture": null, "memory_mib": 24576}]),
+                serde_json::Value::Null,
+            ),
+        ),
+        (
+            "macOS",
+            picture(
+                ("macos", "arm64"),
+                serde_json::json!([]),
+                serde_json::Value::Null,
+            ),
+        ),
+    ]
+}
+
+/// The commands a refusal offers as ways out, as the flags to change: every `--flag value` in a
+/// backticked command or in a "what would work instead" line, and each profile of a "use
+/// --profile a, b or c" list. Placeholders (URL, DIR, FILE) are not commands to run.
+fn ways_out(text: &str) -> Vec<(String, String)> {
+    let mut spans: Vec<&str> = text.split('`').skip(1).step_by(2).collect();
+    let mut fixes = false;
+    for line in text.lines() {
+        if line.contains("what would work instead") {
+            fixes = true;
+        } else if fixes && line.trim_start().starts_with("- ") {
+            spans.push(line);
+        }
+        if let Some(i) = line.find("(use --profile ") {
+            spans.push(&line[i..]);
+        }
+    }
+    let mut out = Vec::new();
+    for span in spans {
+        let words: Vec<&str> = span
+            .split(|c: char| c.is_whitespace() || c == ',' || c == ')' || c == '(' || c == ':')
+            .filter(|w| !w.is_empty())
+            .collect();
+        for (i, w) in words.iter().enumerate() {
+            let Some(flag) = [
+                "--profile",
+                "--cuda",
+                "--torch-source",
+                "--driver",
+                "--torch",
+            ]
+            .into_iter()
+            .find(|f| w == f) else {
+                continue;
+            };
+            let mut values = vec![words.get(i + 1).copied().unwrap_or_default()];
+            // "use --profile cuda-dev, full or tensorflow"
+            if span.starts_with("(use --profile") {
+                values.extend(words[i + 2..].iter().copied().filter(|v| *v != "or"));
+            }
+            for v in values {
+                let placeholder = v.is_empty() || v.chars().all(|c| c.is_ascii_uppercase());
+                if !placeholder && !out.contains(&(flag.to_owned(), v.to_owned())) {
+                    out.push((flag.to_owned(), v.to_owned()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `args` with `flag` set to `value` (replaced where given, else added).
+fn with_flag(args: &[String], flag: &str, value: &str) -> Vec<String> {
+    let mut out = args.to_vec();
+    match out.iter().position(|a| a == flag) {
+        Some(i) => out[i + 1] = value.to_owned(),
+        None => out.extend([flag.to_owned(), value.to_owned()]),
+    }
+    out
+}
+
+/// Runs `args`; for a refusal, runs every way out it offers and requires each to be accepted.
+/// Returns how many ways out were run.
+fn walk(ctx: &TestContext, machine: &str, args: &[String]) -> usize {
+    let strs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = ctx.cudaup(&strs);
+    if run.code == 0 {
+        return 0;
+    }
+    let text = format!("{}{}", run.stdout, run.stderr);
+    let ways = ways_out(&text);
+    for (flag, value) in &ways {
+        let next = with_flag(args, flag, value);
+        let strs: Vec<&str> = next.iter().map(String::as_str).collect();
+        let again = ctx.cudaup(&strs);
+        assert_eq!(
+            again.code, 0,
+            "on {machine}, `{}` was refused (exit {}) offering `{flag} {value}`, which is refused too (exit {}):\n--- the first refusal ---\n{text}\n--- the way out's ---\n{}{}",
+            args.join(" "),
+            run.code,
+            again.code,
+            again.stdout,
+            again.stderr
+        );
+    }
+    ways.len()
+}
+
+#[test]
+fn no_refusal_offers_a_way_out_that_is_refused_on_the_same_machine() {
+    let mut ways = 0;
+    for (name, doc) in machines() {
+        let ctx = TestContext::new().with_system(&doc);
+        let system = ctx.system_arg();
+        for profile in ["full", "pytorch", "tensorflow", "cuda-dev", "cpu"] {
+            let mut args: Vec<String> = ["plan", "--system", &system, "--profile", profile]
+                .map(str::to_owned)
+                .to_vec();
+            ways += walk(&ctx, name, &args);
+            for pin in [["--driver", "keep"], ["--cuda", "99.9"]] {
+                args.extend(pin.map(str::to_owned));
+                ways += walk(&ctx, name, &args);
+                args.truncate(5);
+            }
+        }
+    }
+    assert!(ways >= 5, "only {ways} ways out were offered and run");
+}
+
+#[test]
+fn no_route_refusal_offers_a_way_out_that_is_refused_on_the_same_machine() {
+    // PyPI's builds of torch 2.15.0 (cu132) and 2.14.1 (cu130) on a loopback index; PyTorch's
+    // index does not answer.
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("build");
+    let built = vec![
+        wheels::fake_torch_with(&dir, "2.15.0", Some("13.2"), &["sm_90"], &[]),
+        wheels::fake_companion(&dir, "torchvision", "0.29.2", "2.15.0"),
+        wheels::fake_companion(&dir, "torchaudio", "2.11.1", "2.15.0"),
+        wheels::fake_torch_with(&dir, "2.14.1", Some("13.0"), &["sm_90"], &[]),
+        wheels::fake_companion(&dir, "torchvision", "0.29.1", "2.14.1"),
+        wheels::fake_companion(&dir, "torchaudio", "2.11.0", "2.14.1"),
+    ];
+    wheels::write_index(&root.path().join("simple"), &built);
+    let server = Server::start(root.path().to_owned());
+    let ctx = context().with_system_file(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/h200-detect.json"
+    )));
+    let system = ctx.system_arg();
+    let pypi = format!("{}/simple", server.url());
+    let torch_index = format!("{}/whl", dead());
+    let venv = ctx.dir().join("venv").display().to_string();
+    let base: Vec<String> = [
+        "install",
+        "--dry-run",
+        "--driver",
+        "keep",
+        "--system",
+        &system,
+        "--venv",
+        &venv,
+        "--allow-http",
+        "--pypi-index",
+        &pypi,
+        "--torch-index",
+        &torch_index,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let mut ways = 0;
+    for extra in [
+        &["--profile", "pytorch", "--torch", "2.14", "--cuda", "13.2"][..],
+        &[
+            "--profile",
+            "pytorch",
+            "--torch",
+            "2.14",
+            "--cuda",
+            "13.2",
+            "--torch-source",
+            "pypi",
+        ],
+        &["--profile", "full", "--torch", "2.14", "--cuda", "13.2"],
+    ] {
+        let mut args = base.clone();
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        ways += walk(&ctx, "H200 reaching only PyPI", &args);
+    }
+    assert!(ways >= 2, "only {ways} ways out were offered and run");
+}

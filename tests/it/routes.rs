@@ -301,7 +301,32 @@ fn pypi_is_refused_with_the_reason_when_its_build_is_not_the_plan() {
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("--torch-source auto"), "{}", run.stderr);
+    // PyTorch's index is out of reach here: `--torch-source auto` would be refused too, so it
+    // is not offered.
+    assert!(
+        !run.stderr.contains("--torch-source auto"),
+        "{}",
+        run.stderr
+    );
+    assert!(!b.venv().exists());
+
+    // With a copy of PyTorch's index that lists the build, it is, naming it.
+    let mirror = tempfile::tempdir().unwrap();
+    let built = build_wheels(&mirror.path().join("build"), &b214, true);
+    wheels::write_index(&mirror.path().join("whl/cu132"), &built);
+    let torch_server = Server::start(mirror.path().to_owned());
+    let torch_index = format!("{}/whl", torch_server.url());
+    let mut args = pins.to_vec();
+    args.extend(["--torch-source", "pypi", "--torch-index", &torch_index]);
+    let run = b.install_venv(&args);
+    assert_eq!(run.code, 5, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "--torch-source auto (now: pypi): PyTorch's index {torch_index} lists the planned wheel"
+        )),
+        "{}",
+        run.stderr
+    );
     assert!(!b.venv().exists());
 }
 

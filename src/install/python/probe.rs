@@ -15,7 +15,7 @@ use crate::model::system::OsFamily;
 use crate::sources::pypi::{self, IndexError, IndexFile};
 
 use super::route::{
-    fixes, Attempt, Candidate, IndexSettings, Layout, NoRoute, Route, RouteKind, Want,
+    fixes, Alternatives, Attempt, Candidate, IndexSettings, Layout, NoRoute, Route, RouteKind, Want,
 };
 
 /// The parts of a wheel file name that decide where it runs.
@@ -556,12 +556,58 @@ pub fn choose(
             Answer::Not(a) => tried.push(a),
         }
     }
-    let fixes = fixes(want, settings, &tried);
+    let found = alternatives(fetcher, want, &target, candidates, settings);
+    let fixes = fixes(want, settings, &tried, &found);
     Err(NoRoute {
         wanted: want.describe(),
         attempts: tried,
         fixes,
     })
+}
+
+/// After every route failed: asks what a changed request would find, so the fixes offer only
+/// what works here (a CUDA pin whose build PyPI lists, `--torch-source auto` when another route
+/// lists the planned wheel). Asked one after the other: this is the failure path.
+fn alternatives(
+    fetcher: &Fetcher,
+    want: &Want,
+    target: &Target,
+    asked: &[Candidate],
+    settings: &IndexSettings,
+) -> Alternatives {
+    let mut found = Alternatives::default();
+    if want.pypi_build.is_err() && want.framework == super::route::Framework::Torch {
+        // PyPI's untagged build of the release, whatever its variant.
+        let untagged = Want {
+            pypi_build: Ok(String::new()),
+            variant: None,
+            ..want.clone()
+        };
+        let pypi = Candidate {
+            route: RouteKind::Pypi,
+            base: settings.pypi_base(),
+            origin: String::new(),
+            refused: None,
+            note: None,
+        };
+        found.pypi_lists_release = matches!(
+            ask(fetcher, &untagged, target, &pypi),
+            Answer::Serves { tagged: false, .. }
+        );
+    }
+    if settings.source != super::route::TorchSource::Auto {
+        let auto = IndexSettings {
+            source: super::route::TorchSource::Auto,
+            ..settings.clone()
+        };
+        found.auto_serves = super::route::candidates(want, &auto)
+            .into_iter()
+            .filter(|c| c.refused.is_none())
+            .filter(|c| !asked.iter().any(|a| a.route == c.route && a.base == c.base))
+            .find(|c| matches!(ask(fetcher, want, target, c), Answer::Serves { .. }))
+            .map(|c| format!("{} {}", c.route.label(), c.base));
+    }
+    found
 }
 
 /// The local directory of a location, if it is one.

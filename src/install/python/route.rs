@@ -513,8 +513,25 @@ impl fmt::Display for NoRoute {
 
 impl std::error::Error for NoRoute {}
 
+/// What was learnt, after every route failed, about the fixes that change the request: each is
+/// offered only when asking showed it would work here, so no fix is a command refused on the
+/// same machine.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Alternatives {
+    /// PyPI (or its mirror) answered and lists its untagged build of the release (the build of
+    /// the catalog's `pypi_default` variant), so pinning that build's CUDA would install.
+    pub pypi_lists_release: bool,
+    /// With `--torch-source auto`, this route (in words) lists the planned wheel.
+    pub auto_serves: Option<String>,
+}
+
 /// The fixes for a plan no route could serve.
-pub fn fixes(want: &Want, s: &IndexSettings, attempts: &[Attempt]) -> Vec<String> {
+pub fn fixes(
+    want: &Want,
+    s: &IndexSettings,
+    attempts: &[Attempt],
+    found: &Alternatives,
+) -> Vec<String> {
     let mut out = Vec::new();
     let mirrors = |kind: RouteKind| -> String {
         KNOWN_MIRRORS
@@ -540,7 +557,11 @@ pub fn fixes(want: &Want, s: &IndexSettings, attempts: &[Attempt]) -> Vec<String
             mirrors(RouteKind::Pytorch)
         ));
         if let (Err(_), Some(d), Some(v)) = (&want.pypi_build, &want.pypi_variant, &want.variant) {
-            if d != v && want.os == OsFamily::Linux && want.arch == "x86_64" {
+            if d != v
+                && want.os == OsFamily::Linux
+                && want.arch == "x86_64"
+                && found.pypi_lists_release
+            {
                 let cuda = d
                     .strip_prefix("cu")
                     .filter(|n| n.len() >= 2)
@@ -554,9 +575,9 @@ pub fn fixes(want: &Want, s: &IndexSettings, attempts: &[Attempt]) -> Vec<String
                 }
             }
         }
-        if s.source != TorchSource::Auto {
+        if let (true, Some(route)) = (s.source != TorchSource::Auto, &found.auto_serves) {
             out.push(format!(
-                "--torch-source auto, to let cudaup try every route (now: {})",
+                "--torch-source auto (now: {}): {route} lists the planned wheel",
                 s.source
             ));
         }
@@ -661,12 +682,25 @@ mod tests {
             ..IndexSettings::default()
         };
         assert!(candidates(&w, &s).iter().all(|c| c.refused.is_none()));
-        let fixes = fixes(&w, &IndexSettings::default(), &[]);
+        let listed = Alternatives {
+            pypi_lists_release: true,
+            auto_serves: None,
+        };
+        let fixes_if = |found: &Alternatives| fixes(&w, &IndexSettings::default(), &[], found);
         assert!(
-            fixes
+            fixes_if(&listed)
                 .iter()
                 .any(|f| f.contains("--cuda 13.2 plans torch 2.15.0 cu132")),
-            "{fixes:?}"
+            "{:?}",
+            fixes_if(&listed)
+        );
+        // Not shown to list it: the pin is not offered (it would be refused here too).
+        assert!(
+            !fixes_if(&Alternatives::default())
+                .iter()
+                .any(|f| f.contains("--cuda")),
+            "{:?}",
+            fixes_if(&Alternatives::default())
         );
     }
 }
