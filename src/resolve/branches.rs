@@ -2,7 +2,7 @@
 //! architecture windows and the finer per-GPU floors of drivers.toml, NVIDIA's end-of-life dates,
 //! and the branch kinds each class of GPU should get (LTS for data-center GPUs).
 
-use crate::catalog::{Branch, Catalog, Date, Listing, Preference};
+use crate::catalog::{Branch, Catalog, Date, Listing, OpenModule, Preference};
 use crate::model::version::Version;
 
 use super::Target;
@@ -78,14 +78,38 @@ fn problem(
     })
 }
 
+/// Whether the open kernel module of driver `version` leaves out a target that could use either
+/// flavour (its table does not list it), so the proprietary flavour must drive it.
+pub fn open_module_lacks(catalog: &Catalog, targets: &[Target], version: &Version) -> bool {
+    let table = &catalog.driver_support;
+    targets.iter().any(|t| {
+        super::driver::open_flavour(catalog, t) == Some(OpenModule::Supported)
+            && matches!(
+                table.listing(
+                    &table.find(t.pci_id.as_deref(), &t.name),
+                    version.major(),
+                    Some(version)
+                ),
+                Listing::NotListed { .. }
+            )
+    })
+}
+
 /// Why NVIDIA's supported-GPU table of the release (or of every read release of `branch`) says
-/// it does not drive `t`, naming the first release of each branch that lists it.
+/// it does not drive `t`, naming the first release of each branch that lists it. The table is
+/// that of the open kernel modules: it decides for GPUs only the open module drives (Blackwell
+/// and newer, Grace Hopper); a Turing-to-Hopper GPU it leaves out is driven by the proprietary
+/// module, which has no such table here (a Tesla T4 is listed only from 575, yet R535 drives
+/// it), and the architecture windows and floors decide for it.
 fn table_problem(
     catalog: &Catalog,
     t: &Target,
     branch: u32,
     version: Option<&Version>,
 ) -> Option<String> {
+    if super::driver::open_flavour(catalog, t) != Some(OpenModule::Required) {
+        return None;
+    }
     let table = &catalog.driver_support;
     let rows = table.find(t.pci_id.as_deref(), &t.name);
     let Listing::NotListed { judged_by, first } = table.listing(&rows, branch, version) else {

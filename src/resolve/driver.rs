@@ -47,26 +47,29 @@ pub struct DriverOption {
 
 pub use super::branches::{branch_problem, driver_problem, newest_of_branch};
 
+/// What NVIDIA's open kernel module is to a GPU (drivers.toml): a floor row for the GPU itself
+/// (Grace Hopper) outranks its architecture's.
+pub fn open_flavour(catalog: &Catalog, t: &Target) -> Option<OpenModule> {
+    let own = catalog
+        .drivers
+        .floor
+        .iter()
+        .filter(|f| f.applies(&t.name, &t.cc))
+        .find_map(|f| f.open_module);
+    let arch = catalog
+        .drivers
+        .architecture(t.architecture.as_deref().unwrap_or_default())
+        .map(|a| a.open_module);
+    own.or(arch)
+}
+
 /// The kernel-module flavour for the targets: open when every GPU supports it (NVIDIA's
 /// recommendation from Turing on, and the only one for Blackwell); `Err` when one GPU needs open
 /// and another cannot use it.
 pub fn module_for(catalog: &Catalog, targets: &[Target]) -> Result<KernelModule, String> {
     let flavours: Vec<(&Target, OpenModule)> = targets
         .iter()
-        .filter_map(|t| {
-            // A floor row for the GPU itself (Grace Hopper) outranks its architecture's.
-            let own = catalog
-                .drivers
-                .floor
-                .iter()
-                .filter(|f| f.applies(&t.name, &t.cc))
-                .find_map(|f| f.open_module);
-            let arch = catalog
-                .drivers
-                .architecture(t.architecture.as_deref().unwrap_or_default())
-                .map(|a| a.open_module);
-            Some((t, own.or(arch)?))
-        })
+        .filter_map(|t| Some((t, open_flavour(catalog, t)?)))
         .collect();
     let required = flavours.iter().find(|(_, o)| *o == OpenModule::Required);
     let unsupported = flavours.iter().find(|(_, o)| *o == OpenModule::Unsupported);
@@ -232,7 +235,14 @@ pub fn options(
         if let Some(p) = driver_problem(catalog, targets, &version) {
             return Err(format!("driver {version}: {p}"));
         }
-        let module = module.clone()?;
+        let mut module = module.clone()?;
+        // A GPU that may use either flavour but that this release's open module does not list
+        // (Tesla T4 before 575) is driven by the proprietary one.
+        if module == KernelModule::Open
+            && super::branches::open_module_lacks(catalog, targets, &version)
+        {
+            module = KernelModule::Proprietary;
+        }
         if module == KernelModule::Proprietary
             && catalog.drivers.branch(branch).is_some_and(|b| b.open_only)
         {

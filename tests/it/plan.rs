@@ -535,6 +535,51 @@ fn t4_without_driver_gets_the_newest_stable_branch_open_module() {
 }
 
 #[test]
+fn t4_on_r535_and_r550_keeps_its_driver() {
+    // NVIDIA's open-module table lists the Tesla T4 only from 575; the proprietary module has
+    // driven it since R410. The table decides for GPUs only the open module drives (Blackwell),
+    // never for a Turing card on an older branch.
+    for driver in ["535.247.01", "550.163.01", "570.195.03"] {
+        let m = M::ubuntu().with(T4).driver(driver);
+        for profile in [Profile::Pytorch, Profile::Jax] {
+            let p = plan(&m, &with_driver(profile, "keep"));
+            assert_eq!(p.status, Status::Ok, "{driver} {profile}: {:?}", p.reasons);
+            assert_eq!(comp(&p, "driver").action, Action::Keep);
+        }
+        let auto = plan(&m, &req(Profile::Pytorch));
+        assert_eq!(
+            comp(&auto, "driver").action,
+            Action::Keep,
+            "{driver}: {auto:#?}"
+        );
+    }
+}
+
+#[test]
+fn t4_on_a_release_whose_open_module_lacks_it_gets_the_proprietary_module() {
+    let p = plan(
+        &M::ubuntu().with(T4),
+        &with_driver(Profile::Pytorch, "570.195.03"),
+    );
+    assert_eq!(p.status, Status::Ok, "{:?}", p.reasons);
+    let d = comp(&p, "driver");
+    assert_eq!(
+        d.kernel_module,
+        Some(cudaup::model::system::KernelModule::Proprietary),
+        "{d:?}"
+    );
+    // A release whose open module lists it keeps the open one.
+    let p = plan(
+        &M::ubuntu().with(T4),
+        &with_driver(Profile::Pytorch, "580.95.05"),
+    );
+    assert_eq!(
+        comp(&p, "driver").kernel_module,
+        Some(cudaup::model::system::KernelModule::Open)
+    );
+}
+
+#[test]
 fn t4_pytorch_profile_may_take_a_wheel_without_a_known_toolkit() {
     let full = plan(
         &M::ubuntu().with(T4).driver("595.58.03"),
