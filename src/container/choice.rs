@@ -152,9 +152,13 @@ fn choose_one(e: &Engine, host: &Host, user_spec_dir: &std::path::Path) -> Choic
         );
     }
     reasons.push(format!(
-        "{} {version} predates CDI (needs {}): the toolkit's `nvidia` runtime is registered instead; upgrading the engine is the better fix",
+        "{} {version} predates CDI (needs {}): the toolkit's `nvidia` runtime is registered instead; upgrading the engine is the better fix{}",
         e.kind.program(),
-        e.kind.first_cdi_release()
+        e.kind.first_cdi_release(),
+        e.kind
+            .cdi_packages_hint(&version)
+            .map(|h| format!(" ({h})"))
+            .unwrap_or_default()
     ));
     if e.rootless {
         reasons.push("rootless: the toolkit's `no-cgroups = true` goes in this user's config ($XDG_CONFIG_HOME/nvidia-container-runtime/config.toml), so a rootful engine keeps its own (libnvidia-container #207)".to_owned());
@@ -279,5 +283,49 @@ mod tests {
         assert!(c
             .run_flags
             .contains(&"--security-opt=label=disable".to_owned()));
+    }
+
+    /// Debian's Docker: 12's docker.io 20.10 predates CDI, and the plan says which package has
+    /// it; 13's docker.io 26.1 gets CDI with `features.cdi` turned on.
+    #[test]
+    fn debians_docker_packages_are_named_where_cdi_is_missing() {
+        let old = parse_info(
+            Kind::Docker,
+            r#"{"ServerVersion":"20.10.24+dfsg1","CgroupDriver":"systemd","CgroupVersion":"2","Runtimes":{"runc":{"path":"runc"}},"SecurityOptions":[]}"#,
+            true,
+        )
+        .unwrap();
+        let c = &choose(&[old], &host(true), std::path::Path::new("/x"))[0];
+        assert!(matches!(c.path, Path::Legacy { .. }));
+        let why = c.reasons.join("\n");
+        assert!(
+            why.contains("this is Debian 12 (bookworm)'s docker.io 20.10.24+dfsg1; Debian 13 (trixie)'s docker.io 26.1.5+dfsg1 has CDI (setup turns `features.cdi` on in daemon.json)"),
+            "{why}"
+        );
+        let new = parse_info(
+            Kind::Docker,
+            r#"{"ServerVersion":"26.1.5+dfsg1","CgroupDriver":"systemd","CgroupVersion":"2","Runtimes":{"runc":{"path":"runc"}},"SecurityOptions":[]}"#,
+            true,
+        )
+        .unwrap();
+        let c = &choose(&[new], &host(true), std::path::Path::new("/x"))[0];
+        assert!(matches!(
+            c.path,
+            Path::Cdi {
+                enable_feature: true,
+                dir_configured: false,
+                ..
+            }
+        ));
+        // A release no row names gets no hint about itself, only where CDI is.
+        assert_eq!(
+            Kind::Docker.cdi_packages_hint("19.03.15").as_deref(),
+            Some("Debian 13 (trixie)'s docker.io 26.1.5+dfsg1 has CDI (setup turns `features.cdi` on in daemon.json)")
+        );
+        assert_eq!(
+            Kind::Podman.cdi_packages_hint("4.0.0").as_deref(),
+            Some("Debian 12 (bookworm)'s podman 4.3.1+ds1 has CDI")
+        );
+        assert_eq!(Kind::Docker.first_cdi_release().to_string(), "25.0.0");
     }
 }

@@ -340,7 +340,13 @@ pub fn check(i: &Inputs) -> Vec<Diagnosis> {
                 format!("{} cannot use CDI (Docker 25+, Podman 4.1+)", e.label()),
             )
             .evidence(format!("{} {}", e.kind.program(), e.version.as_deref().unwrap_or("?")))
-            .fix("upgrade the engine, or set `nvidia-ctk config --in-place --set nvidia-container-runtime.mode=cdi` to have the runtime use CDI"),
+            .fix(format!(
+                "upgrade the engine{}, or set `nvidia-ctk config --in-place --set nvidia-container-runtime.mode=cdi` to have the runtime use CDI",
+                e.kind
+                    .cdi_packages_hint(e.version.as_deref().unwrap_or(""))
+                    .map(|h| format!(" ({h})"))
+                    .unwrap_or_default()
+            )),
         );
     }
 

@@ -35,13 +35,78 @@ impl Kind {
     }
 
     /// The first release that injects CDI devices itself: Docker 25 (`features.cdi`), Podman
-    /// 4.1.0 (elezar in NVIDIA/nvidia-container-toolkit #63).
+    /// 4.1.0 (`engines.toml`, with sources).
     pub fn first_cdi_release(self) -> Version {
-        match self {
-            Kind::Docker => Version::parse("25.0.0").expect("a version"),
-            Kind::Podman => Version::parse("4.1.0").expect("a version"),
-        }
+        let facts = facts();
+        let first = match self {
+            Kind::Docker => facts.docker.first_cdi,
+            Kind::Podman => facts.podman.first_cdi,
+        };
+        Version::parse(&first).expect("engines.toml holds versions")
     }
+
+    /// Where a release of this engine with CDI comes from, when the engine here predates it: the
+    /// distribution packages that have one, and the one this release is (`engines.toml`).
+    pub fn cdi_packages_hint(self, version: &str) -> Option<String> {
+        let first = self.first_cdi_release();
+        let rows: Vec<Package> = facts()
+            .package
+            .into_iter()
+            .filter(|p| p.engine == self.program())
+            .collect();
+        let this = rows.iter().find(|p| p.version == version);
+        let with: Vec<String> = rows
+            .iter()
+            .filter(|p| Version::parse(&p.version).is_some_and(|v| v >= first))
+            .map(|p| format!("{}'s {} {}", p.distro, p.package, p.version))
+            .collect();
+        let mut parts = Vec::new();
+        if let Some(p) = this {
+            parts.push(format!(
+                "this is {}'s {} {}",
+                p.distro, p.package, p.version
+            ));
+        }
+        if !with.is_empty() {
+            parts.push(format!(
+                "{} {} CDI{}",
+                with.join(" and "),
+                if with.len() == 1 { "has" } else { "have" },
+                if self == Kind::Docker {
+                    " (setup turns `features.cdi` on in daemon.json)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+/// The engines' facts (`engines.toml`).
+#[derive(Debug, Clone, serde::Deserialize)]
+struct Facts {
+    docker: EngineFacts,
+    podman: EngineFacts,
+    package: Vec<Package>,
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+struct EngineFacts {
+    first_cdi: String,
+}
+
+/// One distribution package of an engine (each row's `source` is for people).
+#[derive(Debug, Clone, serde::Deserialize)]
+struct Package {
+    distro: String,
+    engine: String,
+    package: String,
+    version: String,
+}
+
+fn facts() -> Facts {
+    toml::from_str(include_str!("engines.toml")).expect("engines.toml is valid")
 }
 
 /// One engine this user can run containers with.

@@ -710,3 +710,64 @@ fn the_toolkit_1_20_install_warns_a_podman_4_host_about_cdi_0_7() {
         );
     }
 }
+
+/// Debian's Docker through CDI (issue 39): Debian 13's docker.io 26.1.5 injects CDI devices once
+/// `features.cdi` is on, so setup writes the spec to /etc/cdi, turns the feature on in
+/// daemon.json and restarts the daemon; the run line uses the CDI device. Debian 12's docker.io
+/// 20.10 cannot, and the plan names the package that can. (Docker itself is not run: CI's Debian
+/// 12 has only 20.10.)
+#[test]
+fn container_setup_turns_cdi_on_for_debian_13s_docker_and_names_it_to_debian_12() {
+    let home = tempfile::tempdir().unwrap();
+    let prefix = tempfile::tempdir().unwrap();
+    let driver = Tree::new();
+    fake_driver(&driver, "580.95.05", false);
+    let log = home.path().join("commands.log");
+    let bin = Bin::new();
+    bin.engine(
+        "docker",
+        r#"{"ServerVersion":"26.1.5+dfsg1","CgroupDriver":"systemd","CgroupVersion":"2","Runtimes":{"runc":{"path":"runc"}},"DefaultRuntime":"runc","SecurityOptions":["name=seccomp,profile=builtin","name=cgroupns"],"OperatingSystem":"Debian GNU/Linux 13 (trixie)"}"#,
+        None,
+    )
+    .program("systemctl", &format!("echo \"systemctl $*\" >> {}", log.display()));
+    let host = host_picture(0);
+    let mut args = setup_args("docker", &host, prefix.path(), &driver);
+    args.extend(["--yes".to_owned(), "--json".to_owned()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = cudaup_env(&args, home.path(), &[("PATH", &bin.path())]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let daemon: serde_json::Value = serde_json::from_str(
+        &fs_err::read_to_string(prefix.path().join("etc/docker/daemon.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(daemon["features"]["cdi"], true, "{daemon}");
+    assert!(prefix.path().join("etc/cdi/cudaup-nvidia.json").is_file());
+    assert_eq!(
+        fs_err::read_to_string(&log).unwrap(),
+        "systemctl restart docker\n"
+    );
+    let j = r.json();
+    assert_eq!(
+        j["plan"]["run_lines"][0],
+        "docker run --rm --device=nvidia.com/gpu=all IMAGE nvidia-smi -L",
+        "{j}"
+    );
+    let un = cudaup(&["container", "uninstall"], home.path());
+    assert_eq!(un.code, 0, "{}\n{}", un.stdout, un.stderr);
+    assert!(!prefix.path().join("etc").exists());
+
+    // Debian 12's docker.io: the legacy runtime, and where a Docker with CDI comes from.
+    let old = Bin::new();
+    old.engine("docker", DOCKER_20_ROOTLESS, None);
+    let r = cudaup_env(
+        &["container", "plan", "--system-root", &host.root_arg()],
+        home.path(),
+        &[("PATH", &old.path())],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("this is Debian 12 (bookworm)'s docker.io 20.10.24+dfsg1; Debian 13 (trixie)'s docker.io 26.1.5+dfsg1 has CDI"),
+        "{}",
+        r.stdout
+    );
+}
