@@ -105,6 +105,10 @@ pub enum Error {
     #[error(transparent)]
     Install(#[from] crate::install::InstallError),
 
+    /// A driver an earlier install put in waits for a reboot (exit code 2).
+    #[error(transparent)]
+    RebootPending(#[from] crate::install::run::RebootPending),
+
     /// No install plan (no stack fits, or the resolver broke an invariant).
     #[error(transparent)]
     InstallPlan(#[from] crate::install::plan::PlanError),
@@ -138,6 +142,7 @@ impl Error {
             | Error::SystemFile { .. }
             | Error::Usage(_)
             | Error::Settings(_)
+            | Error::RebootPending(_)
             | Error::Uninstall(crate::install::uninstall::UninstallError::NotAHome(_)) => {
                 ExitCode::Usage
             }
@@ -250,6 +255,21 @@ impl From<crate::install::steps::StepError> for Error {
             S::Hook(e) => Error::Hook(e),
             S::SelfCopy(e) => Error::SelfCopy(e),
             S::Io(e) => Error::Io(e),
+        }
+    }
+}
+
+/// A failed install run keeps the exit code and text of its own error. `Declined` (the user
+/// answered no) is the CLI's to say; as an error it is a cancellation (130).
+impl From<crate::install::run::RunError> for Error {
+    fn from(e: crate::install::run::RunError) -> Self {
+        use crate::install::run::RunError as R;
+        match e {
+            R::RebootPending(e) => Error::RebootPending(e),
+            R::Locate(e) => e.into(),
+            R::Step(e) => e.into(),
+            R::Prompt(e) => Error::Prompt(e),
+            R::Declined => Error::Prompt(crate::world::prompt::PromptError::Cancelled),
         }
     }
 }
@@ -387,6 +407,15 @@ mod tests {
         assert_eq!(Error::from(none).exit_code(), ExitCode::Usage);
         assert_eq!(
             Error::from(PlanError::NoCudaVersion).exit_code(),
+            ExitCode::Usage
+        );
+        // M17c: a driver waiting for its reboot stays exit 2 (it was a Usage error).
+        let pending = crate::install::run::RebootPending {
+            driver: "580.95.05".into(),
+            reason: "the new kernel module loads at boot".into(),
+        };
+        assert_eq!(
+            Error::from(crate::install::run::RunError::from(pending)).exit_code(),
             ExitCode::Usage
         );
         // M15b: --with tensorrt without PyTorch, and an unknown --components, stay exit 2.

@@ -11,15 +11,13 @@ use crate::catalog::Catalog;
 use crate::error::{Error, ExitCode, Result};
 use crate::fetch::{Fetcher, Location};
 use crate::install::home::Home;
-use crate::install::locate::{local_bundle, locate, source_for, DriverLocated, Located, Net};
+use crate::install::locate::{local_bundle, source_for, DriverLocated, Located, Net};
 use crate::install::plan::{survey, venv_dir, InstallPlan, PlanError, Target, ToolkitPlan};
 use crate::install::python::route::IndexSettings;
-use crate::install::report::{
-    self, EnvReport, InstalledStatus, NothingStatus, NothingToDo, Outcome, PlannedGpu,
-};
-use crate::install::run::{Ctx, Progress, Work};
+use crate::install::report::{InstalledStatus, Outcome};
+use crate::install::run::{Ctx, Mode, Progress, RunError};
 use crate::install::steps::{env::EnvDone, framework::FrameworkDone, toolkit::ToolkitDone};
-use crate::install::{self, steps, InstallError, Source, ToolkitSpec};
+use crate::install::{self, InstallError, Source, ToolkitSpec};
 use crate::model::plan::{Plan, Status};
 use crate::model::request::TorchSource;
 use crate::model::version::Version;
@@ -29,6 +27,7 @@ use crate::settings::{InstallOptions, InstallSettings, SettingsError};
 use crate::sources::redist;
 use crate::world::process::Process;
 use crate::world::progress::Reporter;
+use crate::world::prompt::{Prompter, Result as PromptResult, StdinPrompter, Validate};
 use crate::world::runner::Runner;
 
 use super::plan::StackArgs;
@@ -286,15 +285,11 @@ fn render_unsupported(plan: &Plan, out: &mut dyn Write) -> Result<ExitCode> {
     Ok(ExitCode::Unsupported)
 }
 
-/// What an install run does besides its settings: which machine it plans for, and how it talks.
-#[derive(Debug, Clone, Default)]
+/// How an install run talks and how far it goes, besides its settings.
+#[derive(Debug, Clone, Copy)]
 pub struct RunFlags {
-    /// Plan for the machine in this System document (`--system`).
-    pub system: Option<PathBuf>,
-    /// Do not ask.
-    pub yes: bool,
-    /// Show, change nothing.
-    pub dry_run: bool,
+    /// Dry run, ask, or go.
+    pub mode: Mode,
     /// JSON lines and a JSON report.
     pub json: bool,
 }
@@ -321,21 +316,73 @@ pub(super) fn run_install(
     let file = load_config(args.config.as_deref())?;
     let settings = InstallSettings::resolve(args.options(process)?, process, file.as_ref())?;
     let flags = RunFlags {
-        system: args.system.clone(),
-        yes: args.yes,
-        dry_run: args.dry_run,
+        mode: match (args.dry_run, args.yes) {
+            (true, _) => Mode::DryRun,
+            (false, true) => Mode::Yes,
+            (false, false) => Mode::Ask,
+        },
         json: args.json,
     };
-    install_with(
-        &settings, &flags, global, process, runner, catalog, style, cancel, out,
+    let talk = !flags.json && !global.quiet;
+    let plan = match plan_install(
+        &settings,
+        args.system.as_deref(),
+        talk,
+        process,
+        runner,
+        catalog,
+        out,
+    )? {
+        Ok(plan) => plan,
+        Err(code) => return Ok(code),
+    };
+    run_plan(
+        &plan, flags, global, process, runner, catalog, style, cancel, out,
     )
 }
 
-/// `cudaup install` with resolved settings (the wizard comes here with its answers).
+/// The install plan for `settings` on this machine, or on the machine of the `system` picture:
+/// the reboot gate first (a driver an earlier run installed waits for a reboot), then detect,
+/// then the decisions. `Err(code)` when no stack fits (said on `out`).
+pub(super) fn plan_install(
+    settings: &InstallSettings,
+    system: Option<&Path>,
+    talk: bool,
+    process: &Process,
+    runner: &dyn Runner,
+    catalog: &Catalog,
+    out: &mut dyn Write,
+) -> Result<std::result::Result<InstallPlan, ExitCode>> {
+    let home = Home::of(process)?;
+    let live_root = crate::detect::Root::live();
+    let target = match system {
+        Some(_) => Target::Picture,
+        None => Target::Here,
+    };
+    if install::run::reboot_gate(&home, &live_root, target)? && talk {
+        writeln!(
+            out,
+            "The reboot after the driver install happened: continuing."
+        )?;
+    }
+    let live = super::detect::detect_live(process, runner, catalog, false).system;
+    let picture = system
+        .map(|p| super::plan::load_system(p, catalog))
+        .transpose()?;
+    let system = survey(&live, picture, &venv_dir(settings, &home), runner);
+    match InstallPlan::new(settings, &system, catalog, &home, target) {
+        Ok(p) => Ok(Ok(p)),
+        Err(PlanError::Unsupported(plan)) => Ok(Err(render_unsupported(&plan, out)?)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Runs `plan` (`install::run`), showing it as it goes, then `--verify` when the settings ask
+/// for it, and prints the JSON report with `--json`.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn install_with(
-    s: &InstallSettings,
-    flags: &RunFlags,
+pub(super) fn run_plan(
+    plan: &InstallPlan,
+    flags: RunFlags,
     global: &GlobalArgs,
     process: &Process,
     runner: &dyn Runner,
@@ -344,167 +391,48 @@ pub(super) fn install_with(
     cancel: Arc<AtomicBool>,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
-    let home = crate::install::home::Home::of(process)?.root().to_owned();
+    let s = &plan.settings;
+    let home = Home::of(process)?;
     let live_root = crate::detect::Root::live();
-    // A driver installed by an earlier run waits for a reboot; once it has happened, continue.
-    if crate::install::driver::clear_if_rebooted(&home, &live_root)? {
-        if !flags.json && !global.quiet {
-            writeln!(
-                out,
-                "The reboot after the driver install happened: continuing."
-            )?;
-        }
-    } else if let Some(m) = crate::install::driver::reboot_pending(&home, &live_root) {
-        if flags.system.is_none() {
-            return Err(Error::Usage(format!(
-                "driver {} was installed and needs a reboot first ({}): reboot, then run cudaup again",
-                m.driver, m.reason
-            )));
-        }
-    }
-    let live = super::detect::detect_live(process, runner, catalog, false).system;
-    let picture = flags
-        .system
-        .as_ref()
-        .map(|p| super::plan::load_system(p, catalog))
-        .transpose()?;
-    let target = match picture {
-        Some(_) => Target::Picture,
-        None => Target::Here,
-    };
-    let home_dir = Home::at(&home);
-    let system = survey(&live, picture, &venv_dir(s, &home_dir), runner);
-    let install_plan = match InstallPlan::new(s, &system, catalog, &home_dir, target) {
-        Ok(p) => p,
-        Err(PlanError::Unsupported(plan)) => return render_unsupported(&plan, out),
-        Err(e) => return Err(e.into()),
-    };
-    let plan = &install_plan.plan;
     let talk = !flags.json && !global.quiet;
-    // What will happen, shown before it does (a dry run shows it even with --quiet; with
-    // --json the document alone goes to stdout).
-    let show = talk || (flags.dry_run && !flags.json);
-    let gpus: Vec<PlannedGpu> = system
-        .nvidia_gpus()
-        .map(|g| PlannedGpu {
-            name: g.name.clone(),
-            compute_capability: g.compute_capability.clone(),
-            architecture: g.architecture.clone(),
-        })
-        .collect();
-    let net = Net::new(process, &home_dir.cache(), s.allow_http, cancel.clone())?;
-    let located = locate(
-        &install_plan,
-        &system,
-        live.nvidia_gpus().next().is_some(),
-        &net,
-        catalog,
-        process,
-        &home_dir,
-        &live_root,
-    )?;
-    // A toolkit cudaup installed (its receipt is inside) is registered again, in case the run
-    // that installed it was killed before it could be.
-    if let (Some(receipt), false) = (&located.kept_receipt, flags.dry_run) {
-        install::receipts::register(&home, receipt)?;
-    }
-    if show {
-        render_located(out, style, &install_plan, &located)?;
-    }
-    let Located {
-        driver,
-        self_copy,
-        toolkit,
-        framework,
-        ..
-    } = located;
-    let (driver_step, driver_blocked) = match driver {
-        Some(DriverLocated::Ready(step)) => (Some(step), None),
-        Some(DriverLocated::Blocked(why)) => (None, Some(why)),
-        None => (None, None),
-    };
-    let toolkit = toolkit.map(|t| (t.spec, t.resolved));
-    if toolkit.is_none() && framework.is_none() && !self_copy.pending(&home) {
-        if talk {
-            writeln!(out, "Nothing to install.")?;
-        }
-        // Still converge the environment: a run killed after its toolkit landed left the env
-        // scripts or rc hooks unwritten, and this run is the one that finishes them.
-        let kept = install_plan.kept_toolkit();
-        let mut env = None;
-        let mut changed = false;
-        if !flags.dry_run {
-            // Not pending: the copy is in place and current, so this only reads its stamp.
-            let cudaup = crate::install::self_copy::ensure(process, &home)?;
-            if let Some((rc_changed, e)) =
-                env_step(s, process, &home, kept.as_deref(), &cudaup, talk, out)?
-            {
-                changed = rc_changed;
-                env = Some(e);
-            }
-        }
-        if flags.json {
-            let outcome = Outcome::NothingToDo(NothingToDo {
-                schema_version: report::SCHEMA_VERSION,
-                status: NothingStatus::NothingToDo,
-                profile: plan.profile.name().to_owned(),
-                changed,
-                reboot_required: false,
-                gpus,
-                plan: serde_json::to_value(plan).expect("a plan serialises"),
-                env,
-            });
-            writeln!(out, "{}", outcome.to_json())?;
-        }
-        return Ok(ExitCode::Ok);
-    }
-    let plan_doc = match &framework {
-        Some(f) => crate::install::python::route::describe_in_plan(plan, &f.route_view()),
-        None => serde_json::to_value(plan).expect("json"),
-    };
-    if flags.dry_run {
-        if flags.json {
-            writeln!(out, "{}", Outcome::DryRun(plan_doc).to_json())?;
-        }
-        return Ok(ExitCode::Ok);
-    }
-    if !flags.yes && !super::confirm(process, out, "Proceed?")? {
-        return Ok(ExitCode::Cancelled);
-    }
-
-    let work = Work {
-        driver: driver_step,
-        driver_blocked,
-        toolkit,
-        framework,
-    };
+    let net = Net::new(process, &home.cache(), s.allow_http, cancel)?;
     let mut shown = Shown {
         out: &mut *out,
         style,
         talk,
+        // What will happen, shown before it does (a dry run shows it even with --quiet; with
+        // --json the document alone goes to stdout).
+        show: talk || (flags.mode == Mode::DryRun && !flags.json),
         quiet: global.quiet,
         json: flags.json,
         tty: process.stdout_is_tty,
         process,
-        home: &home,
+        home: home.root(),
         modify_path: s.modify_path,
     };
     let mut ctx = Ctx {
         process,
         runner,
-        home: &home_dir,
+        catalog,
+        home: &home,
         root: &live_root,
         net: &net,
         shells: chosen_shells(s, process),
-        events: &mut shown,
+        ui: &mut shown,
+        mode: flags.mode,
     };
-    let mut report = install::run::run(&install_plan, &work, gpus, plan_doc, &mut ctx)?;
+    let mut report = match install::run::run(plan, &mut ctx) {
+        Ok(Outcome::Installed(report)) => report,
+        Ok(other) => {
+            if flags.json {
+                writeln!(out, "{}", other.to_json())?;
+            }
+            return Ok(ExitCode::Ok);
+        }
+        Err(RunError::Declined) => return Ok(ExitCode::Cancelled),
+        Err(e) => return Err(e.into()),
+    };
     let reboot_required = report.reboot_required;
-    let framework = work.framework;
-    let active_toolkit: Option<PathBuf> = match &work.toolkit {
-        Some((spec, _)) => Some(std::path::absolute(&spec.prefix)?),
-        None => install_plan.kept_toolkit(),
-    };
     if reboot_required && talk {
         writeln!(out, "{}", style.warn("Reboot now to load the new driver; then run the same cudaup command again: it continues where it stopped."))?;
     }
@@ -512,12 +440,17 @@ pub(super) fn install_with(
     // the reboot a new driver needs.
     let mut code = ExitCode::Ok;
     if s.verify && !reboot_required {
+        // The toolkit installed now, or the one the plan keeps; the venv the framework went in.
+        let active_toolkit = match &plan.toolkit {
+            Some(ToolkitPlan::Install { prefix, .. }) => Some(std::path::absolute(prefix)?),
+            _ => plan.kept_toolkit(),
+        };
         let vargs = super::verify::VerifyArgs {
             json: flags.json,
             bench: false,
             container: false,
-            venvs: framework.iter().map(|f| f.venv.dir.clone()).collect(),
-            toolkit: active_toolkit.clone(),
+            venvs: report.venv.iter().map(|_| plan.venv.clone()).collect(),
+            toolkit: active_toolkit,
         };
         let mut buf: Vec<u8> = Vec::new();
         let sink: &mut dyn Write = if flags.json { &mut buf } else { &mut *out };
@@ -530,7 +463,7 @@ pub(super) fn install_with(
         if code != ExitCode::Ok {
             report.status = InstalledStatus::VerificationFailed;
         }
-        writeln!(out, "{}", Outcome::Installed(Box::new(report)).to_json())?;
+        writeln!(out, "{}", Outcome::Installed(report).to_json())?;
     }
     Ok(code)
 }
@@ -541,6 +474,8 @@ struct Shown<'a> {
     style: &'a Style,
     /// Human output on stdout (neither --json nor --quiet).
     talk: bool,
+    /// The plan's listing before it runs.
+    show: bool,
     quiet: bool,
     json: bool,
     tty: bool,
@@ -550,6 +485,20 @@ struct Shown<'a> {
 }
 
 impl install::run::Events for Shown<'_> {
+    fn planned(&mut self, plan: &InstallPlan, located: &Located) -> std::io::Result<()> {
+        if self.show {
+            render_located(self.out, self.style, plan, located).map_err(std::io::Error::other)?;
+        }
+        Ok(())
+    }
+
+    fn nothing_to_do(&mut self) -> std::io::Result<()> {
+        if self.talk {
+            writeln!(self.out, "Nothing to install.")?;
+        }
+        Ok(())
+    }
+
     fn driver_line(&mut self, line: &str) {
         if !self.quiet {
             let _ = writeln!(std::io::stderr(), "{line}");
@@ -677,6 +626,34 @@ impl install::run::Events for Shown<'_> {
     }
 }
 
+/// The one question of an install, asked on the same terminal the install is shown on.
+impl Prompter for Shown<'_> {
+    fn select(&mut self, prompt: &str, items: &[String], default: usize) -> PromptResult<usize> {
+        self.asker().select(prompt, items, default)
+    }
+
+    fn confirm(&mut self, prompt: &str, default: bool) -> PromptResult<bool> {
+        self.asker().confirm(prompt, default)
+    }
+
+    fn input(
+        &mut self,
+        prompt: &str,
+        default: &str,
+        validate: Validate<'_>,
+    ) -> PromptResult<String> {
+        self.asker().input(prompt, default, validate)
+    }
+}
+
+impl Shown<'_> {
+    /// A plain `[y/N]` question on `out`, answered on stdin (none without a terminal).
+    fn asker(&mut self) -> StdinPrompter<'_> {
+        let terminal = self.process.stdin_is_tty && self.process.stdout_is_tty;
+        StdinPrompter::new(&mut *self.out, terminal)
+    }
+}
+
 /// What an install will do, before it does it: the driver's commands, the toolkit's archives
 /// (or the toolkit kept), the framework's route and cudaup's own copy.
 fn render_located(
@@ -753,42 +730,6 @@ fn chosen_shells(s: &InstallSettings, process: &Process) -> Vec<crate::shell::Sh
         Some(shells) => shells.clone(),
         None => super::env::shells_here(process),
     }
-}
-
-/// The environment step: the env scripts for `active_toolkit` and, unless `--no-modify-path`,
-/// cudaup's line in the rc files. Returns whether an rc file changed and the JSON report, or
-/// `None` without an active toolkit.
-fn env_step(
-    s: &InstallSettings,
-    process: &Process,
-    home: &Path,
-    active_toolkit: Option<&Path>,
-    cudaup: &crate::install::self_copy::Installed,
-    talk: bool,
-    out: &mut dyn Write,
-) -> Result<Option<(bool, EnvReport)>> {
-    let Some(done) = steps::env::run(
-        process,
-        home,
-        active_toolkit,
-        cudaup,
-        &chosen_shells(s, process),
-        s.modify_path,
-    )?
-    else {
-        return Ok(None);
-    };
-    if talk {
-        render_env(out, process, home, s.modify_path, &done, cudaup)?;
-    }
-    let changed = !done.rc_changed.is_empty();
-    Ok(Some((
-        changed,
-        EnvReport {
-            source: done.source,
-            rc_files_changed: done.rc_changed,
-        },
-    )))
 }
 
 /// What the env step did, and how to use cudaup now.

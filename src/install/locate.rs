@@ -13,7 +13,6 @@ use crate::catalog::Catalog;
 use crate::detect::Root;
 use crate::fetch::{FetchError, Fetcher, Location};
 use crate::model::request::{SourceKind, WithComponent};
-use crate::model::system::System;
 use crate::settings::{InstallSettings, SettingsError};
 use crate::sources::{pypi, redist};
 use crate::world::process::Process;
@@ -131,13 +130,10 @@ pub struct Located {
     pub framework: Option<FrameworkStep>,
 }
 
-/// Asks the world what `plan` needs: nothing changes. `system` is the machine planned for,
-/// `gpus_here` whether this machine has an NVIDIA GPU (the framework's check then runs on it).
-#[allow(clippy::too_many_arguments)]
+/// Asks the world what `plan` needs: nothing changes. The framework's check runs on this
+/// machine when the plan is for it, it has an NVIDIA GPU and its driver stays.
 pub fn locate(
     plan: &InstallPlan,
-    system: &System,
-    gpus_here: bool,
     net: &Net,
     catalog: &Catalog,
     process: &Process,
@@ -145,6 +141,7 @@ pub fn locate(
     root: &Root,
 ) -> Result<Located, LocateError> {
     let s = &plan.settings;
+    let system = &plan.system;
     // A file of the user's where cudaup's copy goes stops the install before anything changes.
     let self_copy = super::self_copy::plan(process, home.root())?;
     let driver =
@@ -203,7 +200,9 @@ pub fn locate(
             return Err(FetchError::InsecureHttp { url: url.clone() }.into());
         }
     }
-    let gpus_here = plan.target == Target::Here && plan.driver.is_none() && gpus_here;
+    let gpus_here = plan.target == Target::Here
+        && plan.driver.is_none()
+        && system.nvidia_gpus().next().is_some();
     let mut framework = super::python::step::step(
         &plan.plan,
         system,

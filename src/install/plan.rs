@@ -75,10 +75,13 @@ pub enum ToolkitPlan {
 }
 
 /// Everything an install decided, before it asks the world anything.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct InstallPlan {
     /// The settings it was made from.
     pub settings: InstallSettings,
+    /// The machine planned for, as [`survey`] made it (a picture's GPUs with this machine's
+    /// Pythons and toolkits, or this machine).
+    pub system: System,
     /// The resolver's plan (status ok).
     pub plan: Plan,
     /// The machine planned for.
@@ -141,12 +144,25 @@ impl InstallPlan {
         };
         Ok(InstallPlan {
             settings: settings.clone(),
+            system: system.clone(),
             venv: venv_dir(settings, home),
             plan,
             target,
             driver,
             toolkit,
         })
+    }
+
+    /// The NVIDIA GPUs planned for, as the report names them.
+    pub fn gpus(&self) -> Vec<super::report::PlannedGpu> {
+        self.system
+            .nvidia_gpus()
+            .map(|g| super::report::PlannedGpu {
+                name: g.name.clone(),
+                compute_capability: g.compute_capability.clone(),
+                architecture: g.architecture.clone(),
+            })
+            .collect()
     }
 
     /// The toolkit the plan keeps on this machine, if it keeps one (whatever `--prefix` says:

@@ -1,19 +1,24 @@
-//! The install's steps in their order, after the plan was shown and confirmed: the driver, the
-//! toolkit, the framework, cudaup's own copy, the environment. [`run`] returns the typed report
-//! ([`Installed`]); what a person sees while it runs goes through [`Events`], which the CLI
-//! implements (uv's `InstallLogger` is the model), so nothing here writes to a terminal.
+//! An install from its plan to its [`Outcome`]: [`run`] locates what the plan needs (nothing
+//! changes), shows it, stops there for a dry run, converges the environment when there is
+//! nothing to install, asks once (unless `--yes`), then runs the steps in their order: the
+//! driver, the toolkit, the framework, cudaup's own copy, the environment. What a person sees
+//! goes through [`Events`] and the one question through [`Prompter`] (together a [`Ui`]), which
+//! the CLI implements (uv's `InstallLogger` is the model), so nothing here writes to a terminal.
+//! Errors are [`RunError`]: each keeps its layer's type, so each keeps its exit code.
 
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::catalog::Catalog;
 use crate::detect::Root;
 use crate::install::driver::DriverStep;
 use crate::install::home::Home;
-use crate::install::locate::Net;
+use crate::install::locate::{locate, DriverLocated, LocateError, Located, Net};
 use crate::install::python::step::FrameworkStep;
 use crate::install::report::{
-    DriverReport, Installed, InstalledStatus, PlannedGpu, ToolkitReport, VenvReport, SCHEMA_VERSION,
+    DriverReport, EnvReport, Installed, InstalledStatus, NothingStatus, NothingToDo, Outcome,
+    ToolkitReport, VenvReport, SCHEMA_VERSION,
 };
 use crate::install::self_copy::Installed as SelfCopy;
 use crate::install::steps::{self, env::EnvDone, framework::FrameworkDone, toolkit::ToolkitDone};
@@ -21,9 +26,10 @@ use crate::install::{Resolved, ToolkitSpec};
 use crate::shell::Shell;
 use crate::world::process::Process;
 use crate::world::progress::Reporter;
+use crate::world::prompt::{PromptError, Prompter};
 use crate::world::runner::Runner;
 
-use super::plan::InstallPlan;
+use super::plan::{InstallPlan, Target};
 use super::steps::StepError;
 
 /// Which progress a step needs.
@@ -38,8 +44,12 @@ pub enum Progress {
     Framework,
 }
 
-/// What a person sees while the steps run; each method may fail writing it.
+/// What a person sees while an install runs; each method may fail writing it.
 pub trait Events {
+    /// What the install will do, found before anything changed (shown before the question).
+    fn planned(&mut self, plan: &InstallPlan, located: &Located) -> io::Result<()>;
+    /// The machine already has everything the plan installs.
+    fn nothing_to_do(&mut self) -> io::Result<()>;
     /// A line the driver's commands printed.
     fn driver_line(&mut self, line: &str);
     /// The progress display for a step.
@@ -58,22 +68,90 @@ pub trait Events {
     fn warning(&mut self, text: &str) -> io::Result<()>;
 }
 
-/// What the steps run with.
+/// What a person sees and answers: the events and the one question, on one terminal.
+pub trait Ui: Events + Prompter {}
+
+impl<T: Events + Prompter + ?Sized> Ui for T {}
+
+/// How far an install goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Show what would be done, and change nothing (`--dry-run`).
+    DryRun,
+    /// Show it, ask once, then do it.
+    Ask,
+    /// Show it and do it (`--yes`, or the wizard after its own questions).
+    Yes,
+}
+
+/// Why an install did not run to its end. Each variant keeps its layer's error.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A driver installed by an earlier run waits for a reboot.
+    #[error(transparent)]
+    RebootPending(#[from] RebootPending),
+    /// The world could not be read (nothing changed).
+    #[error(transparent)]
+    Locate(#[from] LocateError),
+    /// A step failed.
+    #[error(transparent)]
+    Step(#[from] StepError),
+    /// The question got no answer (no terminal, Ctrl-C).
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+    /// The user answered no: nothing changed.
+    #[error("cancelled: nothing changed")]
+    Declined,
+}
+
+/// A driver installed by an earlier run waits for a reboot (exit 2, as before it was typed).
+#[derive(Debug, thiserror::Error)]
+#[error("driver {driver} was installed and needs a reboot first ({reason}): reboot, then run cudaup again")]
+pub struct RebootPending {
+    /// The driver version installed.
+    pub driver: String,
+    /// Why the reboot is needed.
+    pub reason: String,
+}
+
+/// The reboot gate, before the machine is detected: a driver an earlier run installed waits for
+/// a reboot. `Ok(true)`: the reboot happened since (its marker is gone), so the install goes on;
+/// `Ok(false)`: no driver waits, or the plan is for a picture (nothing of this machine's driver
+/// is touched). Refused with [`RebootPending`] while the reboot has not happened.
+pub fn reboot_gate(home: &Home, root: &Root, target: Target) -> Result<bool, RunError> {
+    if crate::install::driver::clear_if_rebooted(home.root(), root).map_err(StepError::from)? {
+        return Ok(true);
+    }
+    match crate::install::driver::reboot_pending(home.root(), root) {
+        Some(m) if target == Target::Here => Err(RebootPending {
+            driver: m.driver,
+            reason: m.reason,
+        }
+        .into()),
+        _ => Ok(false),
+    }
+}
+
+/// What an install runs with.
 pub struct Ctx<'a> {
     /// The process (its variables, `PATH`, home).
     pub process: &'a Process,
     /// Runs the commands.
     pub runner: &'a dyn Runner,
+    /// The catalog the plan was made from.
+    pub catalog: &'a Catalog,
     /// `$CUDAUP_HOME`.
     pub home: &'a Home,
-    /// The machine's root (the driver's reboot marker reads its boot id).
+    /// The machine's root (`/etc/os-release` for the driver, its boot id for the reboot marker).
     pub root: &'a Root,
     /// The fetchers.
     pub net: &'a Net,
     /// The shells whose rc files get the env line.
     pub shells: Vec<Shell>,
-    /// What a person sees.
-    pub events: &'a mut dyn Events,
+    /// What a person sees and answers.
+    pub ui: &'a mut dyn Ui,
+    /// How far to go.
+    pub mode: Mode,
 }
 
 /// What `locate` found that the steps change.
@@ -88,11 +166,104 @@ pub struct Work {
     pub framework: Option<FrameworkStep>,
 }
 
-/// Runs the steps of `plan` on `work`. `gpus` and `plan_doc` go into the report as they are.
-pub fn run(
+/// Runs `plan`: locate, show, then (as `ctx.mode` allows) ask and run the steps. Returns what
+/// was done: [`Outcome::DryRun`], [`Outcome::NothingToDo`] or [`Outcome::Installed`].
+/// [`RunError::Declined`] when the user answered no.
+pub fn run(plan: &InstallPlan, ctx: &mut Ctx<'_>) -> Result<Outcome, RunError> {
+    let dry = ctx.mode == Mode::DryRun;
+    let located = locate(plan, ctx.net, ctx.catalog, ctx.process, ctx.home, ctx.root)?;
+    // A toolkit cudaup installed (its receipt is inside) is registered again, in case the run
+    // that installed it was killed before it could be.
+    if let (Some(receipt), false) = (&located.kept_receipt, dry) {
+        crate::install::receipts::register(ctx.home.root(), receipt).map_err(StepError::from)?;
+    }
+    ctx.ui.planned(plan, &located)?;
+    let Located {
+        driver,
+        self_copy,
+        toolkit,
+        framework,
+        ..
+    } = located;
+    let (driver, driver_blocked) = match driver {
+        Some(DriverLocated::Ready(step)) => (Some(step), None),
+        Some(DriverLocated::Blocked(why)) => (None, Some(why)),
+        None => (None, None),
+    };
+    let work = Work {
+        driver,
+        driver_blocked,
+        toolkit: toolkit.map(|t| (t.spec, t.resolved)),
+        framework,
+    };
+    if work.toolkit.is_none() && work.framework.is_none() && !self_copy.pending(ctx.home.root()) {
+        return nothing_to_do(plan, ctx);
+    }
+    let plan_doc = match &work.framework {
+        Some(f) => crate::install::python::route::describe_in_plan(&plan.plan, &f.route_view()),
+        None => serde_json::to_value(&plan.plan).expect("a plan serialises"),
+    };
+    match ctx.mode {
+        Mode::DryRun => return Ok(Outcome::DryRun(plan_doc)),
+        Mode::Ask if !ctx.ui.confirm("Proceed?", false)? => return Err(RunError::Declined),
+        Mode::Ask | Mode::Yes => {}
+    }
+    let report = steps(plan, &work, plan_doc, ctx)?;
+    Ok(Outcome::Installed(Box::new(report)))
+}
+
+/// Nothing to install: the environment is still converged (a run killed after its toolkit
+/// landed left the env scripts or rc hooks unwritten, and this run is the one that finishes
+/// them), except in a dry run.
+fn nothing_to_do(plan: &InstallPlan, ctx: &mut Ctx<'_>) -> Result<Outcome, RunError> {
+    ctx.ui.nothing_to_do()?;
+    let mut env = None;
+    let mut changed = false;
+    if ctx.mode != Mode::DryRun {
+        // Not pending: the copy is in place and current, so this only reads its stamp.
+        let cudaup = crate::install::self_copy::ensure(ctx.process, ctx.home.root())
+            .map_err(StepError::SelfCopy)?;
+        let kept = plan.kept_toolkit();
+        if let Some(done) = steps::env::run(
+            ctx.process,
+            ctx.home.root(),
+            kept.as_deref(),
+            &cudaup,
+            &ctx.shells,
+            plan.settings.modify_path,
+        )
+        .map_err(RunError::Step)?
+        {
+            ctx.ui.env_done(&done, &cudaup)?;
+            changed = !done.rc_changed.is_empty();
+            env = Some(EnvReport {
+                source: done.source,
+                rc_files_changed: done.rc_changed,
+            });
+        }
+    }
+    Ok(Outcome::NothingToDo(NothingToDo {
+        schema_version: SCHEMA_VERSION,
+        status: NothingStatus::NothingToDo,
+        profile: plan.plan.profile.name().to_owned(),
+        changed,
+        reboot_required: false,
+        gpus: plan.gpus(),
+        plan: serde_json::to_value(&plan.plan).expect("a plan serialises"),
+        env,
+    }))
+}
+
+impl From<io::Error> for RunError {
+    fn from(e: io::Error) -> Self {
+        RunError::Step(StepError::Io(e))
+    }
+}
+
+/// Runs the steps of `plan` on `work`, after the question. `plan_doc` goes into the report.
+fn steps(
     plan: &InstallPlan,
     work: &Work,
-    gpus: Vec<PlannedGpu>,
     plan_doc: serde_json::Value,
     ctx: &mut Ctx<'_>,
 ) -> Result<Installed, StepError> {
@@ -104,7 +275,7 @@ pub fn run(
         profile: plan.plan.profile.name().to_owned(),
         changed: false,
         reboot_required: false,
-        gpus,
+        gpus: plan.gpus(),
         plan: plan_doc,
         driver: None,
         toolkit: None,
@@ -115,7 +286,7 @@ pub fn run(
     };
     let driver_done = match &work.driver {
         Some(step) => {
-            let events = &mut *ctx.events;
+            let events = &mut *ctx.ui;
             let mut echo = |l: &str| events.driver_line(l);
             steps::driver::run(step, ctx.runner, home, ctx.root, &mut echo)?
         }
@@ -135,7 +306,7 @@ pub fn run(
         let total: u64 = resolved.items.iter().filter_map(|i| i.artifact.size).sum();
         let fetcher = ctx
             .net
-            .fetcher(ctx.events.progress(Progress::Download { total }));
+            .fetcher(ctx.ui.progress(Progress::Download { total }));
         // What the env step will do, for `repair` to finish should this run be killed first.
         let intent = crate::install::env::Intent {
             toolkit: Some(std::path::absolute(&spec.prefix)?),
@@ -145,7 +316,7 @@ pub fn run(
         let done = steps::toolkit::run(spec, resolved, &fetcher, &intent, home, ctx.runner);
         drop(fetcher);
         let done = done?;
-        ctx.events.toolkit_done(spec, &done)?;
+        ctx.ui.toolkit_done(spec, &done)?;
         report.toolkit = Some(ToolkitReport::new(
             spec,
             &resolved.items,
@@ -156,9 +327,9 @@ pub fn run(
         report.changed = true;
     }
     if let Some(step) = &work.framework {
-        let progress = ctx.events.progress(Progress::Framework);
+        let progress = ctx.ui.progress(Progress::Framework);
         let mut said = Ok(());
-        let events = &mut *ctx.events;
+        let events = &mut *ctx.ui;
         let mut on_installer = |line: &str| said = events.installer(line);
         let done = steps::framework::run(
             step,
@@ -172,7 +343,7 @@ pub fn run(
             &mut on_installer,
         )?;
         said?;
-        ctx.events.framework_done(step, &done)?;
+        ctx.ui.framework_done(step, &done)?;
         let FrameworkDone {
             receipt,
             mut notes,
@@ -193,7 +364,7 @@ pub fn run(
     }
     let cudaup =
         crate::install::self_copy::ensure(ctx.process, home).map_err(StepError::SelfCopy)?;
-    ctx.events.self_copy_done(&cudaup)?;
+    ctx.ui.self_copy_done(&cudaup)?;
     report.changed |= cudaup.changed();
     report.cudaup = Some(cudaup.clone());
     // The environment: the toolkit installed now, or the one the plan keeps; and cudaup itself
@@ -210,9 +381,9 @@ pub fn run(
         &ctx.shells,
         s.modify_path,
     )? {
-        ctx.events.env_done(&done, &cudaup)?;
+        ctx.ui.env_done(&done, &cudaup)?;
         report.changed |= !done.rc_changed.is_empty();
-        report.env = Some(crate::install::report::EnvReport {
+        report.env = Some(EnvReport {
             source: done.source,
             rc_files_changed: done.rc_changed,
         });
@@ -220,7 +391,7 @@ pub fn run(
     if work.framework.is_some() {
         if let Some(ld) = ctx.process.var("LD_LIBRARY_PATH") {
             for (dir, libs) in crate::shell::shadowing(ld, &crate::shell::list_dir) {
-                ctx.events.warning(&format!(
+                ctx.ui.warning(&format!(
                     "your LD_LIBRARY_PATH has {} ({}), which can shadow the CUDA libraries the framework wheel carries; if torch fails to load, remove it from LD_LIBRARY_PATH",
                     dir.display(),
                     libs.join(", ")

@@ -245,19 +245,19 @@ pub(super) fn run(
     }
 
     writeln!(out, "\n{}", style.heading(s.installing))?;
-    let code = super::install::install_with(
-        &answers.settings(process)?,
-        &super::install::RunFlags {
-            yes: true,
-            ..Default::default()
-        },
-        global,
-        process,
-        runner,
-        catalog,
-        style,
-        cancel,
-        out,
+    let settings = answers.settings(process)?;
+    let talk = !global.quiet;
+    let plan =
+        match super::install::plan_install(&settings, None, talk, process, runner, catalog, out)? {
+            Ok(plan) => plan,
+            Err(code) => return Ok(code),
+        };
+    let flags = super::install::RunFlags {
+        mode: crate::install::run::Mode::Yes,
+        json: false,
+    };
+    let code = super::install::run_plan(
+        &plan, flags, global, process, runner, catalog, style, cancel, out,
     )?;
     if code != ExitCode::Ok {
         return Ok(code);
