@@ -472,8 +472,12 @@ fn container_dockerfile_is_the_plans_stack() {
     assert!(r.stdout.contains("FROM python:3.12-slim"));
 }
 
+/// Held while a test has made (and will remove) the host's `/etc/cdi` mount point for its private
+/// mount namespace: two tests at once would race on making and removing it.
+pub(crate) static ETC_CDI: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Runs a command, saying what failed.
-fn sh(cmd: &mut Command) -> std::process::Output {
+pub(crate) fn sh(cmd: &mut Command) -> std::process::Output {
     cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
 }
 
@@ -482,6 +486,15 @@ fn sh(cmd: &mut Command) -> std::process::Output {
 /// CAP_SYS_RESOURCE cannot take Podman's default RLIMIT_NOFILE/NPROC; both are probed, and the
 /// containers.conf that works is returned (or why none does).
 fn podman_conf(dir: &Path, image: &str) -> Result<PathBuf, String> {
+    podman_conf_with(dir, image, &|| Command::new("podman"))
+}
+
+/// [`podman_conf`] for the Podman that `podman` starts (another user's, say).
+pub(crate) fn podman_conf_with(
+    dir: &Path,
+    image: &str,
+    podman: &dyn Fn() -> Command,
+) -> Result<PathBuf, String> {
     let conf = dir.join("containers.conf");
     let mut last = String::new();
     for (runtime, ulimits) in [
@@ -500,7 +513,7 @@ fn podman_conf(dir: &Path, image: &str) -> Result<PathBuf, String> {
             );
         }
         fs_err::write(&conf, &text).unwrap();
-        let o = sh(Command::new("podman").env("CONTAINERS_CONF", &conf).args([
+        let o = sh(podman().env("CONTAINERS_CONF", &conf).args([
             "run",
             "--rm",
             "--network=none",
@@ -595,6 +608,7 @@ fn needs_root_podman_container_sees_the_cdi_devices_and_libraries() {
     // Podman 4.3 reads /etc/cdi only (containers.conf cdi_spec_dirs is ignored before 5.5), so
     // the spec directory is bind-mounted there in a private mount namespace: nothing is written
     // to the host's /etc/cdi. The mount point must exist; it is made (and removed) if missing.
+    let _etc_cdi = ETC_CDI.lock().unwrap_or_else(|e| e.into_inner());
     let made_mount_point = !Path::new("/etc/cdi").exists();
     if made_mount_point {
         fs_err::create_dir("/etc/cdi").unwrap();

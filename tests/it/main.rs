@@ -10,6 +10,7 @@ mod common;
 mod config;
 mod container;
 mod container_hostile;
+mod container_rootless;
 mod container_toolkit;
 mod dead_ends;
 mod detect;
