@@ -77,6 +77,21 @@ fn venv_problem(runner: &dyn Runner, v: &VenvReceipt) -> Option<String> {
             Err(e) => Some(e.to_string()),
         };
     }
+    if let Some((version, cuda)) = v
+        .packages
+        .requirements
+        .iter()
+        .find_map(|r| check::jax_planned(r))
+    {
+        return match crate::install::python::report::<check::JaxReport>(
+            runner,
+            &venv,
+            check::JAX_SCRIPT,
+        ) {
+            Ok(r) => check::judge_jax(&r, &version, cuda, false).err(),
+            Err(e) => Some(e.to_string()),
+        };
+    }
     if let Some(tf) = v
         .packages
         .requirements

@@ -236,6 +236,11 @@ pub fn shadowing(inputs: &Inputs<'_>, list: &dyn Fn(&Path) -> Vec<String>) -> Op
                 .as_ref()
                 .map(|_| format!("tensorflow {} in {}", tf.version, p.path))
         }))
+        .chain(
+            super::jax::sites(inputs)
+                .into_iter()
+                .map(|s| format!("{} in {}", s.requirement, s.receipt.venv.display())),
+        )
         .collect();
     let mut d = Diagnosis::new(
         "ld-library-path-shadowing",

@@ -19,6 +19,7 @@ pub mod driver;
 pub mod environment;
 pub mod explain;
 pub mod installed;
+pub mod jax;
 pub mod python;
 pub mod repair;
 pub mod self_copy;
@@ -377,6 +378,7 @@ pub struct Summary<'a> {
 pub fn pure_checks(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
     let mut out = driver::check(inputs);
     out.extend(python::check(inputs));
+    out.extend(jax::check(inputs));
     if inputs.live {
         out.extend(environment::check(inputs));
     }

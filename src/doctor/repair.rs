@@ -86,7 +86,9 @@ pub fn repair_id(id: &str) -> Result<&'static str, String> {
         | "toolkit-files-missing"
         | "toolkit-files-changed"
         | "toolkit-install-interrupted" => "toolkit-files",
-        "venv-missing" | "venv-python-missing" | "torch-cpu-only" => "venv-packages",
+        "venv-missing" | "venv-python-missing" | "torch-cpu-only" | "jax-cpu-only" => {
+            "venv-packages"
+        }
         "env-script-missing" | "active-toolkit-missing" => "env-scripts",
         "shell-hook-missing" => "rc-hook",
         id if id.starts_with("self-copy-") => "self-copy",

@@ -171,8 +171,10 @@ impl Receipts {
                 .and_then(|n| n.to_str())
                 .unwrap_or("")
                 .to_owned();
+            // Receipts with readers of their own (the rc hooks, cudaup's copy, its uv).
             if name == "shell.json"
                 || name == crate::install::self_copy::RECEIPT
+                || name == crate::install::uv::RECEIPT
                 || name.starts_with('.')
             {
                 continue;

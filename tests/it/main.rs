@@ -33,6 +33,7 @@ mod hostile_small;
 mod hostile_space;
 mod hostile_uninstall;
 mod install;
+mod jax;
 mod manifests;
 mod manifests_constraints;
 mod monitor;

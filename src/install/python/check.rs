@@ -300,6 +300,13 @@ except Exception as e:
 print(json.dumps(r))
 "#;
 
+/// The release and CUDA major of a planned JAX requirement (`jax[cuda13]==0.12.0.1`).
+pub fn jax_planned(requirement: &str) -> Option<(Version, u32)> {
+    let rest = requirement.strip_prefix("jax[cuda")?;
+    let (major, version) = rest.split_once("]==")?;
+    Some((Version::parse(version)?, major.parse().ok()?))
+}
+
 /// Compares a JAX report with the plan: the planned release, its CUDA `major` plugin (a jaxlib
 /// without it runs on the CPU only, silently), and on a machine with GPUs, JAX seeing them.
 pub fn judge_jax(

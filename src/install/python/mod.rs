@@ -366,9 +366,13 @@ impl<'a> Session<'a> {
     }
 
     /// Installs `packages` again over whatever is there (repair: a CPU-only torch, a damaged
-    /// package).
+    /// package), then whatever of their dependencies is missing: the forced pass takes only the
+    /// named packages (`--no-deps`: the gigabytes of CUDA wheels under them stay), so a
+    /// dependency that is gone (a JAX CUDA plugin uninstalled, leaving a CPU-only jaxlib) comes
+    /// back with the second, ordinary pass, which leaves everything present alone.
     pub fn reinstall(&mut self, venv: &Venv, packages: &Packages) -> Result<(), PyEnvError> {
-        self.install_with(venv, packages, true, &[])
+        self.install_with(venv, packages, true, &[])?;
+        self.install_with(venv, packages, false, &[])
     }
 
     /// pip's progress flag: `raw` counters from pip 24.1 (pypa/pip#12586), else none.

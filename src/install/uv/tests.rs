@@ -150,6 +150,10 @@ fn uv_is_brought_from_a_mirror_verified_and_then_used_without_fetching() {
         (sha(BINARY).as_str(), path.as_path())
     );
     assert_eq!(installed(home, pin), Some(path.clone()));
+    // Its receipt has its own reader: the toolkit and venv receipts' reader (doctor's
+    // `receipt-unreadable`) leaves it alone.
+    let all = crate::install::receipts::Receipts::load(home.root());
+    assert!(all.unreadable.is_empty(), "{:?}", all.unreadable);
     // The next choice takes cudaup's copy; fetching again would fail the test.
     let runner = crate::world::runner::SystemRunner;
     let c = choose(home, pin, &runner, &[], false, || panic!("fetched again"));

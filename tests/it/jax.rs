@@ -1,0 +1,166 @@
+//! JAX from the real PyPI on this GPU-less machine (issue 41): the plan is an H200's (a machine
+//! picture), the venv is made here from a Python 3.12 or newer, and the install brings
+//! `jax[cuda13]` with its plugin; verify skips the GPU part and says why; a plugin that goes
+//! missing is what doctor names and repair puts back. Needs PyPI and a Python >= 3.12 (pyenv's,
+//! when PATH has none); without either the test records its skip.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::*;
+
+/// A Python 3.12 or newer: on the host's PATH, else under pyenv's versions.
+fn python_3_12() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .flat_map(|d| ["python3.12", "python3.13", "python3.14"].map(|n| d.join(n)));
+    let root = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".pyenv")));
+    let pyenv = root
+        .and_then(|r| fs_err::read_dir(r.join("versions")).ok())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.file_name().unwrap_or_default().to_string_lossy();
+            ["3.12", "3.13", "3.14"].iter().any(|v| n.starts_with(v))
+        })
+        .map(|p| p.join("bin/python3"));
+    // A pyenv shim runs whichever version pyenv selects: ask each what it is.
+    on_path.chain(pyenv).filter(|p| p.is_file()).find(|p| {
+        std::process::Command::new(p)
+            .args(["-c", "import sys; print(sys.version_info >= (3, 12))"])
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "True")
+            && !p.to_string_lossy().contains("/shims/")
+    })
+}
+
+#[test]
+fn needs_network_jax_installs_from_pypi_and_repair_restores_its_plugin() {
+    const NAME: &str = "needs_network_jax_installs_from_pypi_and_repair_restores_its_plugin";
+    let Some(python) = python_3_12() else {
+        skipped(NAME, "no Python 3.12 or newer on PATH or under pyenv");
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let picture = home.path().join("h200.json");
+    fs_err::write(
+        &picture,
+        r#"{"os": {"family": "linux", "distro": "ubuntu", "version": "24.04", "arch": "x86_64", "wsl": false},
+            "gpus": [{"index": 0, "vendor": "nvidia", "name": "NVIDIA H200", "compute_capability": "9.0", "architecture": "Hopper"}],
+            "driver": {"version": "580.95.05"}}"#,
+    )
+    .unwrap();
+    let h = home.path().display().to_string();
+    let venv = home.path().join("venv");
+    let path = path_with(&[python.parent().unwrap()]);
+    let env = [("PATH", path.as_str()), ("CUDAUP_TEST_NO_RETRY_DELAY", "1")];
+    let run = cudaup_env(
+        &[
+            "--home",
+            &h,
+            "install",
+            "--system",
+            &picture.display().to_string(),
+            "--driver",
+            "keep",
+            "--profile",
+            "jax",
+            "--venv",
+            &venv.display().to_string(),
+            "--no-modify-path",
+            "--yes",
+        ],
+        home.path(),
+        &env,
+    );
+    let text = format!("{}\n{}", run.stdout, run.stderr);
+    if run.code == 3 || text.contains("error sending request") {
+        skipped(NAME, "PyPI did not answer");
+        return;
+    }
+    assert_eq!(run.code, 0, "{text}");
+    assert!(
+        run.stdout.contains("installed JAX 0.12.0.1 (cuda13)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("no GPU on this machine: JAX 0.12.0.1 with jax-cuda13-plugin is installed"),
+        "{text}"
+    );
+    // The venv imports jax, and the plugin's wheel is in it.
+    let py = venv.join("bin/python");
+    let out = std::process::Command::new(&py)
+        .args([
+            "-c",
+            "import jax, importlib.metadata as m; print(jax.__version__, m.version('jax-cuda13-plugin'))",
+        ])
+        .env_clear()
+        .env("HOME", home.path())
+        .env("JAX_PLATFORMS", "cpu")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "0.12.0.1 0.12.0.1",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // verify imports it and skips the GPU part, saying why.
+    let v = cudaup_env(&["--home", &h, "verify", "--json"], home.path(), &env);
+    let doc: serde_json::Value =
+        serde_json::from_str(&v.stdout).unwrap_or_else(|e| panic!("{e}: {}", v.stdout));
+    let fw = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "framework:0")
+        .unwrap_or_else(|| panic!("{}", v.stdout));
+    assert_eq!(fw["status"], "skip", "{fw}");
+    assert!(
+        fw.to_string()
+            .contains("jax 0.12.0.1 (CUDA 13) imports; no GPU here to run on"),
+        "{fw}"
+    );
+
+    // The plugin goes missing: doctor says JAX runs on the CPU, repair puts it back.
+    let site = fs_err::read_dir(venv.join("lib"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("site-packages"))
+        .next()
+        .unwrap();
+    for e in fs_err::read_dir(&site).unwrap().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n.starts_with("jax_cuda13_plugin") {
+            fs_err::remove_dir_all(e.path()).unwrap();
+        }
+    }
+    let doc = cudaup_env(&["--home", &h, "doctor"], home.path(), &env);
+    assert!(
+        doc.stdout.contains("error [jax-cpu-only]"),
+        "{}",
+        doc.stdout
+    );
+    assert!(!doc.stdout.contains("receipt-unreadable"), "{}", doc.stdout);
+    let rep = cudaup_env(&["--home", &h, "repair", "--yes"], home.path(), &env);
+    assert_eq!(rep.code, 0, "{}\n{}", rep.stdout, rep.stderr);
+    assert!(
+        rep.stdout.contains("repaired [venv-packages]"),
+        "{}",
+        rep.stdout
+    );
+    let doc = cudaup_env(&["--home", &h, "doctor"], home.path(), &env);
+    assert!(!doc.stdout.contains("jax-cpu-only"), "{}", doc.stdout);
+    let again = cudaup_env(&["--home", &h, "repair", "--yes"], home.path(), &env);
+    assert!(
+        again.stdout.contains("nothing to repair"),
+        "{}",
+        again.stdout
+    );
+}
