@@ -7,10 +7,17 @@
 #      inside); monitor: ResNet-50 fed by 0 and by 8 DataLoader workers, each against
 #      `nvidia-smi dmon` sampled beside it, with a --plot PNG.
 #   b  `bench --quick` against an independent measurement (scripts/h200-bench-reference.py).
+#   j  JAX: `install --profile jax` from a folder of wheels (the device's installed jax[cuda13]
+#      packed back into wheels by scripts/wheels-from-venv.py, nvcc/nvvm from the toolkit mirror,
+#      uv's real wheel carried), uv brought and verified by cudaup, `verify` (a jitted matmul on
+#      the GPU, whose CUDA libraries), doctor, the plugin removed -> doctor -> repair -> doctor,
+#      uninstall --purge.
 # Carried in .devc/ (git-ignored), made here:
 #   cargo build --release && cp target/release/cudaup .devc/cudaup
 #   CARRY_DIR=$PWD/.devc/h200-carry scripts/h200-toolkit-proof.sh stage
 #   scripts/h200-stage-podman.sh .devc
+#   mkdir -p .devc/uv && pip download --no-deps --only-binary=:all: --platform musllinux_1_1_x86_64 \
+#     --python-version 3.12 uv==0.13.9 -d .devc/uv          (part j: the uv wheel manifests/uv.toml pins)
 # The device call: run(command="bash scripts/h200-proof.sh a", carry=[".devc"], timeout_s=600)
 # Writes $OUT/transcript-<part>.txt (device paths replaced by $WORK), the plots, and
 # $OUT/proof-<part>.tar.gz with every file the steps wrote.
@@ -127,7 +134,37 @@ part_c() {  # the container step alone, on a toolkit installed the same way as i
   step "$C" --home "$home" uninstall --purge --yes
 }
 
+part_j() {
+  local home=$W/j/home venv=$W/j/venv wheels=$W/j/wheels site
+  site=$(/opt/torch/.venv/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  mkdir -p "$W/j"
+  echo; echo "== 4. JAX: a folder of wheels: the image's jax[cuda13] packed back, the toolkit's nvcc/nvvm, uv's real wheel"
+  "$py" "$here/scripts/h200-toolkit-mirror.py" rebuild "$D/h200-carry" "$site" /usr/local/cuda-13.0 "$W/j/tk" > "$P/tk-mirror.txt" 2>&1
+  echo "toolkit wheels rebuilt: exit $? ($(ls "$W/j/tk"/*.whl 2>/dev/null | wc -l) wheels)"
+  mkdir -p "$wheels"
+  step "$py" "$here/scripts/wheels-from-venv.py" "$site" "$wheels" 'jax[cuda13]'
+  for n in nvidia_cuda_nvcc nvidia_nvvm nvidia_cuda_crt; do cp -n "$W/j/tk/$n"-*.whl "$wheels/"; done
+  cp "$D"/uv/*.whl "$wheels/"
+  ls "$wheels" | sed 's/^/  /'
+  echo; echo "== install --profile jax (the plan for this H200 on driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader))"
+  step "$C" --home "$home" plan --profile jax --jax 0.11.2 --driver keep
+  step "$C" --home "$home" install --profile jax --jax 0.11.2 --driver keep --pypi-index "$wheels" --venv "$venv" --no-modify-path --yes
+  step "$C" --home "$home" verify --venv "$venv"
+  step "$C" --home "$home" verify --venv "$venv" --json > "$P/verify-jax.json"
+  step "$C" --home "$home" doctor
+  echo; echo "== the plugin removed: doctor, repair, doctor, repair again"
+  step rm -rf "$venv"/lib/python3.12/site-packages/jax_cuda13_plugin*
+  step "$C" --home "$home" doctor
+  step "$C" --home "$home" repair --yes
+  step "$C" --home "$home" verify --venv "$venv"
+  step "$C" --home "$home" repair --yes
+  echo; echo "== a system cuBLAS first on LD_LIBRARY_PATH: verify names it"
+  LD_LIBRARY_PATH=/usr/local/cuda-13.0/lib64 step "$C" --home "$home" verify --venv "$venv"
+  step "$C" --home "$home" uninstall --purge --yes
+}
+
 case "$part" in
+  j) part_j ;;
   m) monitor_runs ;;
   a) part_a ;;
   c) part_c ;;
