@@ -88,8 +88,8 @@ pub struct Strings {
     pub found_heading: &'static str,
     /// The profile question.
     pub profile_prompt: &'static str,
-    /// One line per profile, in the order full, pytorch, tensorflow, cuda-dev, cpu.
-    pub profile_lines: [&'static str; 5],
+    /// One line per profile, in the order full, pytorch, tensorflow, cuda-dev, cpu, jax.
+    pub profile_lines: [&'static str; 6],
     /// Said before the profile question when an NVIDIA GPU is here.
     pub preselect_gpu: &'static str,
     /// Said before the profile question when none is.
@@ -173,6 +173,8 @@ pub struct Strings {
     pub pin_torch: &'static str,
     /// Pin questions.
     pub pin_tensorflow: &'static str,
+    /// The JAX pin question.
+    pub pin_jax: &'static str,
     /// Pin questions.
     pub pin_python: &'static str,
     /// A pin that is not a version.

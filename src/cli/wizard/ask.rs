@@ -53,6 +53,9 @@ pub(super) fn customise(
     if a.profile == Profile::Tensorflow {
         a.tensorflow = pin(p, s.pin_tensorflow, &a.tensorflow)?;
     }
+    if a.profile == Profile::Jax {
+        a.jax = pin(p, s.pin_jax, &a.jax)?;
+    }
     if a.profile != Profile::CudaDev {
         a.python = pin(p, s.pin_python, &a.python)?;
     }

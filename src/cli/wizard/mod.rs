@@ -43,12 +43,13 @@ use ask::customise;
 use show::summary;
 
 /// The profiles, in the order the wizard offers them (and [`Strings::profile_lines`] explains).
-const PROFILES: [Profile; 5] = [
+const PROFILES: [Profile; 6] = [
     Profile::Full,
     Profile::Pytorch,
     Profile::Tensorflow,
     Profile::CudaDev,
     Profile::Cpu,
+    Profile::Jax,
 ];
 
 /// `cudaup wizard` flags.

@@ -468,3 +468,23 @@ fn paths_expand_and_widths_count_cjk_twice() {
     assert_eq!(expand("rel", Some(home)), PathBuf::from("rel"));
     assert_eq!(width("CUDA 工具包"), 5 + 6);
 }
+
+#[test]
+fn jax_is_offered_and_its_plan_is_previewed() {
+    let w = World::new();
+    let system = h200();
+    let ctx = w.ctx(&system, Lang::En);
+    let (r, p, out) = drive_with(&ctx, vec![Answer::Select(5), Answer::Select(0)]);
+    let (a, _) = go(r.unwrap());
+    assert_eq!(a.profile, Profile::Jax);
+    assert!(
+        p.was_asked("-> jax         NVIDIA driver and JAX with its CUDA plugin and wheels"),
+        "{:?}",
+        p.asked
+    );
+    assert!(out.contains("jax[cuda13]"), "{out}");
+    // Chinese: the same line in Chinese.
+    let zh = w.ctx(&system, Lang::Zh);
+    let (_, p, _) = drive_with(&zh, vec![Answer::Select(5), Answer::Select(0)]);
+    assert!(p.was_asked("显卡驱动 + JAX"), "{:?}", p.asked);
+}
