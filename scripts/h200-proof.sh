@@ -18,6 +18,8 @@
 #   scripts/h200-stage-podman.sh .devc
 #   mkdir -p .devc/uv && pip download --no-deps --only-binary=:all: --platform musllinux_1_1_x86_64 \
 #     --python-version 3.12 uv==0.13.9 -d .devc/uv          (part j: the uv wheel manifests/uv.toml pins)
+#   part j's call carries .devc/cudaup, .devc/uv and .devc/jaxcarry (h200-carry's wheels.json cut to
+#   nvidia-cuda-nvcc, nvidia-nvvm and nvidia-cuda-crt, with their files) to stay under 64 MiB.
 # The device call: run(command="bash scripts/h200-proof.sh a", carry=[".devc"], timeout_s=600)
 # Writes $OUT/transcript-<part>.txt (device paths replaced by $WORK), the plots, and
 # $OUT/proof-<part>.tar.gz with every file the steps wrote.
@@ -139,7 +141,8 @@ part_j() {
   site=$(/opt/torch/.venv/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   mkdir -p "$W/j"
   echo; echo "== 4. JAX: a folder of wheels: the image's jax[cuda13] packed back, the toolkit's nvcc/nvvm, uv's real wheel"
-  "$py" "$here/scripts/h200-toolkit-mirror.py" rebuild "$D/h200-carry" "$site" /usr/local/cuda-13.0 "$W/j/tk" > "$P/tk-mirror.txt" 2>&1
+  local carry=$D/h200-carry; [ -d "$D/jaxcarry" ] && carry=$D/jaxcarry  # nvcc, nvvm, crt alone: the calls' 64 MiB
+  "$py" "$here/scripts/h200-toolkit-mirror.py" rebuild "$carry" "$site" /usr/local/cuda-13.0 "$W/j/tk" > "$P/tk-mirror.txt" 2>&1
   echo "toolkit wheels rebuilt: exit $? ($(ls "$W/j/tk"/*.whl 2>/dev/null | wc -l) wheels)"
   mkdir -p "$wheels"
   step "$py" "$here/scripts/wheels-from-venv.py" "$site" "$wheels" 'jax[cuda13]'
