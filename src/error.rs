@@ -160,6 +160,7 @@ impl Error {
                 | crate::install::python::PyEnvError::NoInterpreter { .. }
                 | crate::install::python::PyEnvError::Plan(_) => ExitCode::Usage,
                 crate::install::python::PyEnvError::Unsupported(_) => ExitCode::Unsupported,
+                crate::install::python::PyEnvError::Cancelled { .. } => ExitCode::Cancelled,
                 crate::install::python::PyEnvError::NoRoute(r) if r.is_network() => {
                     ExitCode::Network
                 }
@@ -401,6 +402,13 @@ mod tests {
             python: "/nonexistent/venv/bin/python".into(),
         };
         assert_eq!(Error::from(venv).exit_code(), ExitCode::Usage);
+        // Issue 37: Ctrl-C while pip or uv runs is a cancellation (130), not a failure.
+        let cancelled = PyEnvError::Cancelled {
+            what: "installing the framework".into(),
+            left: "the venv it was making is removed".into(),
+            from: "from the wheels downloaded in full, kept in /h/.cudaup/cache/uv".into(),
+        };
+        assert_eq!(Error::from(cancelled).exit_code(), ExitCode::Cancelled);
         // M15a: the install plan's invariants keep exit 2; no fitting stack is 5.
         use crate::install::plan::PlanError;
         let none = PlanError::NoToolkit("pytorch".into());

@@ -205,7 +205,7 @@ pub(super) fn run(
                     crate::install::home::Home::at(&home).log("repair", stamp),
                     &progress,
                 )?;
-                session.set_uv_cache(Some(home_dirs.cache().join("uv")));
+                session.set_cache(Some(home_dirs.cache()));
                 let venv = Venv {
                     dir: receipt.venv.clone(),
                 };

@@ -384,3 +384,124 @@ fn no_route_refusal_offers_a_way_out_that_is_refused_on_the_same_machine() {
     }
     assert!(ways >= 2, "only {ways} ways out were offered and run");
 }
+
+/// Ctrl-C at five points of a framework install (cudaup asking PyPI for torch's page; pip asking
+/// for it; pip downloading torch, torchvision, torchaudio), each held open by a loopback PyPI
+/// that trickles that one response. The signal goes to the whole process group, as a terminal
+/// sends it. Each time: exit 130, one line saying what is left and that the same command
+/// resumes, no venv left behind; then the same command, at full speed, completes.
+#[test]
+fn ctrl_c_at_five_points_of_a_framework_install_is_130_and_the_same_command_completes() {
+    use crate::common::server::Fault;
+    use std::os::unix::process::CommandExt;
+    let index = pypi_with_the_cuda_build();
+    let mut wheel_paths = Vec::new();
+    for project in ["torch", "torchvision", "torchaudio"] {
+        let dir = index.path().join("simple").join(project);
+        let wheel = fs_err::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .find(|n| n.ends_with(".whl"))
+            .unwrap_or_else(|| panic!("a wheel in {}", dir.display()));
+        wheel_paths.push(format!("/simple/{project}/{wheel}"));
+    }
+    let page = "/simple/torch/".to_owned();
+    // (the path held open, which request to it is the moment)
+    let points = [
+        (page.clone(), 1),
+        (page, 2),
+        (wheel_paths[0].clone(), 1),
+        (wheel_paths[1].clone(), 1),
+        (wheel_paths[2].clone(), 1),
+    ];
+    for (path, nth) in points {
+        let server = Server::start(index.path().to_owned());
+        let slow = Fault::Trickle {
+            bytes_per_chunk: 8,
+            delay_ms: 200,
+        };
+        // Only the moment's request is slow: earlier ones of the same path are served.
+        for _ in 1..nth {
+            server.fault(&path, Fault::IgnoreRange, 1);
+        }
+        server.fault(&path, slow, 1);
+        let ctx = context().with_env("CUDAUP_PROBE_TIMEOUT", "60");
+        let pypi = format!("{}/simple", server.url());
+        let torch_index = format!("{}/whl", dead());
+        let venv = ctx.dir().join("venv").display().to_string();
+        let system = ctx.system_arg();
+        let args = [
+            "install",
+            "--driver",
+            "keep",
+            "--system",
+            &system,
+            "--profile",
+            "cpu",
+            "--venv",
+            &venv,
+            "--yes",
+            "--no-modify-path",
+            "--allow-http",
+            "--pypi-index",
+            &pypi,
+            "--torch-index",
+            &torch_index,
+        ];
+        let mut cmd = ctx.command(&args);
+        cmd.process_group(0)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let child = cmd.spawn().unwrap();
+        let t0 = std::time::Instant::now();
+        while server.requests().iter().filter(|r| r.path == path).count() < nth
+            || server.sent(&path) == 0
+        {
+            assert!(
+                t0.elapsed().as_secs() < 120,
+                "{path} was not asked for {nth} time(s): {:?}",
+                server.requests()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let kill = Command::new("kill")
+            .args(["-INT", "--", &format!("-{}", child.id())])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(130),
+            "at {path} ({nth}):\n{stdout}\n{stderr}"
+        );
+        let said: Vec<&str> = stdout
+            .lines()
+            .chain(stderr.lines())
+            .filter(|l| l.contains("cancelled"))
+            .collect();
+        assert_eq!(said.len(), 1, "one line at {path}:\n{stdout}\n{stderr}");
+        assert!(
+            said[0].contains("the same command again resumes"),
+            "{}",
+            said[0]
+        );
+        assert!(
+            !Path::new(&venv).exists(),
+            "no half-made venv at {path}: {}",
+            said[0]
+        );
+        // The same command again completes.
+        server.clear_faults();
+        let again = ctx.cudaup(&args);
+        assert_eq!(
+            again.code, 0,
+            "after {path}:\n{}\n{}",
+            again.stdout, again.stderr
+        );
+        assert!(Path::new(&venv).join("bin/python").exists());
+    }
+}

@@ -14,6 +14,7 @@ pub mod view;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -47,6 +48,17 @@ pub enum PyEnvError {
         tail: String,
         /// The log file.
         log: String,
+    },
+    /// Ctrl-C while pip or uv ran (exit code 130): one line saying what is left, and that the
+    /// same command resumes from the wheels already in the cache.
+    #[error("cancelled (Ctrl-C) while {what}: {left}; the same command again resumes {from}")]
+    Cancelled {
+        /// What was running (`installing the framework`).
+        what: String,
+        /// What is left on the machine.
+        left: String,
+        /// Where it resumes from (`from the wheels downloaded in full, kept in DIR`).
+        from: String,
     },
     /// No index, mirror or bundle can serve the planned framework (nothing was changed).
     #[error(transparent)]
@@ -212,7 +224,8 @@ pub struct Session<'a> {
     log_path: PathBuf,
     reporter: &'a dyn Reporter,
     next_id: usize,
-    uv_cache: Option<PathBuf>,
+    cache: Option<PathBuf>,
+    cancel: Option<&'a AtomicBool>,
 }
 
 impl<'a> Session<'a> {
@@ -235,14 +248,36 @@ impl<'a> Session<'a> {
             log_path,
             reporter,
             next_id: 0,
-            uv_cache: None,
+            cache: None,
+            cancel: None,
         })
     }
 
-    /// Gives uv this cache (`UV_CACHE_DIR`): cudaup's home keeps it, so a re-install or a second
-    /// venv of the same pins links from it, and `uninstall --purge` takes it away.
-    pub fn set_uv_cache(&mut self, dir: Option<PathBuf>) {
-        self.uv_cache = dir;
+    /// Gives uv and pip their caches under `dir`, cudaup's download cache: `uv/`
+    /// (`UV_CACHE_DIR`) and `pip/` (`PIP_CACHE_DIR`). cudaup's home keeps them, so a re-install,
+    /// a second venv of the same pins or the run after a Ctrl-C takes the wheels already
+    /// downloaded from there, and `uninstall --purge` takes them away.
+    pub fn set_cache(&mut self, dir: Option<PathBuf>) {
+        self.cache = dir;
+    }
+
+    /// Ctrl-C's flag: a step that fails once it is set is [`PyEnvError::Cancelled`] (pip and
+    /// uv get the terminal's SIGINT with cudaup and stop), not a failure.
+    pub fn set_cancel(&mut self, cancel: Option<&'a AtomicBool>) {
+        self.cancel = cancel;
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.is_some_and(|c| c.load(Ordering::SeqCst))
+    }
+
+    /// The cache the tool keeps its wheels in.
+    fn tool_cache(&self) -> Option<PathBuf> {
+        let sub = match self.tool {
+            Tool::Uv(_) => "uv",
+            Tool::Pip => "pip",
+        };
+        self.cache.as_ref().map(|d| d.join(sub))
     }
 
     /// The log file.
@@ -258,20 +293,45 @@ impl<'a> Session<'a> {
         args: &[&str],
     ) -> Result<crate::world::runner::Output, PyEnvError> {
         writeln!(self.log, "$ {} {}", program.display(), args.join(" "))?;
+        let cache = self.tool_cache().map(|d| d.display().to_string());
+        let resume_from = format!(
+            "from the wheels downloaded in full, kept in {}",
+            cache.as_deref().unwrap_or("pip's or uv's own cache")
+        );
+        // `uv venv`, `python -m venv`: said as what they do.
+        let doing = if what.ends_with("venv") {
+            "making the venv"
+        } else {
+            what
+        };
+        // Ctrl-C before the step started: it does not start.
+        if self.cancelled() {
+            return Err(PyEnvError::Cancelled {
+                what: doing.to_owned(),
+                left: String::new(),
+                from: resume_from,
+            });
+        }
         let log = &mut self.log;
         let mut lines = PipLines::new(self.reporter, self.next_id);
-        let uv_cache = self.uv_cache.as_ref().map(|d| d.display().to_string());
         let mut env = vec![
             ("PIP_NO_INPUT", "1"),
             ("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
         ];
-        if let Tool::Uv(_) = &self.tool {
-            // The platform's certificate store, as cudaup's own downloads and pip use: uv's
-            // bundled roots refuse a network whose TLS is re-signed by a local authority (a
-            // company proxy, this CI's mirror), where pip and cudaup succeed.
-            env.push(("UV_SYSTEM_CERTS", "1"));
-            if let Some(dir) = &uv_cache {
-                env.push(("UV_CACHE_DIR", dir.as_str()));
+        match &self.tool {
+            Tool::Uv(_) => {
+                // The platform's certificate store, as cudaup's own downloads and pip use: uv's
+                // bundled roots refuse a network whose TLS is re-signed by a local authority (a
+                // company proxy, this CI's mirror), where pip and cudaup succeed.
+                env.push(("UV_SYSTEM_CERTS", "1"));
+                if let Some(dir) = &cache {
+                    env.push(("UV_CACHE_DIR", dir.as_str()));
+                }
+            }
+            Tool::Pip => {
+                if let Some(dir) = &cache {
+                    env.push(("PIP_CACHE_DIR", dir.as_str()));
+                }
             }
         }
         let out = self
@@ -284,6 +344,13 @@ impl<'a> Session<'a> {
         lines.finish(out.success());
         self.next_id = lines.next_id();
         let _ = writeln!(self.log, "# exit {:?}", out.status);
+        if !out.success() && self.cancelled() {
+            return Err(PyEnvError::Cancelled {
+                what: doing.to_owned(),
+                left: String::new(),
+                from: resume_from,
+            });
+        }
         if !out.success() {
             return Err(PyEnvError::Failed {
                 what: what.to_owned(),

@@ -219,6 +219,20 @@ pub fn step(
     }))
 }
 
+/// A cancellation says what it leaves behind (`what`); other errors pass.
+fn left(e: PyEnvError, what: String) -> PyEnvError {
+    match e {
+        PyEnvError::Cancelled {
+            what: step, from, ..
+        } => PyEnvError::Cancelled {
+            what: step,
+            left: format!("{what}, and what earlier steps installed stays"),
+            from,
+        },
+        e => e,
+    }
+}
+
 /// `cu132` → CUDA 13.2; `cpu` → none.
 pub fn variant_cuda(variant: &str) -> Option<Version> {
     variant
@@ -284,7 +298,21 @@ impl FrameworkStep {
         let (Some(_), Some(want)) = (&self.packages, &self.want) else {
             return Ok(());
         };
-        let route = super::probe::choose(fetcher, want, &self.candidates, &self.settings)?;
+        let chosen = super::probe::choose(fetcher, want, &self.candidates, &self.settings);
+        // A Ctrl-C while the routes were asked ends here, whatever they answered.
+        if fetcher
+            .cancel_flag()
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return Err(PyEnvError::Cancelled {
+                what: "asking where the framework comes from".into(),
+                left:
+                    "nothing was changed for the framework, and what earlier steps installed stays"
+                        .into(),
+                from: "from this step".into(),
+            });
+        }
+        let route = chosen?;
         let p = packages_for(&route);
         if let Expect::Torch(t) = &mut self.expect {
             t.index_url = match &route.layout {
@@ -368,6 +396,7 @@ pub fn describe(step: &FrameworkStep, out: &mut dyn Write) -> std::io::Result<()
 /// Runs the step: venv, install, check. A venv created here is removed again if the install
 /// fails, so a failed run leaves the machine as it was. pip's and uv's output goes to `log_path`
 /// and, as packages and bytes, to `progress`.
+#[allow(clippy::too_many_arguments)]
 pub fn execute(
     step: &FrameworkStep,
     runner: &dyn Runner,
@@ -375,18 +404,30 @@ pub fn execute(
     log_path: PathBuf,
     profile: Profile,
     progress: &dyn Reporter,
-    uv_cache: Option<PathBuf>,
+    cache: Option<PathBuf>,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<(VenvReceipt, Vec<String>), PyEnvError> {
     let mut session = Session::new(runner, tool, log_path, progress)?;
-    session.set_uv_cache(uv_cache);
-    let created = session.create(&step.base_python, &step.python_version, &step.venv)?;
+    session.set_cache(cache);
+    session.set_cancel(cancel);
+    let dir = step.venv.dir.display().to_string();
+    let created = session
+        .create(&step.base_python, &step.python_version, &step.venv)
+        .map_err(|e| left(e, format!("no venv was made at {dir}")))?;
     crate::world::checkpoint::reach("venv-created");
     if let Some(p) = &step.packages {
         if let Err(e) = session.install_constrained(&step.venv, p, &step.constraints) {
             if created {
                 let _ = fs_err::remove_dir_all(&step.venv.dir);
             }
-            return Err(e);
+            return Err(left(
+                e,
+                if created {
+                    format!("the venv it was making at {dir} is removed")
+                } else {
+                    format!("the venv {dir} was there before and may hold some of the new packages")
+                },
+            ));
         }
     }
     let python = step.venv.python().display().to_string();

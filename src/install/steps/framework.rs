@@ -66,7 +66,8 @@ pub fn run(
         log.clone(),
         profile,
         progress.as_ref(),
-        Some(home.cache().join("uv")),
+        Some(home.cache()),
+        Some(net.probe().cancel_flag()),
     );
     drop(progress);
     let (receipt, notes) = done?;
