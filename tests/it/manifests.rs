@@ -167,7 +167,16 @@ impl Sources {
     /// real .nv_fatbin section of nvidia-cufile's libcufile.so.0 as its libcudnn_cnn.so.9.
     fn pypi(&self) {
         let base = self.server.url();
-        for project in ["torch", "tensorflow", "nvidia-cudnn-cu13", "cuda-toolkit"] {
+        for project in [
+            "torch",
+            "tensorflow",
+            "nvidia-cudnn-cu13",
+            "cuda-toolkit",
+            "jax",
+            "jaxlib",
+            "jax-cuda13-plugin",
+            "jax-cuda12-plugin",
+        ] {
             let text = String::from_utf8(fixture(&format!("pypi/{project}.json"))).unwrap();
             let text = text.replace(
                 "https://files.pythonhosted.org/packages/",
@@ -197,6 +206,11 @@ impl Sources {
                     "torch" => fixture("pypi/torch-2.15.0.METADATA"),
                     "tensorflow" => fixture("pypi/tensorflow-2.21.0.METADATA"),
                     "cuda-toolkit" => fixture("pypi/cuda_toolkit-13.2.2.METADATA"),
+                    // Only the release the catalog lacks is read: 0.12.0.1's own files.
+                    "jax" => fixture("pypi/jax-0.12.0.1.METADATA"),
+                    "jax-cuda13-plugin" => fixture("pypi/jax_cuda13_plugin-0.12.0.1.METADATA"),
+                    "jax-cuda12-plugin" => fixture("pypi/jax_cuda12_plugin-0.12.0.1.METADATA"),
+                    "jaxlib" => b"Metadata-Version: 2.1\nName: jaxlib\n".to_vec(),
                     _ => fixture("pypi/nvidia_cudnn_cu13-9.28.1.4.METADATA"),
                 };
                 let mut members = vec![(format!("{dist}-{version}.dist-info/METADATA"), metadata)];
@@ -944,4 +958,76 @@ fn update_derives_requires_python_rows_from_the_index() {
         again.stdout
     );
     assert_eq!(once, snapshot(), "a second update writes the same bytes");
+}
+
+#[test]
+fn a_jax_release_on_pypi_becomes_a_row_with_its_plugins() {
+    let sources = Sources::new();
+    let base = old_catalog();
+    // The catalog before: no JAX 0.12.0.1 (its row and its plugin rows).
+    let path = base.path().join("jax.toml");
+    let text = fs_err::read_to_string(&path).unwrap();
+    let before = drop_rows(&text, |row| row.starts_with("version = \"0.12.0.1\""));
+    assert!(!before.contains("0.12.0.1\""), "{before}");
+    fs_err::write(&path, &before).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let up = update(home.path(), base.path(), &sources, &[], &[]);
+    assert_eq!(up.code, 0, "{}\n{}", up.stdout, up.stderr);
+    assert!(
+        up.stdout.contains(
+            "jax.toml: + JAX 0.12.0.1 (jax[cuda13] -> 13-plugin 0.12.0.1, jax[cuda12] -> 12-plugin 0.12.0.1"
+        ),
+        "{}",
+        up.stdout
+    );
+    let dir = home.path().join("manifests");
+    let after = fs_err::read_to_string(dir.join("jax.toml")).unwrap();
+    for l in before.lines() {
+        assert!(after.contains(l), "lost: {l}");
+    }
+    // What the update read is what the shipped row says (read by hand from PyPI).
+    let new = cudaup::catalog::Catalog::load(&cudaup::catalog::Source::Dir(dir)).unwrap();
+    let shipped = cudaup::catalog::Catalog::embedded();
+    let row = |c: &cudaup::catalog::Catalog| {
+        let r = c
+            .jax
+            .release
+            .iter()
+            .find(|r| r.version.to_string() == "0.12.0.1")
+            .unwrap()
+            .clone();
+        (
+            r.python_min.to_string(),
+            r.python_max.to_string(),
+            r.plugin
+                .iter()
+                .map(|p| {
+                    (
+                        p.cuda,
+                        p.version.to_string(),
+                        p.pjrt.to_string(),
+                        p.with_cuda_requires.clone(),
+                    )
+                })
+                .collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(row(&new), row(&shipped), "{after}");
+    assert_eq!(
+        new.jax.release[0].version.to_string(),
+        "0.12.0.1",
+        "newest first"
+    );
+    // jax-cuda13-plugin 0.12.1 (no jax asks for it) is no row.
+    assert!(!after.contains("\"0.12.1\""), "{after}");
+    // And a plan takes it.
+    let plan = run(
+        home.path(),
+        &["plan", "--system", H200, "--profile", "jax", "--json"],
+        &[],
+    );
+    let j: serde_json::Value = serde_json::from_str(&plan.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", plan.stdout, plan.stderr));
+    assert_refreshed(&j);
+    assert_eq!(component(&j, "jax")["version"], "0.12.0.1", "{j}");
 }

@@ -63,6 +63,11 @@ pub fn apply(
     for o in &obs.pypi.tensorflow {
         tensorflow(&mut t, base, o, today, &mut changes, notes)?;
     }
+    for o in &obs.jax {
+        t.edit("jax.toml", |doc| {
+            super::jax::apply(doc, base, o, today, &mut changes)
+        })?;
+    }
     // Last: the releases to read Requires-Python for include the rows added above.
     if !obs.pypi.indexed.is_empty() {
         let named = super::requires_python::named(t.files).map_err(UpdateError::Check)?;

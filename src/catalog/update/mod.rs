@@ -12,6 +12,7 @@
 mod compiler;
 mod driver_tables;
 pub(crate) mod fatbin;
+mod jax;
 pub(crate) mod marker;
 mod merge;
 pub(crate) mod pypi;
@@ -242,6 +243,8 @@ pub struct Observations {
     pub cudnn: Vec<redist::CudnnObs>,
     /// What PyPI said.
     pub pypi: pypi::PypiObs,
+    /// JAX releases PyPI has and the catalog lacks.
+    pub jax: Vec<jax::JaxObs>,
     /// What PyTorch's index said.
     pub torch_index: Vec<pytorch_index::VariantObs>,
     /// What each series' compiler compiles for.
@@ -276,6 +279,7 @@ pub fn refresh(
     )?;
     run(&mut parts, opts, "pypi", &opts.pypi, &mut net, &mut |net| {
         obs.pypi = pypi::read(net, &opts.pypi, base, &mut notes)?;
+        obs.jax = jax::read(net, &opts.pypi, base, &mut notes)?;
         Ok(())
     })?;
     run(
