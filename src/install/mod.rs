@@ -15,6 +15,7 @@ pub mod locate;
 mod merge;
 pub mod plan;
 pub mod python;
+pub mod reach;
 pub(crate) mod receipt_file;
 pub mod receipts;
 pub mod report;

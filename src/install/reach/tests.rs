@@ -1,0 +1,176 @@
+//! Reachability against loopback hosts: one that answers (a 404 counts: the host is there), a
+//! port nothing listens on, a directory.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use super::*;
+use crate::settings::InstallOptions;
+use crate::world::process::Process;
+
+fn fetcher() -> (tempfile::TempDir, Fetcher) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = crate::fetch::Settings::new(dir.path().join("cache"));
+    settings.allow_http = true;
+    settings.attempts = 1;
+    settings.connect_timeout = Duration::from_secs(2);
+    settings.read_timeout = Duration::from_secs(2);
+    let f = Fetcher::new(
+        settings,
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(crate::world::progress::Silent),
+    );
+    (dir, f)
+}
+
+/// A host answering every request with `status` (no body), until the test ends.
+fn host(status: &'static str) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut c in l.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = c.read(&mut buf);
+            let _ = write!(
+                c,
+                "HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+        }
+    });
+    url
+}
+
+fn dead() -> String {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("http://127.0.0.1:{port}")
+}
+
+fn settings(o: InstallOptions) -> InstallSettings {
+    InstallSettings::resolve(
+        o,
+        &Process::with_vars(Vec::<(&str, &str)>::new(), "/"),
+        None,
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_routes_are_the_settings_or_the_public_defaults() {
+    let r = routes(&settings(InstallOptions::default()));
+    let bases: Vec<(&str, &str)> = r
+        .iter()
+        .map(|r| (r.base.as_str(), r.origin.as_str()))
+        .collect();
+    assert_eq!(
+        bases,
+        [
+            ("https://download.pytorch.org/whl", "default"),
+            ("https://pypi.org/simple", "default"),
+            ("https://developer.download.nvidia.com", "default"),
+        ]
+    );
+    let r = routes(&settings(InstallOptions {
+        pypi_index: Some("https://mirrors.example.cn/pypi/simple".into()),
+        index_url: Some("/srv/bundle".into()),
+        ..Default::default()
+    }));
+    assert_eq!(r[1].origin, "--pypi-index");
+    assert_eq!(r[3].service, Service::WheelIndex);
+}
+
+#[test]
+fn only_pypi_answering_leaves_the_profiles_pypi_serves() {
+    let (_d, f) = fetcher();
+    let pypi = host("200 OK");
+    let routes = vec![
+        Route {
+            service: Service::PytorchIndex,
+            base: format!("{}/whl", dead()),
+            origin: "default".into(),
+        },
+        Route {
+            service: Service::Pypi,
+            base: format!("{pypi}/simple"),
+            origin: "default".into(),
+        },
+        Route {
+            service: Service::NvidiaRedist,
+            base: dead(),
+            origin: "default".into(),
+        },
+    ];
+    let reach = probe(&f, &routes);
+    assert_eq!(
+        reach.answers.iter().map(|a| a.reached).collect::<Vec<_>>(),
+        [false, true, false],
+        "{reach:?}"
+    );
+    assert!(reach.answers[1].detail.starts_with("answered in"));
+    assert!(
+        reach.answers[0].detail.contains("refused"),
+        "{:?}",
+        reach.answers[0]
+    );
+    // PyPI serves PyTorch (its build), TensorFlow, JAX and NVIDIA's CUDA wheels.
+    for p in [
+        Profile::Cpu,
+        Profile::Pytorch,
+        Profile::Full,
+        Profile::CudaDev,
+        Profile::Tensorflow,
+        Profile::Jax,
+    ] {
+        assert!(reach.fits(p).is_ok(), "{p}: {:?}", reach.fits(p));
+    }
+}
+
+#[test]
+fn nothing_answering_greys_every_profile_with_the_hosts_and_the_fix() {
+    let (_d, f) = fetcher();
+    let forbidden = host("403 Forbidden");
+    let missing = host("404 Not Found");
+    let routes = vec![
+        Route {
+            service: Service::PytorchIndex,
+            base: format!("{missing}/whl"),
+            origin: "--torch-index".into(),
+        },
+        Route {
+            service: Service::Pypi,
+            base: format!("{forbidden}/simple"),
+            origin: "default".into(),
+        },
+        Route {
+            service: Service::NvidiaRedist,
+            base: "/nonexistent/mirror".into(),
+            origin: "--mirror".into(),
+        },
+    ];
+    let reach = probe(&f, &routes);
+    // A 404 is a host that is there; a proxy's 403 is not a way through.
+    assert_eq!(
+        reach.answers.iter().map(|a| a.reached).collect::<Vec<_>>(),
+        [true, false, false],
+        "{reach:?}"
+    );
+    assert!(reach.fits(Profile::Cpu).is_ok());
+    let g = reach.fits(Profile::Tensorflow).unwrap_err();
+    assert!(
+        g.reason
+            .starts_with("nothing that serves TensorFlow answered: PyPI http://"),
+        "{g:?}"
+    );
+    assert!(g.reason.contains("403"), "{g:?}");
+    assert!(g.fix.contains("--pypi-index URL") && g.fix.contains("HTTPS_PROXY"));
+    let g = reach.fits(Profile::CudaDev).unwrap_err();
+    assert!(
+        g.reason.contains("/nonexistent/mirror is not a directory"),
+        "{g:?}"
+    );
+}
