@@ -47,14 +47,25 @@ pub fn hashed(path: &Path) -> bool {
     s.starts_with("bin/") || (s.starts_with("lib64/") && s.contains(".so"))
 }
 
+/// Which files' contents a receipt check hashes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hash {
+    /// Executables and shared libraries ([`hashed`]): doctor's check, fast enough to run often.
+    Executables,
+    /// Every file with a recorded sha256: repair's, which must not leave a changed header.
+    All,
+}
+
 /// What is wrong with one receipt entry, if anything.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Problem {
+pub enum Problem {
+    /// Not there.
     Missing,
+    /// There, but not what the receipt recorded (how, in words).
     Changed(String),
 }
 
-fn inspect(prefix: &Path, f: &ReceiptFile) -> Option<Problem> {
+fn inspect(prefix: &Path, f: &ReceiptFile, hash: Hash) -> Option<Problem> {
     let p = prefix.join(&f.path);
     let Ok(meta) = fs_err::symlink_metadata(&p) else {
         return Some(Problem::Missing);
@@ -83,7 +94,8 @@ fn inspect(prefix: &Path, f: &ReceiptFile) -> Option<Problem> {
                 meta.len()
             )));
         }
-        if let Some(want) = f.sha256.as_deref().filter(|_| hashed(&f.path)) {
+        let hash_it = hash == Hash::All || hashed(&f.path);
+        if let Some(want) = f.sha256.as_deref().filter(|_| hash_it) {
             match crate::fetch::sha256_file(&p) {
                 Ok(got) if got.eq_ignore_ascii_case(want) => {}
                 Ok(got) => {
@@ -100,8 +112,10 @@ fn inspect(prefix: &Path, f: &ReceiptFile) -> Option<Problem> {
     None
 }
 
-/// Checks every entry, hashing on all cores (a real toolkit's bin/ and lib64/ are gigabytes).
-fn inspect_all(prefix: &Path, files: &[ReceiptFile]) -> Vec<(PathBuf, Problem)> {
+/// Checks every entry, hashing on all cores (a real toolkit's bin/ and lib64/ are gigabytes):
+/// the one receipt check doctor (`Hash::Executables`) and repair (`Hash::All`) share. Hashes
+/// compare without regard to case.
+pub fn inspect_all(prefix: &Path, files: &[ReceiptFile], hash: Hash) -> Vec<(PathBuf, Problem)> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(4)
@@ -113,7 +127,7 @@ fn inspect_all(prefix: &Path, files: &[ReceiptFile]) -> Vec<(PathBuf, Problem)> 
             .map(|part| {
                 s.spawn(move || {
                     part.iter()
-                        .filter_map(|f| inspect(prefix, f).map(|p| (f.path.clone(), p)))
+                        .filter_map(|f| inspect(prefix, f, hash).map(|p| (f.path.clone(), p)))
                         .collect::<Vec<_>>()
                 })
             })
@@ -160,7 +174,7 @@ fn toolkit(file: &Path, receipt: &Receipt) -> Vec<Diagnosis> {
             file.display()
         ))];
     }
-    let problems = inspect_all(prefix, &receipt.files);
+    let problems = inspect_all(prefix, &receipt.files, Hash::Executables);
     let hashed_count = receipt
         .files
         .iter()
@@ -468,6 +482,25 @@ mod tests {
         assert_eq!(changed.len(), 3, "{changed:?}");
         assert!(changed[1].contains("libcudart.so points to libcudart.so.12"));
         assert!(changed[2].contains("libcudart.so.13.0.96 has sha256"));
+
+        // Repair's check is the same one, hashing every file: the changed header counts too, and
+        // an upper-case hex in a receipt is the same hash.
+        assert_eq!(
+            crate::doctor::repair::toolkit_problems(&r),
+            vec![
+                "1 file(s) missing".to_owned(),
+                "3 file(s) changed (include/cuda.h, lib64/libcudart.so, lib64/libcudart.so.13.0.96)"
+                    .to_owned()
+            ]
+        );
+        let mut upper = r.clone();
+        for f in upper.files.iter_mut() {
+            f.sha256 = f.sha256.as_ref().map(|h| h.to_uppercase());
+        }
+        assert_eq!(
+            inspect_all(&p, &upper.files, Hash::All).len(),
+            inspect_all(&p, &r.files, Hash::All).len()
+        );
 
         fs_err::remove_dir_all(&p).unwrap();
         let d = toolkit(Path::new("/h/receipts/x.json"), &r);

@@ -185,27 +185,13 @@ impl std::fmt::Display for Step {
 
 /// What differs between a toolkit's receipt and its prefix (empty: intact).
 pub fn toolkit_problems(receipt: &Receipt) -> Vec<String> {
+    use super::installed::{inspect_all, Hash, Problem};
     let mut missing = 0;
     let mut changed = Vec::new();
-    for f in &receipt.files {
-        let p = receipt.prefix.join(&f.path);
-        match &f.link {
-            Some(target) => match fs_err::read_link(&p) {
-                Ok(t) if &t == target => {}
-                Ok(_) => changed.push(f.path.display().to_string()),
-                Err(_) => missing += 1,
-            },
-            None => match p.symlink_metadata() {
-                Err(_) => missing += 1,
-                Ok(m) if Some(m.len()) != f.size => changed.push(f.path.display().to_string()),
-                Ok(_) => {
-                    if let Some(want) = &f.sha256 {
-                        if crate::fetch::sha256_file(&p).map_or(true, |got| &got != want) {
-                            changed.push(f.path.display().to_string());
-                        }
-                    }
-                }
-            },
+    for (path, problem) in inspect_all(&receipt.prefix, &receipt.files, Hash::All) {
+        match problem {
+            Problem::Missing => missing += 1,
+            Problem::Changed(_) => changed.push(path.display().to_string()),
         }
     }
     let mut out = Vec::new();
