@@ -264,16 +264,80 @@ impl Prompter for DialoguerPrompter {
     }
 
     fn input(&mut self, prompt: &str, default: &str, validate: Validate<'_>) -> Result<String> {
-        let mut input = dialoguer::Input::<String>::with_theme(&self.theme)
-            .with_prompt(prompt)
-            .allow_empty(true)
-            .validate_with(|s: &String| validate(s.trim()));
-        if !default.is_empty() {
-            // Prefilled rather than a hidden default: the user sees it and can edit or clear it.
-            input = input.with_initial_text(default);
+        // Read key by key rather than with dialoguer's Input, which ignores Escape: here Escape
+        // cancels a text prompt as it does a list. The default is prefilled rather than
+        // hidden: the user sees it and can edit or clear it.
+        let r = self.read_text(prompt, default, validate);
+        let _ = self.term.show_cursor();
+        r.map(|s| s.trim().to_owned())
+    }
+}
+
+impl DialoguerPrompter {
+    /// One line of text: printable keys insert at the cursor, Backspace/Delete, Left/Right,
+    /// Home/End move and edit, Enter offers it to `validate` (a refusal is printed and the line
+    /// stays to be edited), Escape, Ctrl-C and a closed terminal cancel.
+    fn read_text(&self, prompt: &str, default: &str, validate: Validate<'_>) -> Result<String> {
+        use dialoguer::console::Key;
+        let term = &self.term;
+        if !term.is_term() {
+            return Err(PromptError::Io(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "not a terminal",
+            )));
         }
-        let r = input.interact_text_on(&self.term).map(Some);
-        self.finish(r).map(|s| s.trim().to_owned())
+        let head = format!("{prompt}{}", self.theme.colon(prompt));
+        let mut text: Vec<char> = default.chars().collect();
+        let mut at = text.len();
+        loop {
+            let shown: String = text.iter().collect();
+            term.clear_line()?;
+            term.write_str(&format!("{head}{shown}"))?;
+            let back = text.len() - at;
+            if back > 0 {
+                term.move_cursor_left(back)?;
+            }
+            let key = term.read_key().map_err(|e| match e.kind() {
+                io::ErrorKind::Interrupted | io::ErrorKind::UnexpectedEof => PromptError::Cancelled,
+                _ => PromptError::Io(e),
+            })?;
+            match key {
+                Key::Escape => {
+                    term.write_line("")?;
+                    return Err(PromptError::Cancelled);
+                }
+                Key::Enter => {
+                    let value: String = text.iter().collect();
+                    match validate(value.trim()) {
+                        Ok(()) => {
+                            term.clear_line()?;
+                            term.write_line(&format!("{head}{value}"))?;
+                            return Ok(value);
+                        }
+                        Err(why) => {
+                            term.write_line("")?;
+                            term.write_line(&format!("{}: {why}", self.theme.0.error))?;
+                        }
+                    }
+                }
+                Key::Char(c) if !c.is_control() => {
+                    text.insert(at, c);
+                    at += 1;
+                }
+                Key::Backspace if at > 0 => {
+                    at -= 1;
+                    text.remove(at);
+                }
+                Key::Del if at < text.len() => {
+                    text.remove(at);
+                }
+                Key::ArrowLeft if at > 0 => at -= 1,
+                Key::ArrowRight if at < text.len() => at += 1,
+                Key::Home => at = 0,
+                Key::End => at = text.len(),
+                _ => {}
+            }
+        }
     }
 }
 

@@ -387,6 +387,27 @@ fn cancel_at_the_confirm_step_exits_130_and_installs_nothing() {
     assert!(!home.path().join(".profile").exists());
 }
 
+/// Escape cancels a text prompt as it does a list (issue 37): exit 130, nothing installed.
+#[test]
+fn escape_at_a_text_prompt_cancels() {
+    let home = tempfile::tempdir().unwrap();
+    let mut w = Pty::spawn(home.path(), &["wizard"], &[("LANG", "en_US.UTF-8")]);
+    w.expect("cpu         PyTorch without a GPU");
+    w.answer("", &format!("{UP}{ENTER}"));
+    w.answer("Go ahead?", &format!("{DOWN}{ENTER}"));
+    w.expect("Customise: press Enter to keep a value");
+    // Typed a little, edited, then Escape.
+    w.answer("CUDA version (e.g. 12.8; empty: cudaup chooses)", "13.1");
+    std::thread::sleep(Duration::from_millis(100));
+    w.session.send(BACKSPACE).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    w.session.send("\x1b").unwrap();
+    w.expect("Cancelled: nothing was installed or changed.");
+    let code = w.finish();
+    assert_eq!(code, 130, "{}", w.text());
+    assert!(!cudaup_home(home.path()).join("toolkits").exists());
+}
+
 #[test]
 fn ctrl_c_at_a_prompt_is_a_cancel_never_a_yes() {
     let home = tempfile::tempdir().unwrap();
