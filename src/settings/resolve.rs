@@ -254,6 +254,9 @@ pub struct InstallSettings {
     /// `request.profile` is a stand-in until [`InstallSettings::for_machine`] makes it the
     /// profile the machine is offered.
     pub profile_given: bool,
+    /// Why the machine was offered the profile, once [`InstallSettings::for_machine`] chose it
+    /// (`no NVIDIA GPU here, so PyTorch for the CPU`): what `plan` and `install` say.
+    pub offered: Option<String>,
 }
 
 impl InstallSettings {
@@ -308,22 +311,31 @@ impl InstallSettings {
             shells: o.shells,
             with: o.with.unwrap_or_default(),
             profile_given: o.profile.is_some(),
+            offered: None,
         })
     }
 
     /// These settings for `system`: when no flag, variable or config file chose the profile, it
     /// becomes the one the machine is offered ([`crate::resolve::offer`], the rule `wizard`,
-    /// `plan`, `install` and `bench` share); a chosen profile is kept. The `--cudnn` check of
-    /// [`InstallSettings::resolve`] is made again for the offered profile.
+    /// `plan`, `install` and `bench` share), with why in `offered`; a chosen profile is kept. A
+    /// cuDNN pin where cpu is offered is a conflict naming the profile that works here.
     pub fn for_machine(
         mut self,
         system: &System,
         catalog: &Catalog,
     ) -> Result<InstallSettings, SettingsError> {
         if !self.profile_given {
-            self.request.profile =
-                crate::resolve::offer::offer(system, &self.request, catalog).profile;
-            check_cpu_pins(self.request.profile, self.request.pins.cudnn.is_some())?;
+            let offer = crate::resolve::offer::offer(system, &self.request, catalog);
+            // Offered cpu under a cuDNN pin: a machine without an NVIDIA GPU (a CUDA pin keeps
+            // cpu off a GPU machine's list), where cuda-dev is the profile with cuDNN that plans.
+            if offer.profile == Profile::Cpu && self.request.pins.cudnn.is_some() {
+                return Err(SettingsError::Conflict(format!(
+                    "--cudnn: this machine's default profile is cpu ({}), which installs no cuDNN; `--profile cuda-dev` installs the CUDA toolkit and cuDNN here, for building",
+                    offer.why
+                )));
+            }
+            self.request.profile = offer.profile;
+            self.offered = Some(offer.why);
         }
         Ok(self)
     }
@@ -333,7 +345,7 @@ impl InstallSettings {
 fn check_cpu_pins(profile: Profile, cudnn_pinned: bool) -> Result<(), SettingsError> {
     if profile == Profile::Cpu && cudnn_pinned {
         return Err(SettingsError::Conflict(
-            "--cudnn: the cpu profile installs no cuDNN (use --profile cuda-dev, full or tensorflow)".into(),
+            "--cudnn: the cpu profile installs no cuDNN: leave --cudnn out, or choose a profile with cuDNN (cuda-dev; full and tensorflow where an NVIDIA GPU is)".into(),
         ));
     }
     Ok(())
@@ -383,6 +395,60 @@ mod tests {
 
     fn process(vars: &[(&str, &str)]) -> Process {
         Process::with_vars(vars.iter().copied(), "/")
+    }
+
+    #[test]
+    fn an_unchosen_profile_becomes_the_machines_offer_and_a_chosen_one_stays() {
+        let catalog = Catalog::embedded();
+        let h200: System =
+            serde_json::from_str(include_str!("../../tests/fixtures/h200-detect.json")).unwrap();
+        let mut bare = h200.clone();
+        bare.gpus.clear();
+        let unchosen = || InstallSettings::resolve(InstallOptions::default(), &process(&[]), None);
+        let s = unchosen().unwrap();
+        assert!(!s.profile_given && s.offered.is_none());
+        let here = s.clone().for_machine(&bare, &catalog).unwrap();
+        assert_eq!(here.request.profile, Profile::Cpu);
+        assert_eq!(
+            here.offered.as_deref(),
+            Some("no NVIDIA GPU here, so PyTorch for the CPU")
+        );
+        let there = s.for_machine(&h200, &catalog).unwrap();
+        assert_eq!(there.request.profile, Profile::Full);
+        let chosen = InstallSettings::resolve(
+            InstallOptions {
+                profile: Some(Profile::Pytorch),
+                ..Default::default()
+            },
+            &process(&[]),
+            None,
+        )
+        .unwrap()
+        .for_machine(&bare, &catalog)
+        .unwrap();
+        assert_eq!(chosen.request.profile, Profile::Pytorch);
+        assert_eq!(chosen.offered, None);
+        // A cuDNN pin on a machine offered cpu: the profile with cuDNN that plans here.
+        let pinned = InstallSettings::resolve(
+            InstallOptions {
+                cudnn: VersionPin::parse("9").ok(),
+                ..Default::default()
+            },
+            &process(&[]),
+            None,
+        )
+        .unwrap();
+        let e = pinned.clone().for_machine(&bare, &catalog).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("this machine's default profile is cpu (no NVIDIA GPU here")
+                && e.to_string().contains("`--profile cuda-dev`"),
+            "{e}"
+        );
+        assert_eq!(
+            pinned.for_machine(&h200, &catalog).unwrap().request.profile,
+            Profile::Full
+        );
     }
 
     #[test]
