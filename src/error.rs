@@ -1,7 +1,5 @@
 //! The library's error type and the exit codes of the CLI contract (ARCHITECTURE.md).
 
-use std::path::PathBuf;
-
 /// Process exit codes. Scripts rely on these; change them only together with the README.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitCode {
@@ -52,13 +50,8 @@ pub enum Error {
     Catalog(#[from] crate::catalog::CatalogError),
 
     /// A System JSON given with `--system` could not be read.
-    #[error("system description {path}: {message}")]
-    SystemFile {
-        /// The file given on the command line.
-        path: PathBuf,
-        /// What is wrong with it.
-        message: String,
-    },
+    #[error(transparent)]
+    SystemFile(#[from] crate::detect::picture::PictureError),
 
     /// The command line asked for something impossible.
     #[error("{0}")]
@@ -109,6 +102,10 @@ pub enum Error {
     #[error(transparent)]
     RebootPending(#[from] crate::install::run::RebootPending),
 
+    /// `mirror create` could not make its bundle (what its layers did not say themselves).
+    #[error(transparent)]
+    Mirror(Box<crate::install::mirror::MirrorError>),
+
     /// No install plan (no stack fits, or the resolver broke an invariant).
     #[error(transparent)]
     InstallPlan(#[from] crate::install::plan::PlanError),
@@ -139,7 +136,7 @@ impl Error {
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Error::Catalog(_)
-            | Error::SystemFile { .. }
+            | Error::SystemFile(_)
             | Error::Usage(_)
             | Error::Settings(_)
             | Error::RebootPending(_)
@@ -168,6 +165,11 @@ impl Error {
                 _ => ExitCode::Failure,
             },
             Error::Install(e) => install_code(e),
+            Error::Mirror(e) => match e.as_ref() {
+                crate::install::mirror::MirrorError::NoPip => ExitCode::Unsupported,
+                crate::install::mirror::MirrorError::OutsideBase { .. } => ExitCode::Usage,
+                _ => ExitCode::Failure,
+            },
             Error::InstallPlan(e) => {
                 use crate::install::plan::PlanError as P;
                 match e {
@@ -271,6 +273,22 @@ impl From<crate::install::run::RunError> for Error {
             R::Step(e) => e.into(),
             R::Prompt(e) => Error::Prompt(e),
             R::Declined => Error::Prompt(crate::world::prompt::PromptError::Cancelled),
+        }
+    }
+}
+
+/// What `mirror create` could not do keeps the exit code and text of its layer's error.
+impl From<crate::install::mirror::MirrorError> for Error {
+    fn from(e: crate::install::mirror::MirrorError) -> Self {
+        use crate::install::mirror::MirrorError as M;
+        match e {
+            M::Plan(e) => Error::InstallPlan(e),
+            M::Settings(e) => Error::Settings(e),
+            M::Fetch(e) => Error::Fetch(e),
+            M::Install(e) => Error::Install(e),
+            M::PyEnv(e) => Error::PyEnv(e),
+            M::Io(e) => Error::Io(e),
+            e @ (M::NoPip | M::OutsideBase { .. }) => Error::Mirror(Box::new(e)),
         }
     }
 }
@@ -426,6 +444,23 @@ mod tests {
             Error::from(crate::install::run::RunError::from(pending)).exit_code(),
             ExitCode::Usage
         );
+        // M18: mirror create without pip stays 5 (it was Unsupported), an archive outside the
+        // mirror's base stays 2 (it was a Usage error), a bad picture stays 2.
+        use crate::install::mirror::MirrorError;
+        assert_eq!(
+            Error::from(MirrorError::NoPip).exit_code(),
+            ExitCode::Unsupported
+        );
+        let outside = MirrorError::OutsideBase {
+            location: "https://elsewhere.example/a.tar.xz".into(),
+            base: "https://mirror.example/".into(),
+        };
+        assert_eq!(Error::from(outside).exit_code(), ExitCode::Usage);
+        let picture = crate::detect::picture::PictureError {
+            path: "gpu.json".into(),
+            message: "line 1, column 1: expected value".into(),
+        };
+        assert_eq!(Error::from(picture).exit_code(), ExitCode::Usage);
         // M15b: --with tensorrt without PyTorch, and an unknown --components, stay exit 2.
         for e in [
             PlanError::TensorrtNeedsTorch,

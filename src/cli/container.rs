@@ -318,7 +318,7 @@ fn dockerfile(
         });
     }
     let system = match &args.system {
-        Some(path) => super::plan::load_system(path, catalog)?,
+        Some(path) => crate::detect::picture::load_system(path, catalog)?,
         None => super::detect::detect_live(process, runner, catalog, false).system,
     };
     let settings = crate::settings::InstallSettings::resolve(args.stack.options()?, process, None)?;

@@ -181,7 +181,7 @@ fn run_update(
     style: &Style,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
-    let config = super::install::load_config(args.config.as_deref())?;
+    let config = super::args::load_config(args.config.as_deref())?;
     let sources = config
         .as_ref()
         .map(|c| c.sources.clone())
@@ -246,7 +246,7 @@ fn run_update(
     };
     let texts = texts_of(&base_source)?;
     let reporter = Arc::new(super::reporter::Lines::new(Box::new(std::io::stderr())));
-    let fetcher = super::install::fetcher(process, allow_http, cancel, reporter)?;
+    let fetcher = super::fetcher(process, allow_http, cancel, reporter)?;
     let refreshed = update::refresh(&fetcher, &base, &texts, &opts)?;
     let written = match &args.write {
         Some(dir) => update::write_dir(dir, &refreshed.texts)?,

@@ -1,5 +1,6 @@
 //! The command line: clap definitions, and the glue from parsed arguments to library calls.
 
+mod args;
 mod bench;
 mod container;
 mod detect;
@@ -9,6 +10,7 @@ mod fleet;
 pub mod i18n;
 mod install;
 mod manifests;
+mod mirror;
 mod monitor;
 mod plan;
 mod repair;
@@ -148,7 +150,7 @@ Exit code 4 when any check failed; checks that cannot apply here are skipped, no
     Uninstall(uninstall::UninstallArgs),
     /// Offline mirrors of NVIDIA's download layout
     #[command(subcommand)]
-    Mirror(install::MirrorCommand),
+    Mirror(mirror::MirrorCommand),
     /// Work with the compatibility catalog
     #[command(subcommand)]
     Manifests(manifests::ManifestsCommand),
@@ -196,6 +198,31 @@ fn changes_home(command: &Command) -> bool {
         Command::Container(c) => c.changes_home(),
         _ => false,
     }
+}
+
+/// The fetcher every command uses, caching in this process's home.
+pub fn fetcher(
+    process: &Process,
+    allow_http: bool,
+    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    reporter: std::sync::Arc<dyn crate::world::progress::Reporter>,
+) -> Result<crate::fetch::Fetcher> {
+    let cache = crate::install::home::Home::of(process)?.cache();
+    Ok(crate::settings::net::fetcher(
+        process, &cache, allow_http, cancel, reporter,
+    )?)
+}
+
+/// The fetcher that asks the framework's routes (short timeouts), caching in this process's home.
+pub fn probe_fetcher(
+    process: &Process,
+    allow_http: bool,
+    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Result<crate::fetch::Fetcher> {
+    let cache = crate::install::home::Home::of(process)?.cache();
+    Ok(crate::settings::net::probe_fetcher(
+        process, &cache, allow_http, cancel,
+    )?)
 }
 
 /// The one confirmation of install, repair and uninstall: `prompt [y/N]` on `out`, the answer
@@ -326,7 +353,7 @@ pub fn run(
         }
         Some(Command::Uninstall(args)) => uninstall::run(&args, process, &style, out),
         Some(Command::Repair(args)) => repair::run(&args, process, runner, &style, cancel, out),
-        Some(Command::Mirror(cmd)) => install::run_mirror(
+        Some(Command::Mirror(cmd)) => mirror::run_mirror(
             &cmd,
             &cli.global,
             process,

@@ -145,12 +145,8 @@ pub(super) fn run(
                     .iter()
                     .any(|i| !i.artifact.location.is_authenticated());
                 let reporter = Arc::new(super::reporter::Lines::new(Box::new(std::io::stderr())));
-                let fetcher = super::install::fetcher(
-                    process,
-                    args.allow_http || http,
-                    cancel.clone(),
-                    reporter,
-                )?;
+                let fetcher =
+                    super::fetcher(process, args.allow_http || http, cancel.clone(), reporter)?;
                 let dropped = install::drop_damaged_cache(&fetcher, &items)?;
                 if dropped > 0 {
                     writeln!(
@@ -191,7 +187,7 @@ pub(super) fn run(
                     runner,
                     &process.path_entries(),
                     process.var(crate::world::vars::CUDAUP_NO_UV) == Some("1"),
-                    &super::install::fetcher(process, args.allow_http, cancel.clone(), reporter)?,
+                    &super::fetcher(process, args.allow_http, cancel.clone(), reporter)?,
                     Some(&receipt.packages),
                 );
                 writeln!(out, "  {}", choice.describe())?;

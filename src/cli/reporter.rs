@@ -11,6 +11,28 @@ use indicatif::{HumanBytes, MultiProgress, ProgressBar, ProgressDrawTarget, Prog
 use crate::cli::i18n::report::{pad, progress_words};
 use crate::world::progress::{Phase, Reporter};
 
+/// The progress display a step asks for: JSON lines with `--json`, bars on a terminal, nothing
+/// with `--quiet` (the framework's installer) or plain lines on stderr.
+pub fn for_progress(
+    kind: crate::install::run::Progress,
+    json: bool,
+    tty: bool,
+    quiet: bool,
+) -> std::sync::Arc<dyn Reporter> {
+    use crate::install::run::Progress;
+    use std::sync::Arc;
+    match kind {
+        Progress::Download { .. } if json => Arc::new(JsonLines::new(Box::new(std::io::stderr()))),
+        Progress::Download { total } if tty && !quiet => Arc::new(Bars::new(total)),
+        Progress::Framework if quiet && !json => Arc::new(crate::world::progress::Silent),
+        Progress::Framework if json => Arc::new(JsonLines::new(Box::new(std::io::stderr()))),
+        Progress::Framework if tty => Arc::new(Bars::growing()),
+        Progress::Download { .. } | Progress::Framework => {
+            Arc::new(Lines::new(Box::new(std::io::stderr())))
+        }
+    }
+}
+
 /// Bars per file and one for the whole install.
 pub struct Bars {
     multi: MultiProgress,

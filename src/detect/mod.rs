@@ -8,6 +8,7 @@ mod findings;
 pub mod gpu;
 pub mod jetson;
 pub mod os;
+pub mod picture;
 pub mod python;
 pub mod root;
 pub mod toolkits;

@@ -31,6 +31,7 @@ use super::{InstallError, Receipt, Resolved, Source, ToolkitSpec};
 /// The network of one command: the download settings, read once, and the route prober.
 pub struct Net {
     settings: crate::fetch::Settings,
+    probe_settings: crate::fetch::Settings,
     probe: Fetcher,
     cancel: Arc<AtomicBool>,
 }
@@ -43,11 +44,30 @@ impl Net {
         allow_http: bool,
         cancel: Arc<AtomicBool>,
     ) -> Result<Net, SettingsError> {
+        let settings = crate::settings::net::settings(process, cache, allow_http)?;
+        let probe_settings = crate::settings::net::probe_settings(process, cache, allow_http)?;
         Ok(Net {
-            settings: crate::settings::net::settings(process, cache, allow_http)?,
-            probe: crate::settings::net::probe_fetcher(process, cache, allow_http, cancel.clone())?,
+            settings,
+            probe: Fetcher::new(
+                probe_settings.clone(),
+                cancel.clone(),
+                Arc::new(crate::world::progress::Silent),
+            ),
+            probe_settings,
             cancel,
         })
+    }
+
+    /// The probe, refusing plain http whatever the command allowed: what an install on the
+    /// target asks a bundle with (`mirror create` checks its bundle so).
+    pub fn strict_probe(&self) -> Fetcher {
+        let mut settings = self.probe_settings.clone();
+        settings.allow_http = false;
+        Fetcher::new(
+            settings,
+            self.cancel.clone(),
+            Arc::new(crate::world::progress::Silent),
+        )
     }
 
     /// The fetcher that asks routes and mirrors (one attempt, short timeouts).

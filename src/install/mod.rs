@@ -13,6 +13,7 @@ pub mod layout;
 pub mod litter;
 pub mod locate;
 mod merge;
+pub mod mirror;
 pub mod plan;
 pub mod python;
 pub mod reach;

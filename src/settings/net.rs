@@ -32,19 +32,25 @@ pub fn probe_fetcher(
     allow_http: bool,
     cancel: Arc<AtomicBool>,
 ) -> Result<Fetcher, SettingsError> {
-    let seconds = ranged(process, vars::CUDAUP_PROBE_TIMEOUT, SECONDS)?.unwrap_or(8);
-    fetcher_with(
-        process,
-        cache,
-        allow_http,
+    Ok(Fetcher::new(
+        probe_settings(process, cache, allow_http)?,
         cancel,
         Arc::new(crate::world::progress::Silent),
-        |s| {
-            s.attempts = 1;
-            s.connect_timeout = Duration::from_secs(seconds);
-            s.read_timeout = Duration::from_secs(seconds);
-        },
-    )
+    ))
+}
+
+/// The probe's settings: [`settings`] with one attempt and `CUDAUP_PROBE_TIMEOUT`'s waits.
+pub fn probe_settings(
+    process: &Process,
+    cache: &Path,
+    allow_http: bool,
+) -> Result<Settings, SettingsError> {
+    let seconds = ranged(process, vars::CUDAUP_PROBE_TIMEOUT, SECONDS)?.unwrap_or(8);
+    let mut s = settings(process, cache, allow_http)?;
+    s.attempts = 1;
+    s.connect_timeout = Duration::from_secs(seconds);
+    s.read_timeout = Duration::from_secs(seconds);
+    Ok(s)
 }
 
 fn fetcher_with(

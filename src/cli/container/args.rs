@@ -77,7 +77,7 @@ pub struct DockerfileArgs {
     #[arg(long, value_name = "FILE")]
     pub system: Option<PathBuf>,
     #[command(flatten)]
-    pub stack: crate::cli::plan::StackArgs,
+    pub stack: crate::cli::args::StackArgs,
     /// Instead: read IMAGE's NVIDIA_REQUIRE_CUDA (through the engine's inspect) and say whether
     /// this driver runs it
     #[arg(long, value_name = "IMAGE")]
