@@ -120,6 +120,45 @@ impl GpuTable {
         })
     }
 
+    /// Looks a GPU up by its name as nvidia-smi or a person writes it (`NVIDIA GeForce RTX
+    /// 4090`, `geforce rtx 4090`): pci.ids' name, case and spacing aside, with or without
+    /// `NVIDIA ` before it. `Ok(None)`: no device has that name. `Err` names the PCI ids when
+    /// the name is two chips of different compute capability (pci.ids names a Kepler and a
+    /// Maxwell "GeForce GTX 750 Ti"): the picture must say which.
+    pub fn by_name(&self, name: &str) -> Result<Option<(&str, KnownGpu<'_>)>, String> {
+        let norm = |s: &str| {
+            s.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .to_lowercase()
+        };
+        let wanted = norm(name);
+        let wanted = wanted.strip_prefix("nvidia ").unwrap_or(&wanted).to_owned();
+        let found: Vec<(&str, KnownGpu<'_>)> = self
+            .device
+            .iter()
+            .filter(|d| norm(&d.name) == wanted)
+            .filter_map(|d| Some((d.pci_id.as_str(), self.lookup(&d.pci_id)?)))
+            .collect();
+        let Some(first) = found.first() else {
+            return Ok(None);
+        };
+        if found
+            .iter()
+            .any(|(_, k)| k.compute_capability != first.1.compute_capability)
+        {
+            return Err(format!(
+                "{name} is more than one GPU in the catalog's gpus.toml ({}): give its `pci_id`",
+                found
+                    .iter()
+                    .map(|(id, k)| format!("{id}: {} {}", k.architecture, k.compute_capability))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        Ok(Some(first.clone()))
+    }
+
     /// The chip with this codename.
     pub fn chip(&self, codename: &str) -> Option<&Chip> {
         self.chip.iter().find(|c| c.codename == codename)
@@ -188,6 +227,21 @@ mod tests {
         assert_eq!(t.lookup("10de:11c7").unwrap().compute_capability, "3.0");
         assert_eq!(t.lookup("10DE:2335").unwrap().architecture, "Hopper");
         assert!(t.lookup("10de:0000").is_none());
+    }
+
+    #[test]
+    fn a_gpu_is_found_by_the_name_nvidia_smi_prints() {
+        let t = Catalog::embedded().gpus;
+        let (id, k) = t.by_name("NVIDIA GeForce RTX 4090").unwrap().unwrap();
+        assert_eq!((id, k.compute_capability), ("10de:2684", "8.9"));
+        let (_, k) = t.by_name("  geforce   rtx 4090 ").unwrap().unwrap();
+        assert_eq!(k.architecture, "Ada");
+        assert_eq!(t.by_name("NVIDIA Mystery Board").unwrap(), None);
+        let e = t.by_name("GeForce GTX 750 Ti").unwrap_err();
+        assert!(
+            e.contains("10de:1380: Maxwell 5.0") && e.contains("give its `pci_id`"),
+            "{e}"
+        );
     }
 
     #[test]
