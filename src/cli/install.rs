@@ -177,27 +177,59 @@ pub(super) fn plan_install(
     out: &mut dyn Write,
 ) -> Result<std::result::Result<InstallPlan, ExitCode>> {
     let home = Home::of(process)?;
-    let live_root = crate::detect::Root::live();
     let target = match system {
         Some(_) => Target::Picture,
         None => Target::Here,
     };
-    if install::run::reboot_gate(&home, &live_root, target)? && talk {
+    reboot_gate(&home, target, talk, out)?;
+    let live = super::detect::detect_live(process, runner, catalog, false).system;
+    let picture = system
+        .map(|p| crate::detect::picture::load_system(p, catalog))
+        .transpose()?;
+    match plan_for(settings, &live, picture, &home, runner, catalog)? {
+        Ok(p) => Ok(Ok(p)),
+        Err(plan) => Ok(Err(render_unsupported(&plan, out)?)),
+    }
+}
+
+/// The install plan for `settings` on `live` (this machine, as detect saw it) or on its
+/// `picture`: survey, then `InstallPlan::new`. `Err(plan)` when no stack fits. The wizard's
+/// preview makes its plan so too (a test holds them equal).
+pub(super) fn plan_for(
+    settings: &InstallSettings,
+    live: &crate::model::system::System,
+    picture: Option<crate::model::system::System>,
+    home: &Home,
+    runner: &dyn Runner,
+    catalog: &Catalog,
+) -> Result<std::result::Result<InstallPlan, Box<Plan>>> {
+    let target = match picture {
+        Some(_) => Target::Picture,
+        None => Target::Here,
+    };
+    let system = survey(live, picture, &venv_dir(settings, home), runner);
+    match InstallPlan::new(settings, &system, catalog, home, target) {
+        Ok(p) => Ok(Ok(p)),
+        Err(PlanError::Unsupported(plan)) => Ok(Err(plan)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The reboot gate (`install::run::reboot_gate`): refused while a driver an earlier run
+/// installed waits for its reboot; once it happened, says so (when `talk`) and goes on.
+pub(super) fn reboot_gate(
+    home: &Home,
+    target: Target,
+    talk: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    if install::run::reboot_gate(home, &crate::detect::Root::live(), target)? && talk {
         writeln!(
             out,
             "The reboot after the driver install happened: continuing."
         )?;
     }
-    let live = super::detect::detect_live(process, runner, catalog, false).system;
-    let picture = system
-        .map(|p| crate::detect::picture::load_system(p, catalog))
-        .transpose()?;
-    let system = survey(&live, picture, &venv_dir(settings, &home), runner);
-    match InstallPlan::new(settings, &system, catalog, &home, target) {
-        Ok(p) => Ok(Ok(p)),
-        Err(PlanError::Unsupported(plan)) => Ok(Err(render_unsupported(&plan, out)?)),
-        Err(e) => Err(e.into()),
-    }
+    Ok(())
 }
 
 /// Runs `plan` (`install::run`), showing it as it goes, then `--verify` when the settings ask

@@ -153,6 +153,18 @@ impl InstallPlan {
         })
     }
 
+    /// The prefix the toolkit goes into when `--prefix` does not say: the catalog's release of
+    /// the planned series (an exact `--cuda` pin when the catalog has it) under the home. `None`
+    /// for a profile without a toolkit.
+    pub fn default_prefix(&self, catalog: &Catalog, home: &Home) -> Option<PathBuf> {
+        if !self.settings.request.profile.has_toolkit() {
+            return None;
+        }
+        let (cuda, _, _) = toolkit_of(&self.plan, self.settings.no_cudnn).ok()?;
+        let pin = self.settings.request.pins.cuda.as_ref();
+        Some(home.toolkit(&super::summary::release_for(catalog, pin, &cuda)))
+    }
+
     /// The NVIDIA GPUs planned for, as the report names them.
     pub fn gpus(&self) -> Vec<super::report::PlannedGpu> {
         self.system

@@ -25,6 +25,7 @@ use clap::Args;
 use crate::catalog::Catalog;
 use crate::cli::i18n::{Lang, Strings};
 use crate::error::{Error, ExitCode, Result};
+use crate::install::plan::Target;
 use crate::model::request::Profile;
 use crate::model::system::System;
 use crate::settings::file::Config;
@@ -246,19 +247,18 @@ pub(super) fn run(
     }
 
     writeln!(out, "\n{}", style.heading(s.installing))?;
-    let settings = answers.settings(process)?;
-    let talk = !global.quiet;
-    let plan =
-        match super::install::plan_install(&settings, None, talk, process, runner, catalog, out)? {
-            Ok(plan) => plan,
-            Err(code) => return Ok(code),
-        };
+    // The plan previewed is the plan run: the machine is not detected again.
+    let Some(plan) = &preview.install else {
+        return super::install::render_unsupported(&preview.plan, out);
+    };
+    let home_dir = crate::install::home::Home::at(&home);
+    super::install::reboot_gate(&home_dir, Target::Here, !global.quiet, out)?;
     let flags = super::install::RunFlags {
         mode: crate::install::run::Mode::Yes,
         json: false,
     };
     let code = super::install::run_plan(
-        &plan, flags, global, process, runner, catalog, style, cancel, out,
+        plan, flags, global, process, runner, catalog, style, cancel, out,
     )?;
     if code != ExitCode::Ok {
         return Ok(code);

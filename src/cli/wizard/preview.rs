@@ -1,14 +1,15 @@
-//! The preview: the plan for the current answers, computed the way `cudaup install` computes
-//! it, and everything it would change on disk (toolkit, venv, env scripts, rc files, driver).
+//! The preview: the [`InstallPlan`] for the current answers (made by `InstallPlan::new`, as
+//! `cudaup install` makes it), and everything it would change on disk (toolkit, venv, env
+//! scripts, rc files, driver). The plan previewed is the plan the wizard then runs.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::error::Result;
+use crate::install::home::Home;
+use crate::install::plan::{survey, venv_dir, InstallPlan, PlanError, Target, ToolkitPlan};
 use crate::model::plan::{Action, Plan, Status};
 use crate::model::request::Profile;
 use crate::model::system::System;
-use crate::model::version::Version;
-use crate::world::runner::Runner;
 
 use super::{Answers, Ctx};
 
@@ -35,7 +36,9 @@ pub enum DriverChange {
 /// The plan for the current answers, and everything it changes on disk.
 #[derive(Debug, Clone)]
 pub struct Preview {
-    /// The plan install will execute.
+    /// The install plan the wizard runs; `None` when no stack fits (`plan` says why).
+    pub install: Option<InstallPlan>,
+    /// The resolver's plan, shown.
     pub plan: Plan,
     /// The machine planned for (with the venv's Python, when the venv exists).
     pub system: System,
@@ -65,21 +68,19 @@ impl Preview {
     }
 }
 
-/// The plan for `a`, computed the way `cudaup install` computes it, and what it changes.
+/// The plan for `a`, made as `cudaup install` makes it, and what it changes.
 pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
     let settings = a.settings(ctx.process)?;
-    let request = &settings.request;
-    let mut system = ctx.system.clone();
-    let venv_dir = a
-        .venv
-        .clone()
-        .unwrap_or_else(|| crate::install::home::Home::at(&ctx.home).venv(a.profile.name()));
-    if let Some(found) = probe_venv(ctx.runner, &venv_dir) {
-        system.pythons.retain(|p| p.path != found.path);
-        system.pythons.insert(0, found);
-    }
-    let plan = crate::resolve::resolve(&system, request, ctx.catalog);
+    let home = Home::at(&ctx.home);
+    let system = survey(ctx.system, None, &venv_dir(&settings, &home), ctx.runner);
+    let (plan, install) =
+        match InstallPlan::new(&settings, &system, ctx.catalog, &home, Target::Here) {
+            Ok(p) => (p.plan.clone(), Some(p)),
+            Err(PlanError::Unsupported(plan)) => (*plan, None),
+            Err(e) => return Err(e.into()),
+        };
     let mut preview = Preview {
+        install: None,
         plan,
         system,
         toolkit: None,
@@ -91,48 +92,32 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
         hooks: Vec::new(),
         driver: DriverChange::Unchanged,
     };
-    if preview.plan.status != Status::Ok {
+    let Some(install) = install else {
         return Ok(preview);
-    }
-    let plan = &preview.plan;
-    let cuda = plan.component("cuda");
-    if a.profile.has_toolkit() {
-        if let Some(c) = cuda {
-            let version = c.version.as_deref().and_then(Version::parse);
-            preview.default_prefix = version.map(|v| {
-                let v = crate::install::summary::release_to_install(ctx.catalog, &v);
-                crate::install::home::Home::at(&ctx.home).toolkit(&v)
-            });
-            let kept = c.path.clone().filter(|_| c.action == Action::Keep);
-            preview.toolkit = match (kept, &a.prefix) {
-                (Some(path), None) => Some(ToolkitChange::Kept(path)),
-                (_, Some(prefix)) => Some(ToolkitChange::New(prefix.clone())),
-                (None, None) => preview.default_prefix.clone().map(ToolkitChange::New),
-            };
+    };
+    preview.default_prefix = install.default_prefix(ctx.catalog, &home);
+    preview.toolkit = match &install.toolkit {
+        Some(ToolkitPlan::Keep { path, .. }) => {
+            Some(ToolkitChange::Kept(path.display().to_string()))
         }
-    }
-    let kept_elsewhere = cuda.is_some_and(|c| c.action == Action::Keep && c.path.is_some());
+        Some(ToolkitPlan::Install { prefix, .. }) => Some(ToolkitChange::New(prefix.clone())),
+        None => None,
+    };
+    let plan = &preview.plan;
+    let kept_elsewhere = plan
+        .component("cuda")
+        .is_some_and(|c| c.action == Action::Keep && c.path.is_some());
     preview.env = matches!(preview.toolkit, Some(ToolkitChange::New(_)))
         || kept_elsewhere
         || preview.cudaup.as_ref().is_ok_and(|c| c.in_home());
     if !matches!(a.profile, Profile::CudaDev) {
-        let indexes = crate::install::python::route::IndexSettings {
-            pypi: a.pypi_index.clone(),
-            torch: a.torch_index.clone(),
-            source: a.torch_source,
-            bundle: None,
-        };
-        match crate::install::python::step::step(
-            plan,
-            &preview.system,
-            ctx.catalog,
-            venv_dir,
-            &indexes,
-            false,
-        ) {
-            Ok(Some(step)) => {
-                let exists = step.venv.exists();
-                preview.venv = Some((step.venv.dir, exists));
+        match crate::install::python::step::base_python(plan) {
+            Ok(Some(_)) => {
+                let venv = crate::install::python::Venv {
+                    dir: install.venv.clone(),
+                };
+                let exists = venv.exists();
+                preview.venv = Some((venv.dir, exists));
             }
             Ok(None) => {}
             Err(e) => preview.venv_problem = Some(e.to_string()),
@@ -153,21 +138,6 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
         }
         _ => DriverChange::Unchanged,
     };
+    preview.install = Some(install);
     Ok(preview)
-}
-
-/// The Python of an existing venv, as `cudaup install` sees it.
-fn probe_venv(runner: &dyn Runner, dir: &Path) -> Option<crate::model::system::Python> {
-    let venv = crate::install::python::Venv {
-        dir: dir.to_owned(),
-    };
-    if !venv.exists() {
-        return None;
-    }
-    let candidate = crate::detect::python::Candidate {
-        interpreter: venv.python(),
-        venv: Some(dir.to_owned()),
-    };
-    crate::detect::python::inspect(&crate::detect::Root::live(), runner, &candidate)
-        .map(|f| f.python)
 }

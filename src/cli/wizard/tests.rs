@@ -488,3 +488,68 @@ fn jax_is_offered_and_its_plan_is_previewed() {
     let (_, p, _) = drive_with(&zh, vec![Answer::Select(5), Answer::Select(0)]);
     assert!(p.was_asked("显卡驱动 + JAX"), "{:?}", p.asked);
 }
+
+/// M19: the plan the wizard previews is the plan `cudaup install` makes from the same answers on
+/// the same machine (its `plan_for`), for every profile on several machines; the wizard then
+/// runs that very object (`preview.install` goes to `run_plan`), so nothing is detected or
+/// resolved again after the questions.
+#[test]
+fn the_previewed_plan_is_the_plan_install_runs_on_every_machine() {
+    let w = World::new();
+    let mut no_driver = h200();
+    no_driver.driver = None;
+    let mut no_toolkit = h200();
+    no_toolkit.toolkits.clear();
+    let mut no_python = h200();
+    no_python.pythons.clear();
+    let mut t4 = h200();
+    t4.gpus[0].name = "Tesla T4".into();
+    t4.gpus[0].pci_id = Some("10de:1eb8".into());
+    t4.gpus[0].compute_capability = Some("7.5".into());
+    t4.gpus[0].architecture = Some("Turing".into());
+    let machines = [
+        ("H200", h200()),
+        ("no GPU", no_gpu()),
+        ("H200 without a driver", no_driver),
+        ("H200 without a toolkit", no_toolkit),
+        ("H200 without Python", no_python),
+        ("T4", t4),
+    ];
+    let (mut planned, mut unsupported) = (0, 0);
+    for (name, system) in &machines {
+        let ctx = w.ctx(system, Lang::En);
+        for profile in PROFILES {
+            let mut a = Answers::initial(&w.process, system, None).unwrap();
+            a.profile = profile;
+            a.fit_profile();
+            let previewed = preview(&ctx, &a).unwrap();
+            let home = crate::install::home::Home::at(&ctx.home);
+            let settings = a.settings(&w.process).unwrap();
+            let install = crate::cli::install::plan_for(
+                &settings,
+                system,
+                None,
+                &home,
+                &NoCommands,
+                &w.catalog,
+            )
+            .unwrap();
+            match (&previewed.install, install) {
+                (Some(shown), Ok(run)) => {
+                    assert_eq!(shown, &run, "{name}, {profile}");
+                    planned += 1;
+                }
+                (None, Err(refused)) => {
+                    assert_eq!(previewed.plan, *refused, "{name}, {profile}");
+                    unsupported += 1;
+                }
+                (shown, run) => panic!("{name}, {profile}: previewed {shown:?}, install {run:?}"),
+            }
+        }
+    }
+    // Both outcomes were compared, not only one.
+    assert!(
+        planned >= 10 && unsupported >= 1,
+        "{planned} planned, {unsupported} refused"
+    );
+}

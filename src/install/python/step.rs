@@ -94,15 +94,10 @@ pub fn build_tools(plan: &Plan) -> Vec<String> {
 /// Index settings for the framework step (kept under its old name).
 pub type Indexes = IndexSettings;
 
-/// Builds the step from the plan. `venv` is `--venv` or the default under the home.
-pub fn step(
-    plan: &Plan,
-    system: &System,
-    catalog: &Catalog,
-    venv: PathBuf,
-    indexes: &IndexSettings,
-    gpus_here: bool,
-) -> Result<Option<FrameworkStep>, PyEnvError> {
+/// The Python a framework's venv is made from: the plan's kept Python. `Ok(None)` for a profile
+/// without a framework; refused when no Python in the range the stack needs is installed (what
+/// the wizard previews, and the step says, before anything is asked).
+pub fn base_python(plan: &Plan) -> Result<Option<String>, PyEnvError> {
     if !matches!(
         plan.profile,
         Profile::Full | Profile::Pytorch | Profile::Tensorflow | Profile::Jax | Profile::Cpu
@@ -113,16 +108,31 @@ pub fn step(
         .component("python")
         .ok_or_else(|| PyEnvError::Plan("the plan has no Python".into()))?;
     let version = python.version.clone().unwrap_or_default();
-    let Some(base) = python
-        .path
-        .clone()
-        .filter(|_| python.action == Action::Keep)
-    else {
-        return Err(PyEnvError::Unsupported(format!(
+    match python.path.clone().filter(|_| python.action == Action::Keep) {
+        Some(base) => Ok(Some(base)),
+        None => Err(PyEnvError::Unsupported(format!(
             "no Python in the range this stack needs is installed: {} — install Python {version} (Debian/Ubuntu: `sudo apt-get install python{version} python{version}-venv`; anywhere: `uv python install {version}`), then run cudaup again",
             python.reason
-        )));
+        ))),
+    }
+}
+
+/// Builds the step from the plan. `venv` is `--venv` or the default under the home.
+pub fn step(
+    plan: &Plan,
+    system: &System,
+    catalog: &Catalog,
+    venv: PathBuf,
+    indexes: &IndexSettings,
+    gpus_here: bool,
+) -> Result<Option<FrameworkStep>, PyEnvError> {
+    let Some(base) = base_python(plan)? else {
+        return Ok(None);
     };
+    let version = plan
+        .component("python")
+        .and_then(|p| p.version.clone())
+        .unwrap_or_default();
     let venv = Venv { dir: venv };
     // The plan keeps what the chosen Python already has only when that Python is the venv's.
     let same_venv = Path::new(&base)
