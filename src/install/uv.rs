@@ -231,33 +231,8 @@ pub fn bring(
     indexes: &[Location],
 ) -> Result<PathBuf, UvError> {
     let wheel = pin.wheel_for(arch)?;
-    let mut asked = Vec::new();
-    let mut found = None;
-    for index in indexes {
-        match crate::sources::pypi::list(fetcher, index, "uv") {
-            Ok((_, files)) => match files.into_iter().find(|f| f.filename == wheel.filename) {
-                Some(f) => {
-                    found = Some((index.clone(), f.location));
-                    break;
-                }
-                None => asked.push(format!("{index}: not listed")),
-            },
-            Err(e) => asked.push(format!("{index}: {e}")),
-        }
-    }
-    let Some((index, location)) = found else {
-        return Err(UvError::NotListed {
-            filename: wheel.filename.clone(),
-            asked: asked.join("; "),
-        });
-    };
-    let artifact = Artifact {
-        name: format!("uv {}", pin.version),
-        location,
-        sha256: wheel.sha256.clone(),
-        size: Some(wheel.size),
-        max: None,
-    };
+    let (index, location) = find_wheel(pin, arch, fetcher, indexes)?;
+    let artifact = artifact(pin, wheel, location);
     let target = binary_path(home, &pin.version);
     // Whatever stands at the path and is not the pinned binary is someone's: never replaced.
     let present = target.symlink_metadata().is_ok();
@@ -291,6 +266,65 @@ pub fn bring(
         Durability::Fsync,
     )?;
     Ok(target)
+}
+
+/// The pinned wheel at `location`, as the fetcher downloads and checks it (the pin's sha256 and
+/// size, never the index's).
+fn artifact(pin: &UvPin, wheel: &UvWheel, location: Location) -> Artifact {
+    Artifact {
+        name: format!("uv {}", pin.version),
+        location,
+        sha256: wheel.sha256.clone(),
+        size: Some(wheel.size),
+        max: None,
+    }
+}
+
+/// Where the pinned wheel for `arch` is: the first of `indexes` that lists it.
+fn find_wheel(
+    pin: &UvPin,
+    arch: &str,
+    fetcher: &Fetcher,
+    indexes: &[Location],
+) -> Result<(Location, Location), UvError> {
+    let wheel = pin.wheel_for(arch)?;
+    let mut asked = Vec::new();
+    for index in indexes {
+        match crate::sources::pypi::list(fetcher, index, "uv") {
+            Ok((_, files)) => match files.into_iter().find(|f| f.filename == wheel.filename) {
+                Some(f) => return Ok((index.clone(), f.location)),
+                None => asked.push(format!("{index}: not listed")),
+            },
+            Err(e) => asked.push(format!("{index}: {e}")),
+        }
+    }
+    Err(UvError::NotListed {
+        filename: wheel.filename.clone(),
+        asked: asked.join("; "),
+    })
+}
+
+/// The pinned uv wheel for `arch`, fetched from the first of `indexes` that lists it and checked
+/// against the pin (wheel and binary), copied into `dir` for an offline bundle: a machine that
+/// installs from the bundle then brings uv from it as from any index. Returns the wheel's path
+/// and the pinned entry.
+pub fn bundle_wheel<'p>(
+    pin: &'p UvPin,
+    arch: &str,
+    fetcher: &Fetcher,
+    indexes: &[Location],
+    dir: &Path,
+) -> Result<(PathBuf, &'p UvWheel), UvError> {
+    let wheel = pin.wheel_for(arch)?;
+    let (_, location) = find_wheel(pin, arch, fetcher, indexes)?;
+    let artifact = artifact(pin, wheel, location);
+    let fetched = fetcher.fetch::<()>(0, &artifact, None)?;
+    binary_from(&fetched.path, pin, wheel)?;
+    fs_err::create_dir_all(dir)?;
+    let to = dir.join(&wheel.filename);
+    let bytes = fs_err::read(&fetched.path)?;
+    crate::world::fs::write_atomic(&to, &bytes, Temp::Unique, Durability::Fsync)?;
+    Ok((to, wheel))
 }
 
 /// The binary's bytes out of the verified wheel, checked against the pinned size and sha256.
