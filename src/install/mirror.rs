@@ -298,6 +298,37 @@ pub fn create(
             install_from.push(format!("--index-url {}", dir.display()));
         }
     }
+    if want.is_some() {
+        // uv's wheel beside the framework's: the install from the bundle then brings cudaup's
+        // installer from it, checked against manifests/uv.toml there as here. Without it (an
+        // index that lacks it, or bytes that are not the pinned ones) the bundle still serves,
+        // and its installs use pip: said, never silent.
+        let pin = crate::install::uv::UvPin::builtin();
+        let index = s
+            .pypi_index
+            .clone()
+            .unwrap_or_else(|| crate::sources::pypi::PYPI_SIMPLE.to_owned());
+        // The framework's machine: the bundle's Python wheels are for it alone.
+        let arch = &system.os.arch;
+        let got = crate::fetch::Location::parse(&index)
+            .map_err(|e| e.to_string())
+            .and_then(|at| {
+                crate::install::uv::verified_wheel(&pin, arch, &fetcher, &[at])
+                    .map_err(|e| e.to_string())
+            });
+        match got {
+            Ok((path, wheel)) => {
+                let f = bundle::add_wheel(dir, &path, Some(&wheel.filename), Some(&wheel.sha256))?;
+                files.retain(|k| k.path != f.path);
+                files.push(f);
+                wheels_added = true;
+            }
+            Err(why) => ctx.events.left_out(&format!(
+                "uv {} for {arch}: {why}; installs from this bundle use pip",
+                pin.version
+            ))?,
+        }
+    }
     if wheels_added {
         files = bundle::write_pages(dir, &files)?;
     }

@@ -304,27 +304,20 @@ fn find_wheel(
     })
 }
 
-/// The pinned uv wheel for `arch`, fetched from the first of `indexes` that lists it and checked
-/// against the pin (wheel and binary), copied into `dir` for an offline bundle: a machine that
-/// installs from the bundle then brings uv from it as from any index. Returns the wheel's path
-/// and the pinned entry.
-pub fn bundle_wheel<'p>(
+/// The pinned uv wheel for `arch`, fetched (into the fetcher's cache) from the first of
+/// `indexes` that lists it and checked against the pin, wheel and binary: what an offline bundle
+/// carries, so that a machine installing from it brings uv from it as from any index.
+pub fn verified_wheel<'p>(
     pin: &'p UvPin,
     arch: &str,
     fetcher: &Fetcher,
     indexes: &[Location],
-    dir: &Path,
 ) -> Result<(PathBuf, &'p UvWheel), UvError> {
     let wheel = pin.wheel_for(arch)?;
     let (_, location) = find_wheel(pin, arch, fetcher, indexes)?;
-    let artifact = artifact(pin, wheel, location);
-    let fetched = fetcher.fetch::<()>(0, &artifact, None)?;
+    let fetched = fetcher.fetch::<()>(0, &artifact(pin, wheel, location), None)?;
     binary_from(&fetched.path, pin, wheel)?;
-    fs_err::create_dir_all(dir)?;
-    let to = dir.join(&wheel.filename);
-    let bytes = fs_err::read(&fetched.path)?;
-    crate::world::fs::write_atomic(&to, &bytes, Temp::Unique, Durability::Fsync)?;
-    Ok((to, wheel))
+    Ok((fetched.path, wheel))
 }
 
 /// The binary's bytes out of the verified wheel, checked against the pinned size and sha256.

@@ -529,10 +529,16 @@ fn h200_with_local_python(dir: &Path) -> PathBuf {
 /// 13.2's toolkit wheels and PyPI's torch 2.15.0, the cu132 build, from a loopback PyPI,
 /// PyTorch's index dead); returns it with the system file it was made for.
 fn make_bundle() -> (tempfile::TempDir, PathBuf) {
+    make_bundle_with(None)
+}
+
+/// [`make_bundle`], with `uv` (the real wheel manifests/uv.toml pins) on the loopback PyPI.
+fn make_bundle_with(uv: Option<&Path>) -> (tempfile::TempDir, PathBuf) {
     let upstream = tempfile::tempdir().unwrap();
     let build = upstream.path().join("build");
     let mut built = build_wheels(&build, &PYTORCH, false);
     built.extend(nvidia_stand_ins(&build, "13.2"));
+    built.extend(uv.map(Path::to_owned));
     wheels::write_index(&upstream.path().join("simple"), &built);
     let server = Server::start(upstream.path().to_owned());
     let out = tempfile::tempdir().unwrap();
@@ -569,6 +575,17 @@ fn make_bundle() -> (tempfile::TempDir, PathBuf) {
     );
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("install from it"), "{}", run.stdout);
+    // uv's wheel goes in beside the framework's; an index without it is said, not silent.
+    if uv.is_some() {
+        assert!(bundle.join("uv/index.html").is_file(), "{}", run.stdout);
+    } else {
+        assert!(
+            run.stdout.contains("left out: uv 0.13.9 for x86_64:")
+                && run.stdout.contains("installs from this bundle use pip"),
+            "{}",
+            run.stdout
+        );
+    }
     // A PEP 503 tree with hashes, and a manifest of what it is for.
     let page = fs_err::read_to_string(bundle.join("torch/index.html")).unwrap();
     assert!(
@@ -859,4 +876,90 @@ fn plan_shows_the_route_and_asks_it_with_probe() {
     assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("Framework route"), "{}", run.stdout);
     assert!(run.stdout.contains("no route can serve"), "{}", run.stdout);
+}
+
+#[test]
+fn needs_network_a_bundle_carries_uv_and_the_install_from_it_brings_it() {
+    const NAME: &str = "needs_network_a_bundle_carries_uv_and_the_install_from_it_brings_it";
+    // The real wheel manifests/uv.toml pins, from PyPI (pip here fetches it once).
+    let wheels = tempfile::tempdir().unwrap();
+    let got = Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--platform",
+            "musllinux_1_1_x86_64",
+            "--python-version",
+            "3.12",
+            "uv==0.13.9",
+            "-d",
+        ])
+        .arg(wheels.path())
+        .status();
+    let wheel = fs_err::read_dir(wheels.path())
+        .ok()
+        .and_then(|mut d| d.next())
+        .and_then(|e| e.ok())
+        .map(|e| e.path());
+    let (Ok(status), Some(wheel)) = (got, wheel) else {
+        skipped(NAME, "pip could not download uv's wheel from PyPI");
+        return;
+    };
+    assert!(status.success());
+    let (out, system) = make_bundle_with(Some(&wheel));
+    let bundle = out.path().join("bundle");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&fs_err::read(bundle.join("cudaup-bundle.json")).unwrap()).unwrap();
+    assert!(
+        manifest["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["path"] == "uv/uv-0.13.9-py3-none-musllinux_1_1_x86_64.whl"),
+        "{manifest}"
+    );
+    // The install from it, every other source dead and no uv on PATH, brings uv from it.
+    let home = tempfile::tempdir().unwrap();
+    let down = dead();
+    let run = cudaup_env(
+        &[
+            "--home",
+            &home.path().display().to_string(),
+            "install",
+            "--system",
+            &system.display().to_string(),
+            "--profile",
+            "pytorch",
+            "--driver",
+            "keep",
+            "--index-url",
+            &bundle.display().to_string(),
+            "--pypi-index",
+            &format!("{down}/simple"),
+            "--torch-index",
+            &format!("{down}/whl"),
+            "--venv",
+            &home.path().join("venv").display().to_string(),
+            "--no-modify-path",
+            "--yes",
+            "--allow-http",
+        ],
+        home.path(),
+        &[
+            ("CUDAUP_TEST_NO_RETRY_DELAY", "1"),
+            ("CUDAUP_PROBE_TIMEOUT", "5"),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        format!("{}{}", run.stdout, run.stderr)
+            .contains("installer: uv 0.13.9 (fetched and verified by cudaup"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
 }
