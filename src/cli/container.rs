@@ -3,6 +3,7 @@
 //! calls it and renders the answer.
 
 mod args;
+mod offer;
 mod render;
 
 use std::io::Write;
@@ -17,6 +18,7 @@ use crate::world::runner::Runner;
 pub use args::ContainerCommand;
 use args::{DockerfileArgs, DoctorArgs, SetupArgs, VerifyArgs};
 
+pub(super) use offer::wizard_step;
 use render::render_undone;
 use render::{render_plan, render_setup};
 

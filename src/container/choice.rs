@@ -176,7 +176,7 @@ fn choose_one(e: &Engine, host: &Host, user_spec_dir: &std::path::Path) -> Choic
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::container::engine::parse_info;
     use crate::container::host::{Cgroups, Selinux};

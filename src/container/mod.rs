@@ -13,6 +13,7 @@ pub mod doctor;
 pub mod engine;
 pub mod host;
 pub mod image;
+pub mod offer;
 pub mod setup;
 pub mod smoke;
 pub mod toolkit;

@@ -242,6 +242,20 @@ pub struct Strings {
     pub verify_after_reboot: &'static str,
     /// Verify found problems.
     pub verify_failed: &'static str,
+    /// The container step's heading.
+    pub containers_heading: &'static str,
+    /// Every engine already reaches the GPUs (the engines).
+    pub containers_set_up: fn(&str) -> String,
+    /// Setup would refuse (its reason, in English).
+    pub containers_refused: fn(&str) -> String,
+    /// Setting up needs root (the engines, the files).
+    pub containers_need_root: fn(&str, &str) -> String,
+    /// Set up these engines now (the engines)?
+    pub containers_prompt: fn(&str) -> String,
+    /// Not set up now (unattended, or declined).
+    pub containers_later: &'static str,
+    /// Before the commands the container setup leaves to the user (a daemon restart).
+    pub containers_then_run: &'static str,
     /// The summary heading.
     pub summary_heading: &'static str,
     /// Load the env in this shell (what it puts on PATH, the line); new shells do it themselves.

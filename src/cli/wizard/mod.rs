@@ -295,6 +295,21 @@ pub(super) fn run(
     } else {
         writeln!(out, "\n{}", s.verify_skipped)?;
     }
+    // GPUs in containers, offered when an engine is here (not before the new driver loads).
+    if reboot.is_none() {
+        let step = super::container::wizard_step(
+            process,
+            runner,
+            prompter.as_mut(),
+            unattended,
+            s,
+            style,
+            out,
+        )?;
+        if code == ExitCode::Ok {
+            code = step;
+        }
+    }
     write!(
         out,
         "{}",

@@ -7,27 +7,6 @@ use super::*;
 const RTX2080: (&str, &str, &str) = ("NVIDIA GeForce RTX 2080", "7.5", "Turing");
 const GTX1080: (&str, &str, &str) = ("NVIDIA GeForce GTX 1080", "6.1", "Pascal");
 const GTX750TI: (&str, &str, &str) = ("NVIDIA GeForce GTX 750 Ti", "5.0", "Maxwell");
-const H200: (&str, &str, &str) = ("NVIDIA H200", "9.0", "Hopper");
-
-#[test]
-fn the_issues_pictures_h200_on_r580_and_t4_on_r535() {
-    let h200 = keep(&M::ubuntu().with(H200).driver("580.95.05"));
-    assert_eq!(
-        comp(&h200, "jax").variant.as_deref(),
-        Some("cuda13"),
-        "{h200:#?}"
-    );
-    let t4 = keep(&M::ubuntu().with(T4).driver("535.247.01"));
-    assert_eq!(t4.status, Status::Ok, "{:?}", t4.reasons);
-    assert_eq!(comp(&t4, "jax").variant.as_deref(), Some("cuda12"));
-    assert!(
-        t4.rejected
-            .iter()
-            .any(|r| r.contains("jax[cuda13]: needs driver 580")),
-        "{:?}",
-        t4.rejected
-    );
-}
 
 fn keep(m: &M) -> Plan {
     plan(m, &with_driver(Profile::Jax, "keep"))
