@@ -209,6 +209,18 @@ impl MirrorEvents for Shown<'_> {
             done.log.display()
         )
     }
+
+    fn uv_done(&mut self, file: &str, bytes: u64) -> std::io::Result<()> {
+        if !self.talk {
+            return Ok(());
+        }
+        writeln!(
+            self.out,
+            "{} {file} ({}), checked against manifests/uv.toml: installs from the bundle bring uv from it",
+            self.style.good("bundled"),
+            indicatif::HumanBytes(bytes)
+        )
+    }
 }
 
 /// `--glibc 2.N`, checked by clap as the flag is parsed.

@@ -85,6 +85,8 @@ pub trait MirrorEvents {
     fn toolkit_done(&mut self, done: &MirroredToolkit) -> io::Result<()>;
     /// The framework is in the bundle.
     fn framework_done(&mut self, done: &MirroredFramework) -> io::Result<()>;
+    /// uv's pinned wheel is in the bundle (`file`, `bytes`).
+    fn uv_done(&mut self, file: &str, bytes: u64) -> io::Result<()>;
 }
 
 /// The toolkit's part of a bundle.
@@ -319,6 +321,7 @@ pub fn create(
         match got {
             Ok((path, wheel)) => {
                 let f = bundle::add_wheel(dir, &path, Some(&wheel.filename), Some(&wheel.sha256))?;
+                ctx.events.uv_done(&f.path, f.size)?;
                 files.retain(|k| k.path != f.path);
                 files.push(f);
                 wheels_added = true;

@@ -578,6 +578,13 @@ fn make_bundle_with(uv: Option<&Path>) -> (tempfile::TempDir, PathBuf) {
     // uv's wheel goes in beside the framework's; an index without it is said, not silent.
     if uv.is_some() {
         assert!(bundle.join("uv/index.html").is_file(), "{}", run.stdout);
+        assert!(
+            run.stdout.contains(
+                "bundled uv/uv-0.13.9-py3-none-musllinux_1_1_x86_64.whl (18.40 MiB), checked against manifests/uv.toml"
+            ),
+            "{}",
+            run.stdout
+        );
     } else {
         assert!(
             run.stdout.contains("left out: uv 0.13.9 for x86_64:")
