@@ -204,6 +204,13 @@ fn framework(plan: &PlanView) -> Option<String> {
             None => format!("torch {version}"),
         });
     }
+    if let Some(j) = plan.active("jax") {
+        let version = j.version.as_deref().unwrap_or("?");
+        return Some(match &j.variant {
+            Some(v) => format!("jax {version} ({v})"),
+            None => format!("jax {version}"),
+        });
+    }
     plan.active("tensorflow")
         .map(|t| format!("tensorflow {}", t.version.as_deref().unwrap_or("?")))
 }

@@ -80,7 +80,7 @@ pub struct Stack {
     pub cuda: Option<String>,
     /// cuDNN and the CUDA major of its build (`9.17.0 (cuda12)`).
     pub cudnn: Option<String>,
-    /// The framework (`torch 2.8.0 (cu128)`, `tensorflow 2.20.0`).
+    /// The framework (`torch 2.8.0 (cu128)`, `tensorflow 2.20.0`, `jax 0.12.0.1 (cuda13)`).
     pub framework: Option<String>,
 }
 

@@ -277,3 +277,19 @@ fn a_hosts_strings_reach_the_terminal_escaped() {
     let stack = row.stack.as_ref().map(|s| s.describe()).unwrap_or_default();
     assert!(!stack.chars().any(|c| c.is_control()), "{stack:?} {shown}");
 }
+
+#[test]
+fn a_jax_host_names_its_release_and_plugin() {
+    let mut files = host("j", PASCAL, "12.2.2", None);
+    let mut i: Value = serde_json::from_str(files.install.as_deref().unwrap()).unwrap();
+    i["profile"] = "jax".into();
+    i["plan"]["profile"] = "jax".into();
+    i["plan"]["components"][1] = serde_json::json!({"name": "jax", "action": "install",
+        "version": "0.12.0.1", "variant": "cuda12", "reason": ""});
+    files.install = Some(i.to_string());
+    let row = host_row(&files);
+    assert_eq!(
+        row.stack.unwrap().framework.as_deref(),
+        Some("jax 0.12.0.1 (cuda12)")
+    );
+}
