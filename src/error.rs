@@ -106,6 +106,10 @@ pub enum Error {
     #[error(transparent)]
     Mirror(Box<crate::install::mirror::MirrorError>),
 
+    /// `repair` could not act on a receipt (exit code 2).
+    #[error(transparent)]
+    Repair(Box<crate::install::repair::RepairError>),
+
     /// No install plan (no stack fits, or the resolver broke an invariant).
     #[error(transparent)]
     InstallPlan(#[from] crate::install::plan::PlanError),
@@ -165,6 +169,7 @@ impl Error {
                 _ => ExitCode::Failure,
             },
             Error::Install(e) => install_code(e),
+            Error::Repair(_) => ExitCode::Usage,
             Error::Mirror(e) => match e.as_ref() {
                 crate::install::mirror::MirrorError::NoPip => ExitCode::Unsupported,
                 crate::install::mirror::MirrorError::OutsideBase { .. } => ExitCode::Usage,
@@ -289,6 +294,20 @@ impl From<crate::install::mirror::MirrorError> for Error {
             M::PyEnv(e) => Error::PyEnv(e),
             M::Io(e) => Error::Io(e),
             e @ (M::NoPip | M::OutsideBase { .. }) => Error::Mirror(Box::new(e)),
+        }
+    }
+}
+
+/// A failed repair keeps the exit code and text of its layer's error; a receipt it cannot act
+/// on is bad usage (2), as the Usage errors it was.
+impl From<crate::install::repair::RepairError> for Error {
+    fn from(e: crate::install::repair::RepairError) -> Self {
+        use crate::install::repair::RepairError as R;
+        match e {
+            R::Step(e) => e.into(),
+            R::Fetch(e) => Error::Fetch(e),
+            R::Settings(e) => Error::Settings(e),
+            e @ R::Receipt(_) => Error::Repair(Box::new(e)),
         }
     }
 }
@@ -461,6 +480,11 @@ mod tests {
             message: "line 1, column 1: expected value".into(),
         };
         assert_eq!(Error::from(picture).exit_code(), ExitCode::Usage);
+        // M20a: a receipt repair cannot read stays exit 2 (it was a Usage error).
+        let unreadable = crate::install::repair::RepairError::Receipt(
+            "/p: unreadable source in the receipt".into(),
+        );
+        assert_eq!(Error::from(unreadable).exit_code(), ExitCode::Usage);
         // M15b: --with tensorrt without PyTorch, and an unknown --components, stay exit 2.
         for e in [
             PlanError::TensorrtNeedsTorch,

@@ -1,14 +1,13 @@
 //! The environment step of an install (env scripts, rc hooks) and `cudaup env`.
 
 use std::io::Write;
-use std::path::Path;
 
 use clap::builder::TypedValueParser;
 use clap::Args;
 
 use crate::error::{Error, ExitCode, Result};
 use crate::install::receipts::Active;
-use crate::shell::{self, EnvSpec, Shell};
+use crate::shell::{self, Shell};
 use crate::world::process::Process;
 
 /// The shells set up on this machine: POSIX always; fish and PowerShell when they are here.
@@ -28,11 +27,6 @@ pub fn shells_here(process: &Process) -> Vec<Shell> {
         out.push(Shell::PowerShell);
     }
     out
-}
-
-/// Makes `toolkit` the active one and rewrites the env scripts ([`crate::install::env`]).
-pub fn write_scripts(home: &Path, toolkit: Option<&Path>) -> std::io::Result<EnvSpec> {
-    crate::install::env::write_scripts(home, toolkit)
 }
 
 /// `cudaup env` flags.

@@ -3,7 +3,7 @@
 //! planned framework over a damaged or CPU-only one, the env scripts and the rc-file lines. It
 //! converges: a second repair finds nothing to do.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::install::python::VenvReceipt;
 use crate::install::receipts::{Active, Receipts};
@@ -12,61 +12,7 @@ use crate::install::Receipt;
 use crate::shell::{self, Shell};
 use crate::world::process::Process;
 
-/// One repair.
-#[derive(Debug, Clone)]
-pub enum Step {
-    /// Rebuild a toolkit prefix from its receipt's components.
-    Toolkit {
-        /// The receipt.
-        receipt: Receipt,
-        /// What is wrong.
-        why: String,
-    },
-    /// Make a venv again, or install its packages again over what is there.
-    Venv {
-        /// The receipt.
-        receipt: VenvReceipt,
-        /// Whether the venv itself is gone.
-        recreate: bool,
-        /// What is wrong.
-        why: String,
-    },
-    /// Write the env scripts again.
-    EnvScripts {
-        /// Which are missing or stale.
-        why: String,
-    },
-    /// Put cudaup's line back into an rc file.
-    RcHook {
-        /// The file.
-        file: PathBuf,
-        /// The line.
-        line: String,
-    },
-    /// Copy the running cudaup to `$CUDAUP_HOME/bin` again (or, when cargo manages it, take an
-    /// earlier copy out of its way).
-    SelfCopy {
-        /// What is wrong.
-        why: String,
-    },
-    /// Record a toolkit whose install was killed after it was in place and before it was
-    /// recorded (its receipt is in the prefix; the home only has the install's journal).
-    Register {
-        /// The prefix's own receipt.
-        receipt: Receipt,
-    },
-    /// Finish the environment step of an install that was killed before it (env scripts for
-    /// its toolkit, and the rc hooks it meant to add).
-    Env {
-        /// What the install meant to do.
-        intent: crate::install::env::Intent,
-    },
-    /// Remove what interrupted runs left (see [`crate::install::litter`]).
-    Litter {
-        /// How many pieces, and their size.
-        why: String,
-    },
-}
+pub use crate::install::repair::Step;
 
 /// The kinds of repair, as `repair --fix` names them (a closed vocabulary: the parser takes the
 /// repair's own id or the id of a doctor finding it repairs).
@@ -104,83 +50,6 @@ pub fn repair_id(id: &str) -> Result<&'static str, String> {
                 REPAIR_IDS.join(", ")
             )
         })
-}
-
-impl Step {
-    /// The id `repair --fix` (and doctor) use for this kind of repair.
-    pub fn id(&self) -> &'static str {
-        match self {
-            Step::Toolkit { .. } | Step::Register { .. } => "toolkit-files",
-            Step::Venv { .. } => "venv-packages",
-            Step::EnvScripts { .. } | Step::Env { .. } => "env-scripts",
-            Step::RcHook { .. } => "rc-hook",
-            Step::SelfCopy { .. } => "self-copy",
-            Step::Litter { .. } => "litter",
-        }
-    }
-}
-
-impl std::fmt::Display for Step {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Step::Toolkit { receipt, why } => write!(
-                f,
-                "[{}] rebuild CUDA {} in {}: {why}",
-                self.id(),
-                receipt.cuda,
-                receipt.prefix.display()
-            ),
-            Step::Venv {
-                receipt,
-                recreate,
-                why,
-            } => {
-                let verb = if *recreate {
-                    "recreate"
-                } else {
-                    "reinstall the packages of"
-                };
-                write!(
-                    f,
-                    "[{}] {verb} {}: {why}",
-                    self.id(),
-                    receipt.venv.display()
-                )
-            }
-            Step::EnvScripts { why } => {
-                write!(f, "[{}] write the env scripts again: {why}", self.id())
-            }
-            Step::RcHook { file, line } => write!(
-                f,
-                "[{}] put `{line}` back into {}",
-                self.id(),
-                file.display()
-            ),
-            Step::SelfCopy { why } => write!(f, "[{}] {why}", self.id()),
-            Step::Litter { why } => write!(f, "[{}] remove {why}", self.id()),
-            Step::Env { intent } => write!(
-                f,
-                "[{}] finish the environment step of an interrupted install: env scripts for {}{}",
-                self.id(),
-                intent
-                    .toolkit
-                    .as_deref()
-                    .map_or("no toolkit".into(), |t| t.display().to_string()),
-                if intent.modify_path {
-                    format!(", rc hooks for {}", intent.shells.join(", "))
-                } else {
-                    String::new()
-                }
-            ),
-            Step::Register { receipt } => write!(
-                f,
-                "[{}] record CUDA {} in {}: its install was interrupted after the toolkit was in place",
-                self.id(),
-                receipt.cuda,
-                receipt.prefix.display()
-            ),
-        }
-    }
 }
 
 /// What differs between a toolkit's receipt and its prefix (empty: intact).

@@ -19,6 +19,7 @@ pub mod python;
 pub mod reach;
 pub(crate) mod receipt_file;
 pub mod receipts;
+pub mod repair;
 pub mod report;
 pub mod run;
 pub mod self_copy;

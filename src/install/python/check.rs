@@ -3,6 +3,9 @@
 use serde::Deserialize;
 
 use crate::model::version::Version;
+use crate::world::runner::Runner;
+
+use super::{Venv, VenvReceipt};
 
 /// What the torch inside the venv says about itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -356,6 +359,63 @@ pub fn judge_jax(
         )]);
     }
     Ok(Vec::new())
+}
+
+/// Why a framework venv is broken, if it is: the planned packages do not import, or are not
+/// the planned build.
+pub fn venv_problem(runner: &dyn Runner, v: &VenvReceipt) -> Option<String> {
+    let venv = Venv {
+        dir: v.venv.clone(),
+    };
+    let python = venv.python().display().to_string();
+    let pinned = |name: &str| {
+        v.packages
+            .requirements
+            .iter()
+            .find_map(|r| r.strip_prefix(&format!("{name}==")).map(str::to_owned))
+    };
+    if let Some(torch) = pinned("torch") {
+        // A build from PyPI carries no tag: the receipt's route says which it had to be.
+        let planned = v.route.as_ref().and_then(|r| r.variant.clone());
+        let (version, variant) = torch
+            .split_once('+')
+            .unwrap_or((&torch, planned.as_deref().unwrap_or("cpu")));
+        let cuda = variant
+            .strip_prefix("cu")
+            .filter(|d| d.len() >= 2)
+            .and_then(|d| Version::parse(&format!("{}.{}", &d[..d.len() - 1], &d[d.len() - 1..])));
+        let want = TorchExpectation {
+            version: Version::parse(version)?,
+            variant: variant.to_owned(),
+            cuda,
+            index_url: v.packages.index_url.clone(),
+            requirement: Some(format!("torch=={torch}")),
+            gpus: Vec::new(),
+            gpus_here: false,
+        };
+        return match super::report::<TorchReport>(runner, &venv, TORCH_SCRIPT) {
+            Ok(r) => judge_torch(&r, &want, &python).err(),
+            Err(e) => Some(e.to_string()),
+        };
+    }
+    if let Some((version, cuda)) = v.packages.requirements.iter().find_map(|r| jax_planned(r)) {
+        return match super::report::<JaxReport>(runner, &venv, JAX_SCRIPT) {
+            Ok(r) => judge_jax(&r, &version, cuda, false).err(),
+            Err(e) => Some(e.to_string()),
+        };
+    }
+    if let Some(tf) = v
+        .packages
+        .requirements
+        .iter()
+        .find_map(|r| r.strip_prefix("tensorflow[and-cuda]=="))
+    {
+        return match super::report::<TfReport>(runner, &venv, TF_SCRIPT) {
+            Ok(r) => judge_tf(&r, &Version::parse(tf)?, false).err(),
+            Err(e) => Some(e.to_string()),
+        };
+    }
+    None
 }
 
 #[cfg(test)]
