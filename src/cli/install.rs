@@ -186,6 +186,17 @@ pub(super) fn plan_install(
     let picture = system
         .map(|p| crate::detect::picture::load_system(p, catalog))
         .transpose()?;
+    // No profile chosen: the machine's offer (the rule plan, the wizard and bench share).
+    let settings = &settings
+        .clone()
+        .for_machine(picture.as_ref().unwrap_or(&live), catalog)?;
+    if let (Some(why), true) = (&settings.offered, talk) {
+        writeln!(
+            out,
+            "profile {}: this machine's default ({why}; --profile chooses another)",
+            settings.request.profile
+        )?;
+    }
     match plan_for(settings, &live, picture, &home, runner, catalog)? {
         Ok(p) => Ok(Ok(p)),
         Err(plan) => Ok(Err(render_unsupported(&plan, out)?)),

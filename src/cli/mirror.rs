@@ -93,6 +93,8 @@ pub(super) fn run_mirror(
         Some(p) => crate::detect::picture::load_system(p, catalog)?,
         None => super::detect::detect_live(process, runner, catalog, false).system,
     };
+    // No profile chosen: the pictured machine's offer, as install there will take.
+    let s = s.for_machine(&system, catalog)?;
     let home = Home::of(process)?;
     let target = match args.system {
         Some(_) => Target::Picture,

@@ -63,11 +63,13 @@ pub(super) fn run(
         ..args.stack.options()?
     };
     let settings = InstallSettings::resolve(flags, process, file.as_ref())?;
-    let request = &settings.request;
     let system = match &args.system {
         Some(path) => crate::detect::picture::load_system(path, catalog)?,
         None => super::detect::detect_live(process, runner, catalog, false).system,
     };
+    // No profile chosen: the machine's offer (the rule install, the wizard and bench share).
+    let settings = settings.for_machine(&system, catalog)?;
+    let request = &settings.request;
     let plan = crate::resolve::resolve(&system, request, catalog);
     let route = match crate::install::python::route::want(&plan, &system, catalog) {
         Some(want) if plan.status == Status::Ok => {
@@ -116,6 +118,9 @@ pub(super) fn run(
         if let Some(t) = &toolkit {
             doc["toolkit_components"] = serde_json::to_value(t).expect("the summary serialises");
         }
+        if let Some(why) = &settings.offered {
+            doc["profile_offered"] = why.as_str().into();
+        }
         writeln!(
             out,
             "{}",
@@ -126,6 +131,13 @@ pub(super) fn run(
             Some(r) => crate::install::python::route::apply(&plan, r),
             None => plan.clone(),
         };
+        if let Some(why) = &settings.offered {
+            writeln!(
+                out,
+                "profile {}: this machine's default ({why}; --profile chooses another)\n",
+                request.profile
+            )?;
+        }
         write!(
             out,
             "{}",

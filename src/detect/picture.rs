@@ -28,8 +28,9 @@ pub fn load_system(path: &Path, catalog: &Catalog) -> Result<System, PictureErro
 /// Reads a System document, completing each GPU from `table` the way `detect` does for a PCI
 /// scan: a GPU given by its `pci_id` alone (`{"index": 0, "vendor": "nvidia", "pci_id":
 /// "10de:2335"}`, or even without `index` and `vendor`) gets the name, compute capability and
-/// architecture the table knows; what the file states wins. A GPU the table does not know and
-/// the file gives no name for is refused, naming its PCI id.
+/// architecture the table knows; what the file states wins. A GPU given by its name alone
+/// (`{"name": "NVIDIA GeForce RTX 4090"}`) is looked up by that name. A GPU the table does not
+/// know and the file gives no name for is refused, naming its PCI id.
 pub fn load_system_with(path: &Path, table: &GpuTable) -> Result<System, PictureError> {
     let bad = |message: String| PictureError {
         path: path.to_owned(),
@@ -59,17 +60,29 @@ pub fn load_system_with(path: &Path, table: &GpuTable) -> Result<System, Picture
             serde_json::from_value(value).map_err(|_| bad(at(&first)))?
         }
     };
-    for gpu in system
+    for (i, gpu) in system
         .gpus
         .iter_mut()
-        .filter(|g| g.vendor == crate::model::system::Vendor::Nvidia)
+        .enumerate()
+        .filter(|(_, g)| g.vendor == crate::model::system::Vendor::Nvidia)
     {
+        // Given by its name alone: the table's PCI id for that name, then as a PCI scan.
+        if gpu.pci_id.is_none() && gpu.compute_capability.is_none() {
+            if let Some((id, _)) = table
+                .by_name(&gpu.name)
+                .map_err(|e| bad(format!("gpus[{i}]: {e}")))?
+            {
+                gpu.pci_id = Some(id.to_owned());
+            }
+        }
         super::gpu::complete_from_table(gpu, table);
     }
     Ok(system)
 }
 
-/// Fills the `index`, `vendor` and `name` a GPU entry with a `pci_id` may leave out.
+/// Fills the `index`, `vendor` and `name` a GPU entry with a `pci_id` may leave out; an entry
+/// with a `name` and no `pci_id` gets the PCI id the table has for that name
+/// (`"NVIDIA GeForce RTX 4090"`), as nvidia-smi names it.
 fn name_gpus_by_pci_id(value: &mut serde_json::Value, table: &GpuTable) -> Result<(), String> {
     let Some(gpus) = value.get_mut("gpus").and_then(|g| g.as_array_mut()) else {
         return Ok(());
@@ -78,6 +91,16 @@ fn name_gpus_by_pci_id(value: &mut serde_json::Value, table: &GpuTable) -> Resul
         let Some(gpu) = gpu.as_object_mut() else {
             continue;
         };
+        let by_name = match (gpu.get("pci_id"), gpu.get("name").and_then(|n| n.as_str())) {
+            (None, Some(name)) => table
+                .by_name(name)
+                .map_err(|e| format!("gpus[{i}]: {e}"))?
+                .map(|(id, _)| id.to_owned()),
+            _ => None,
+        };
+        if let Some(id) = &by_name {
+            gpu.insert("pci_id".into(), id.as_str().into());
+        }
         let Some(pci_id) = gpu
             .get("pci_id")
             .and_then(|p| p.as_str())

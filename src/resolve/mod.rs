@@ -170,9 +170,15 @@ fn plan(system: &System, req: &Request, catalog: &Catalog, today: Date) -> Plan 
         return jetson::plan(&ctx, &j, warnings);
     }
     if system.os.family == OsFamily::Macos {
+        // The cpu profile takes no cuDNN pin: its way out only without one.
+        let cpu = if req.pins.cudnn.is_none() {
+            ": `cudaup plan --profile cpu` plans the PyPI torch, which includes MPS"
+        } else {
+            " (the cpu profile's PyPI torch, which includes it, takes no --cudnn)"
+        };
         return unsupported(
             profile,
-            vec!["macOS has no CUDA: NVIDIA GPUs and CUDA are not available there; on Apple silicon PyTorch uses the GPU through its MPS backend: `cudaup plan --profile cpu` plans the PyPI torch, which includes MPS".into()],
+            vec![format!("macOS has no CUDA: NVIDIA GPUs and CUDA are not available there; on Apple silicon PyTorch uses the GPU through its MPS backend{cpu}")],
             warnings,
             Vec::new(),
         );
@@ -218,12 +224,22 @@ fn plan(system: &System, req: &Request, catalog: &Catalog, today: Date) -> Plan 
         if vendors.contains(&Vendor::Intel) {
             reasons.push("an Intel GPU has no CUDA: use PyTorch's XPU builds (https://pytorch.org/get-started/locally/)".to_owned());
         }
-        if system.nvidia_gpus().next().is_some() {
+        let nvidia = system.nvidia_gpus().next().is_some();
+        if nvidia {
             reasons.push("no NVIDIA GPU with a known compute capability".to_owned());
         } else {
             reasons.push("no NVIDIA GPU found".to_owned());
         }
-        reasons.push("`--profile cpu` plans CPU-only PyTorch".to_owned());
+        // Only a way out that plans here: the cpu profile takes no cuDNN pin; a machine without
+        // an NVIDIA GPU still builds with one (cuda-dev).
+        match (req.pins.cudnn.is_some(), nvidia) {
+            (false, _) => reasons.push("`--profile cpu` plans CPU-only PyTorch".to_owned()),
+            (true, false) => reasons.push(
+                "`--profile cuda-dev` installs the CUDA toolkit and the pinned cuDNN here, to build code for a GPU machine"
+                    .to_owned(),
+            ),
+            (true, true) => {}
+        }
         return unsupported(profile, reasons, warnings, Vec::new());
     }
 

@@ -329,9 +329,20 @@ impl InstallSettings {
             // Offered cpu under a cuDNN pin: a machine without an NVIDIA GPU (a CUDA pin keeps
             // cpu off a GPU machine's list), where cuda-dev is the profile with cuDNN that plans.
             if offer.profile == Profile::Cpu && self.request.pins.cudnn.is_some() {
+                let dev = Request {
+                    profile: Profile::CudaDev,
+                    ..self.request.clone()
+                };
+                let builds = crate::resolve::resolve(system, &dev, catalog).status
+                    == crate::model::plan::Status::Ok;
                 return Err(SettingsError::Conflict(format!(
-                    "--cudnn: this machine's default profile is cpu ({}), which installs no cuDNN; `--profile cuda-dev` installs the CUDA toolkit and cuDNN here, for building",
-                    offer.why
+                    "--cudnn: this machine's default profile is cpu ({}), which installs no cuDNN; {}",
+                    offer.why,
+                    if builds {
+                        "`--profile cuda-dev` installs the CUDA toolkit and cuDNN here, for building"
+                    } else {
+                        "no profile with cuDNN plans here: leave --cudnn out"
+                    }
                 )));
             }
             self.request.profile = offer.profile;

@@ -307,15 +307,18 @@ fn no_refusal_offers_a_way_out_that_is_refused_on_the_same_machine() {
     for (name, doc) in machines() {
         let ctx = TestContext::new().with_system(&doc);
         let system = ctx.system_arg();
-        for profile in ["full", "pytorch", "tensorflow", "cuda-dev", "cpu"] {
-            let mut args: Vec<String> = ["plan", "--system", &system, "--profile", profile]
-                .map(str::to_owned)
-                .to_vec();
+        // No profile first: the machine's default (issue 37, item 1), then each profile.
+        for profile in ["", "full", "pytorch", "tensorflow", "cuda-dev", "cpu"] {
+            let mut args: Vec<String> = ["plan", "--system", &system].map(str::to_owned).to_vec();
+            if !profile.is_empty() {
+                args.extend(["--profile".to_owned(), profile.to_owned()]);
+            }
+            let base = args.len();
             ways += walk(&ctx, name, &args);
-            for pin in [["--driver", "keep"], ["--cuda", "99.9"]] {
+            for pin in [["--driver", "keep"], ["--cuda", "99.9"], ["--cudnn", "9"]] {
                 args.extend(pin.map(str::to_owned));
                 ways += walk(&ctx, name, &args);
-                args.truncate(5);
+                args.truncate(base);
             }
         }
     }

@@ -34,3 +34,43 @@ fn help_says_what_install_and_verify_do_now() {
     let verify = cudaup(&["verify", "--help"], home.path()).stdout;
     assert!(!verify.contains("seed"), "{verify}");
 }
+
+/// A hand-written picture may name its GPU as nvidia-smi does; the catalog's gpus.toml gives
+/// its PCI id and compute capability. A name that is two different chips is refused, naming
+/// both PCI ids; a name the table does not have asks for the id.
+#[test]
+fn a_system_picture_gpu_given_by_its_name_is_looked_up() {
+    let home = tempfile::tempdir().unwrap();
+    let picture = home.path().join("machine.json");
+    let f = picture.to_str().unwrap();
+    let plan = |gpu: &str| {
+        fs_err::write(
+            &picture,
+            format!(r#"{{"os": {{"family": "linux"}}, "gpus": [{{"name": "{gpu}"}}]}}"#),
+        )
+        .unwrap();
+        cudaup(
+            &["plan", "--system", f, "--profile", "cuda-dev"],
+            home.path(),
+        )
+    };
+    let r = plan("NVIDIA GeForce RTX 4090");
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("for NVIDIA GeForce RTX 4090")
+            && r.stdout.contains("compute capability 8.9"),
+        "{}",
+        r.stdout
+    );
+    let r = plan("NVIDIA GeForce GTX 750 Ti");
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("gpus[0]: NVIDIA GeForce GTX 750 Ti is more than one GPU")
+            && r.stderr.contains("10de:1380: Maxwell 5.0"),
+        "{}",
+        r.stderr
+    );
+    let r = plan("NVIDIA Mystery Board");
+    assert_ne!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}

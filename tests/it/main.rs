@@ -13,6 +13,7 @@ mod container_hostile;
 mod container_rootless;
 mod container_toolkit;
 mod dead_ends;
+mod default_profile;
 mod detect;
 mod docs;
 mod doctor;

@@ -1185,12 +1185,15 @@ fn plan_json_has_the_contract_shape() {
             "constraints",
             "framework_route",
             "profile",
+            "profile_offered",
             "reasons",
             "status",
             "toolkit_components",
             "warnings"
         ]
     );
+    // No profile was chosen: the machine's offer, and why (issue 37).
+    assert_eq!(j["profile_offered"], "an NVIDIA GPU a full stack fits");
     assert_eq!(j["toolkit_components"]["set"], "standard");
     assert_eq!(j["catalog"]["origin"], "embedded");
     assert!(j["catalog"]["date"].as_str().unwrap().starts_with("20"));
@@ -1226,18 +1229,25 @@ fn unsupported_exits_5_and_explains() {
         r#"{"os": {"family": "macos", "arch": "aarch64"}, "gpus": []}"#,
     )
     .unwrap();
-    let run = cudaup(
-        &["plan", "--system", &file.display().to_string()],
-        home.path(),
-    );
+    let f = file.display().to_string();
+    let run = cudaup(&["plan", "--system", &f, "--profile", "full"], home.path());
     assert_eq!(run.code, 5);
     assert!(run.stdout.contains("No full stack"), "{}", run.stdout);
     let json = cudaup(
-        &["plan", "--system", &file.display().to_string(), "--json"],
+        &["plan", "--system", &f, "--profile", "full", "--json"],
         home.path(),
     );
     assert_eq!(json.code, 5);
     assert_eq!(json.json()["status"], "unsupported");
+    // With no profile chosen, this machine is offered what works on it (issue 37).
+    let run = cudaup(&["plan", "--system", &f], home.path());
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stdout
+            .starts_with("profile cpu: this machine's default (no NVIDIA GPU here"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]

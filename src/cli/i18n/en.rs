@@ -15,6 +15,7 @@ pub(super) static STRINGS: Strings = Strings {
         "NVIDIA driver and JAX with its CUDA plugin and wheels (needs Python 3.12 or newer)",
     ],
     preselect_gpu: "An NVIDIA GPU is here, so `full` is the suggestion.",
+    preselect_other: |p| format!("An NVIDIA GPU is here, but no full stack fits it, so `{p}` is the suggestion."),
     preselect_no_gpu: "No NVIDIA GPU is here, so `cpu` is the suggestion (`cuda-dev` still installs a CUDA toolkit to build code for another machine).",
 
     changes_heading: "What will change on disk",

@@ -94,6 +94,9 @@ pub struct Strings {
     pub preselect_gpu: &'static str,
     /// Said before the profile question when none is.
     pub preselect_no_gpu: &'static str,
+    /// Said before the profile question when an NVIDIA GPU is here but the profile it is offered
+    /// is not `full` (no full stack fits it): the profile.
+    pub preselect_other: fn(&str) -> String,
 
     /// Heading of what changes on disk.
     pub changes_heading: &'static str,

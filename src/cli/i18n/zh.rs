@@ -15,6 +15,7 @@ pub(super) static STRINGS: Strings = Strings {
         "显卡驱动 + JAX（连同 CUDA 插件和依赖包；需要 Python 3.12 或更新）",
     ],
     preselect_gpu: "检测到 NVIDIA 显卡，推荐 `full`。",
+    preselect_other: |p| format!("检测到 NVIDIA 显卡，但没有适合它的 full 方案，推荐 `{p}`。"),
     preselect_no_gpu: "没有检测到 NVIDIA 显卡，推荐 `cpu`（选 `cuda-dev` 也能装 CUDA 工具包，给别的机器编译代码）。",
 
     changes_heading: "磁盘上会有这些改动",

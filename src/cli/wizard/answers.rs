@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::catalog::Catalog;
 use crate::cli::i18n::Lang;
 use crate::model::request::{DriverPolicy, Pins, Profile, SourceKind};
 use crate::model::system::System;
@@ -63,15 +64,12 @@ pub struct Answers {
 }
 
 impl Answers {
-    /// What the wizard suggests for this machine: `full` with an NVIDIA GPU, else `cpu`; no
-    /// pins; NVIDIA's and PyPI's servers; every shell found here hooked; verify afterwards.
-    pub fn suggested(process: &Process, system: &System) -> Self {
+    /// What the wizard suggests for this machine: the profile it is offered (the default
+    /// `plan` and `install` take: `resolve::offer`); no pins; NVIDIA's and PyPI's servers; every
+    /// shell found here hooked; verify afterwards.
+    pub fn suggested(process: &Process, system: &System, catalog: &Catalog) -> Self {
         Self {
-            profile: if system.nvidia_gpus().next().is_some() {
-                Profile::Full
-            } else {
-                Profile::Cpu
-            },
+            profile: crate::resolve::offer::offer(system, &Default::default(), catalog).profile,
             cuda: None,
             cudnn: None,
             torch: None,
@@ -102,10 +100,11 @@ impl Answers {
     pub fn initial(
         process: &Process,
         system: &System,
+        catalog: &Catalog,
         config: Option<&Config>,
     ) -> Result<Self, SettingsError> {
         let file = config.map(InstallOptions::from_config).unwrap_or_default();
-        let suggested = Self::suggested(process, system);
+        let suggested = Self::suggested(process, system, catalog);
         let layers = InstallOptions::from_env(process)?
             .combine(file)
             .combine(suggested.options());

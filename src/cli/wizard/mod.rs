@@ -214,7 +214,7 @@ pub(super) fn run(
         unattended,
         cannot_confirm: !terminal && !args.yes,
     };
-    let initial = Answers::initial(process, &detection.system, config.as_ref())?;
+    let initial = Answers::initial(process, &detection.system, catalog, config.as_ref())?;
     let (answers, preview) = match drive(&ctx, prompter.as_mut(), out, initial) {
         Ok(Decision::Go(a, p)) => (*a, *p),
         Ok(Decision::Cancel) | Err(Stop::Cancel) => {
@@ -341,10 +341,10 @@ pub fn drive(
     writeln!(
         out,
         "\n{}",
-        if gpu {
-            s.preselect_gpu
-        } else {
-            s.preselect_no_gpu
+        match (gpu, a.profile) {
+            (true, Profile::Full) => s.preselect_gpu.to_owned(),
+            (true, p) => (s.preselect_other)(p.name()),
+            (false, _) => s.preselect_no_gpu.to_owned(),
         }
     )?;
     let items: Vec<String> = PROFILES

@@ -88,7 +88,7 @@ fn drive_with(
 ) {
     let mut p = ScriptedPrompter::new(answers);
     let mut out = Vec::new();
-    let initial = Answers::initial(ctx.process, ctx.system, None).unwrap();
+    let initial = Answers::initial(ctx.process, ctx.system, ctx.catalog, None).unwrap();
     let r = drive(ctx, &mut p, &mut out, initial);
     (r, p, String::from_utf8(out).unwrap())
 }
@@ -340,7 +340,7 @@ fn mirrors_from_the_list_and_plain_http_needs_a_yes() {
 fn the_saved_config_has_the_agreed_keys_and_reads_back() {
     let w = World::new();
     let system = no_gpu();
-    let mut a = Answers::initial(&w.process, &system, None).unwrap();
+    let mut a = Answers::initial(&w.process, &system, &w.catalog, None).unwrap();
     a.profile = Profile::CudaDev;
     a.cuda = Some(crate::model::version::VersionPin::parse("13.0").unwrap());
     a.torch = Some(crate::model::version::VersionPin::parse("2.8").unwrap()); // no use to cuda-dev: not saved
@@ -378,7 +378,7 @@ fn the_saved_config_has_the_agreed_keys_and_reads_back() {
     // The config module reads it back (install --config uses the same reader) to the
     // same answers, minus what the profile has no use for.
     let back = Config::parse(&text, &path).unwrap();
-    let again = Answers::initial(&w.process, &system, Some(&back)).unwrap();
+    let again = Answers::initial(&w.process, &system, &w.catalog, Some(&back)).unwrap();
     let mut fitted = a.clone();
     fitted.fit_profile();
     assert_eq!(again, fitted);
@@ -392,7 +392,7 @@ fn unattended_takes_the_suggestions_or_stops_without_yes() {
     let mut ctx = w.ctx(&system, Lang::En);
     ctx.unattended = true;
     let mut out = Vec::new();
-    let mut initial = Answers::initial(&w.process, &system, None).unwrap();
+    let mut initial = Answers::initial(&w.process, &system, &w.catalog, None).unwrap();
     initial.profile = Profile::CudaDev;
     let d = drive(&ctx, &mut DefaultsPrompter, &mut out, initial.clone()).unwrap();
     assert_eq!(go(d).0.profile, Profile::CudaDev);
@@ -519,7 +519,7 @@ fn the_previewed_plan_is_the_plan_install_runs_on_every_machine() {
     for (name, system) in &machines {
         let ctx = w.ctx(system, Lang::En);
         for profile in PROFILES {
-            let mut a = Answers::initial(&w.process, system, None).unwrap();
+            let mut a = Answers::initial(&w.process, system, &w.catalog, None).unwrap();
             a.profile = profile;
             a.fit_profile();
             let previewed = preview(&ctx, &a).unwrap();

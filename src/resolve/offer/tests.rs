@@ -85,14 +85,17 @@ fn a_gpu_no_stack_serves_is_offered_what_works_on_it() {
 }
 
 #[test]
-fn the_offer_follows_the_pins_and_the_driver_policy() {
-    // The H200's driver 580 kept: a full stack still fits it.
+fn the_offer_follows_the_pins_not_the_driver_policy() {
+    // An old driver kept: full is still the offer, and its plan refuses the driver (the
+    // refusal to see), rather than the CPU build offered to a GPU machine.
+    let mut old = h200();
+    old.driver.as_mut().unwrap().version = "510.47.03".into();
     let keep = Request {
         driver: DriverPolicy::Keep,
         ..Request::default()
     };
     assert_eq!(
-        offer_on(&h200(), &keep, &Catalog::embedded(), today()).profile,
+        offer_on(&old, &keep, &Catalog::embedded(), today()).profile,
         Profile::Full
     );
     // A pin nothing matches: no profile plans, and the offer stays full for its refusal.
