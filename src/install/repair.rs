@@ -4,7 +4,7 @@
 //! what a person sees goes through [`RepairEvents`], which the CLI implements.
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -15,9 +15,9 @@ use crate::world::progress::Reporter;
 use crate::world::runner::Runner;
 
 use super::home::Home;
-use super::python::{PyEnvError, Session, Venv, VenvReceipt};
+use super::python::{PyEnvError, VenvReceipt};
 use super::receipts::Active;
-use super::steps::StepError;
+use super::steps::{framework, StepError};
 use super::{InstallError, Receipt, Source, ToolkitSpec};
 
 /// One repair, as doctor's receipt check found it.
@@ -322,8 +322,8 @@ fn toolkit(receipt: &Receipt, ctx: &mut RepairCtx<'_>) -> Result<(), RepairError
     Ok(())
 }
 
-/// Makes a venv again (`recreate`) or installs its packages again over what is there, with the
-/// installer an install would choose, then checks it.
+/// Makes a venv again (`recreate`) or installs its packages again over what is there, through
+/// the framework step's repairs.
 fn venv(receipt: &VenvReceipt, recreate: bool, ctx: &mut RepairCtx<'_>) -> Result<(), RepairError> {
     let fetcher = crate::settings::net::fetcher(
         ctx.process,
@@ -332,42 +332,22 @@ fn venv(receipt: &VenvReceipt, recreate: bool, ctx: &mut RepairCtx<'_>) -> Resul
         ctx.cancel.clone(),
         ctx.events.progress(),
     )?;
-    let (tool, choice) = super::uv::installer(
-        ctx.home,
-        ctx.runner,
-        &ctx.process.path_entries(),
-        ctx.process.var(crate::world::vars::CUDAUP_NO_UV) == Some("1"),
-        &fetcher,
-        Some(&receipt.packages),
-    );
-    ctx.events.note(&choice.describe())?;
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let progress = ctx.events.progress();
-    let mut session = Session::new(
-        ctx.runner,
-        tool,
-        ctx.home.log("repair", stamp),
-        progress.as_ref(),
-    )?;
-    session.set_cache(Some(ctx.home.cache()));
-    let venv = Venv {
-        dir: receipt.venv.clone(),
+    let path = ctx.process.path_entries();
+    let with = framework::Repair {
+        runner: ctx.runner,
+        path: &path,
+        no_uv: ctx.process.var(crate::world::vars::CUDAUP_NO_UV) == Some("1"),
+        home: ctx.home,
+        fetcher: &fetcher,
+        progress: ctx.events.progress(),
     };
+    let mut said = Ok(());
+    let events = &mut *ctx.events;
+    let mut on_installer = |line: &str| said = events.note(line);
     if recreate {
-        let version = receipt.base_python.clone();
-        session.create(Path::new(&receipt.base_python), &version, &venv)?;
-        session.install(&venv, &receipt.packages)?;
+        framework::recreate(receipt, with, &mut on_installer)?;
     } else {
-        session.reinstall(&venv, &receipt.packages)?;
+        framework::reinstall(receipt, with, &mut on_installer)?;
     }
-    if let Some(still) = super::python::check::venv_problem(ctx.runner, receipt) {
-        return Err(PyEnvError::Check(format!(
-            "{} is still broken after the repair: {still}",
-            receipt.venv.display()
-        ))
-        .into());
-    }
-    Ok(())
+    Ok(said?)
 }
