@@ -233,6 +233,11 @@ pub fn locate(
     )?;
     if let Some(f) = framework.as_mut() {
         f.choose_route(net.probe())?;
+        // The real run's room check, in the dry run too, before the installer downloads.
+        if let Some(route) = f.route.as_ref().filter(|_| f.packages.is_some()) {
+            let local = super::python::probe::local_dir(&route.base).is_some();
+            super::space::check_framework(&home.cache(), &f.venv.dir, route.wheel_size, local)?;
+        }
     }
     if s.with.contains(&WithComponent::Tensorrt) {
         add_tensorrt(framework.as_mut(), catalog, &indexes.pypi_base())?;

@@ -33,6 +33,9 @@ pub struct Room {
     pub unpacked: u64,
     /// Bytes copied into the prefix, on another filesystem than the cache (at least).
     pub copied: u64,
+    /// Bytes the framework's installer writes into the venv (at least the framework wheel's own
+    /// size: its dependencies come on top).
+    pub installed: u64,
 }
 
 impl Room {
@@ -41,6 +44,7 @@ impl Room {
         self.download
             .saturating_add(self.unpacked)
             .saturating_add(self.copied)
+            .saturating_add(self.installed)
     }
 
     fn parts(&self) -> String {
@@ -55,6 +59,12 @@ impl Room {
             parts.push(format!(
                 "{} copied into the prefix, which is on another filesystem than the cache",
                 HumanBytes(self.copied)
+            ));
+        }
+        if self.installed > 0 {
+            parts.push(format!(
+                "{} installed into the venv, the framework wheel alone, before its dependencies",
+                HumanBytes(self.installed)
             ));
         }
         parts.join(", ")
@@ -138,6 +148,7 @@ pub fn rooms(cache: &Cache, prefix: &Path, items: &[Item]) -> io::Result<Vec<Roo
         download: 0,
         unpacked: 0,
         copied: 0,
+        installed: 0,
     };
     let mut in_cache = room(&at_cache);
     let mut in_prefix = room(&at_prefix);
@@ -169,6 +180,45 @@ pub fn rooms(cache: &Cache, prefix: &Path, items: &[Item]) -> io::Result<Vec<Roo
     } else {
         vec![in_cache, in_prefix]
     })
+}
+
+/// Refuses a framework install that cannot fit, before the installer runs: the framework wheel
+/// (`wheel` bytes, as its index states it) is downloaded into `cache` unless `local` (a folder
+/// or bundle on this machine), and installs into `venv` as at least as many bytes. The
+/// dependencies (PyTorch's CUDA wheels are gigabytes) are not counted, as no index states their
+/// sizes before the installer resolves them: the need is a lower bound, so nothing that fits is
+/// refused. A wheel whose size is not stated is not checked.
+pub fn check_framework(
+    cache: &Path,
+    venv: &Path,
+    wheel: Option<u64>,
+    local: bool,
+) -> Result<(), InstallError> {
+    let Some(wheel) = wheel else {
+        return Ok(());
+    };
+    let (at_cache, at_venv) = (space::space(cache)?, space::space(venv)?);
+    let room = |s: &Space| Room {
+        at: s.at.clone(),
+        free: s.free,
+        download: 0,
+        unpacked: 0,
+        copied: 0,
+        installed: 0,
+    };
+    let mut in_venv = room(&at_venv);
+    in_venv.installed = wheel;
+    let rooms = if local {
+        vec![in_venv]
+    } else if at_cache.device == at_venv.device {
+        in_venv.download = wheel;
+        vec![in_venv]
+    } else {
+        let mut in_cache = room(&at_cache);
+        in_cache.download = wheel;
+        vec![in_cache, in_venv]
+    };
+    short(rooms).map_or(Ok(()), |no| Err(InstallError::NoSpace(Box::new(no))))
 }
 
 /// Refuses an install that cannot fit, before anything of it is written.

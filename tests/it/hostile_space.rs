@@ -282,3 +282,65 @@ fn needs_root_a_real_full_disk_is_left_as_free_as_it_was() {
         sb.assert_clean(what);
     }
 }
+
+/// The framework's room (issue 33, finding 10, for the framework step): the torch wheel a
+/// folder of wheels holds is larger than the free space the reading gives, so `install` (and its
+/// dry run) refuse before the installer runs, with the numbers and nothing made; given room, the
+/// same install goes through. The folder states each wheel's size, as PyPI's JSON pages do.
+#[test]
+fn a_framework_the_disk_cannot_hold_is_refused_before_the_installer_runs() {
+    use crate::common::{wheels, TestContext};
+    let folder = tempfile::tempdir().unwrap();
+    let torch = wheels::fake_torch_with(folder.path(), "2.15.0", Some("13.2"), &["sm_90"], &[]);
+    wheels::fake_companion(folder.path(), "torchvision", "0.29.2", "2.15.0");
+    wheels::fake_companion(folder.path(), "torchaudio", "2.11.1", "2.15.0");
+    let size = fs_err::metadata(&torch).unwrap().len();
+    let ctx = TestContext::new()
+        .with_env("CUDAUP_NO_UV", "1")
+        .with_env("CUDAUP_PROBE_TIMEOUT", "5");
+    let venv = ctx.dir().join("venv");
+    let (venv_arg, index) = (
+        venv.display().to_string(),
+        folder.path().display().to_string(),
+    );
+    let args = [
+        "--profile",
+        "cpu",
+        "--venv",
+        &venv_arg,
+        "--yes",
+        "--no-modify-path",
+        "--pypi-index",
+        &index,
+        "--torch-index",
+        "http://127.0.0.1:9/whl",
+        "--allow-http",
+    ];
+    let system = ctx.system_arg();
+    let install = |extra: &[&str], free: &str| {
+        let mut all = vec!["install", "--driver", "keep", "--system", &system];
+        all.extend_from_slice(&args);
+        all.extend_from_slice(extra);
+        ctx.cudaup_env(&all, &[("CUDAUP_TEST_FREE_BYTES", free)])
+    };
+    let short = (size - 1).to_string();
+    for dry in [true, false] {
+        let run = install(if dry { &["--dry-run"] } else { &[] }, &short);
+        assert_eq!(run.code, 1, "dry {dry}: {}\n{}", run.stdout, run.stderr);
+        for part in [
+            "not enough free disk space for this install; nothing was written",
+            "installed into the venv, the framework wheel alone, before its dependencies",
+            &format!("and has {} free", indicatif::HumanBytes(size - 1)),
+        ] {
+            assert!(
+                run.stderr.contains(part),
+                "dry {dry}: `{part}`: {}",
+                run.stderr
+            );
+        }
+        assert!(!venv.exists(), "dry {dry}: no venv is made");
+    }
+    let run = install(&[], "1073741824");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(venv.join("bin/python").exists());
+}

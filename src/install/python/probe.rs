@@ -290,6 +290,8 @@ enum Answer {
         layout: Layout,
         tagged: bool,
         what: String,
+        /// The planned wheel's size, when the listing states it (PEP 700).
+        size: Option<u64>,
     },
     /// It answered without it, or failed.
     Not(Attempt),
@@ -362,10 +364,25 @@ fn judge(
         .filter(|w| w.name == pypi::normalize(&main.name) && target.fits(w))
         .collect();
     let has = |version: &str| fitting.iter().any(|w| w.version == version);
+    // The largest stated size among the fitting files of `version` (a listing may carry several
+    // platform tags of one release; the one pip picks is among them).
+    let size_of = |version: &str| {
+        files
+            .iter()
+            .filter(|f| !f.yanked)
+            .filter(|f| {
+                wheel_tags(&f.filename).is_some_and(|w| {
+                    w.name == pypi::normalize(&main.name) && target.fits(&w) && w.version == version
+                })
+            })
+            .filter_map(|f| f.size)
+            .max()
+    };
     if let Some(tagged) = want.tagged_version().filter(|t| has(t)) {
         return Answer::Serves {
             layout,
             tagged: true,
+            size: size_of(tagged.as_str()),
             what: format!(
                 "{} lists {} {tagged} for {}",
                 page,
@@ -380,6 +397,7 @@ fn judge(
             return Answer::Serves {
                 layout,
                 tagged: false,
+                size: size_of(&main.version),
                 what: format!(
                     "{} lists {} {} for {}: {why}",
                     page,
@@ -515,6 +533,7 @@ pub fn choose(
                 layout,
                 tagged,
                 what,
+                size,
             } => {
                 let mut dependencies = None;
                 let mut why = what;
@@ -551,6 +570,7 @@ pub fn choose(
                     requirements: want.requirements(tagged),
                     why,
                     tried,
+                    wheel_size: size,
                 });
             }
             Answer::Not(a) => tried.push(a),

@@ -476,6 +476,10 @@ pub struct Route {
     /// The routes asked before it, and how they answered.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tried: Vec<Attempt>,
+    /// The framework wheel's size as the listing states it (PEP 700; PyPI states it, a plain
+    /// HTML index or a folder may not): the free-space check's lower bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wheel_size: Option<u64>,
 }
 
 /// No route can serve the plan.
