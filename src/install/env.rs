@@ -293,24 +293,6 @@ impl Intent {
                 || super::receipt_file::pending_path(home, t).is_file()
         })
     }
-
-    /// Does the env step: the env scripts, then the rc hooks (unless `modify_path` is off),
-    /// then forgets the intent.
-    pub fn finish(&self, process: &Process, home: &Path) -> Result<Vec<PathBuf>, HookError> {
-        write_scripts(home, self.toolkit.as_deref())?;
-        let changed = if self.modify_path {
-            let shells: Vec<Shell> = self.shells.iter().filter_map(|s| Shell::parse(s)).collect();
-            hook(process, home, &shells)
-        } else {
-            Ok(Vec::new())
-        };
-        // Done even when an rc file refused the line: the error says how to add it by hand,
-        // and trying again would refuse again.
-        if !matches!(changed, Err(HookError::Io(_))) {
-            Intent::done(home)?;
-        }
-        changed
-    }
 }
 
 #[cfg(test)]

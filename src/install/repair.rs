@@ -1,24 +1,25 @@
 //! `cudaup repair`'s execution: the repairs doctor's receipt check found ([`Step`]), run on
-//! the install's own pieces (the toolkit's install and registration, the framework's installer
-//! session, the env scripts and rc hooks, cudaup's own copy). [`run`] returns what it repaired;
-//! what a person sees goes through [`RepairEvents`], which the CLI implements.
+//! the install's own steps: the toolkit a receipt records goes through `steps::toolkit`
+//! ([`ToolkitStep::from_receipt`]), a venv through `steps::framework` (reinstall or recreate),
+//! the env scripts, an interrupted env step and the rc hooks through `steps::env`; cudaup's own
+//! copy, the litter and the registration through their modules. [`run`] returns what it
+//! repaired; what a person sees goes through [`RepairEvents`], which the CLI implements.
 
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use crate::fetch::{FetchError, Location};
-use crate::model::version::Version;
+use crate::fetch::FetchError;
 use crate::world::process::Process;
 use crate::world::progress::Reporter;
 use crate::world::runner::Runner;
 
 use super::home::Home;
 use super::python::{PyEnvError, VenvReceipt};
-use super::receipts::Active;
-use super::steps::{framework, StepError};
-use super::{InstallError, Receipt, Source, ToolkitSpec};
+use super::steps::toolkit::{self, ReceiptError, ToolkitStep};
+use super::steps::{env, framework, StepError};
+use super::{InstallError, Receipt};
 
 /// One repair, as doctor's receipt check found it.
 #[derive(Debug, Clone)]
@@ -170,6 +171,16 @@ pub enum RepairError {
     Receipt(String),
 }
 
+impl From<ReceiptError> for RepairError {
+    fn from(e: ReceiptError) -> Self {
+        match e {
+            ReceiptError::Unreadable(why) => RepairError::Receipt(why),
+            ReceiptError::Location(e) => RepairError::Fetch(e),
+            ReceiptError::Items(e) => RepairError::Step(StepError::Install(e)),
+        }
+    }
+}
+
 impl From<io::Error> for RepairError {
     fn from(e: io::Error) -> Self {
         RepairError::Step(StepError::Io(e))
@@ -227,18 +238,6 @@ pub struct RepairOutcome {
     pub repaired: Vec<&'static str>,
 }
 
-/// The source a toolkit receipt records (`redist URL`, `wheels URL`), read once.
-pub fn receipt_source(receipt: &Receipt) -> Result<Source, RepairError> {
-    match receipt.source.split_once(' ') {
-        Some(("wheels", l)) => Ok(Source::Wheels(Location::parse(l)?)),
-        Some((_, l)) => Ok(Source::Redist(Location::parse(l)?)),
-        None => Err(RepairError::Receipt(format!(
-            "{}: unreadable source in the receipt",
-            receipt.prefix.display()
-        ))),
-    }
-}
-
 /// Runs `steps` in their order.
 pub fn run(steps: &[Step], ctx: &mut RepairCtx<'_>) -> Result<RepairOutcome, RepairError> {
     let home = ctx.home.root().to_owned();
@@ -250,7 +249,7 @@ pub fn run(steps: &[Step], ctx: &mut RepairCtx<'_>) -> Result<RepairOutcome, Rep
                 receipt, recreate, ..
             } => venv(receipt, *recreate, ctx)?,
             Step::Env { intent } => {
-                intent.finish(ctx.process, &home)?;
+                env::finish(intent, ctx.process, &home)?;
             }
             Step::Register { receipt } => {
                 super::receipts::register(&home, receipt)?;
@@ -258,17 +257,12 @@ pub fn run(steps: &[Step], ctx: &mut RepairCtx<'_>) -> Result<RepairOutcome, Rep
             Step::Litter { .. } => {
                 super::litter::clean(&home, &super::receipts::Receipts::load(&home))?;
             }
-            Step::EnvScripts { .. } => {
-                super::env::write_scripts(&home, Active::read(&home).toolkit.as_deref())?;
-            }
+            Step::EnvScripts { .. } => env::rewrite(&home)?,
             Step::SelfCopy { .. } => {
                 let done =
                     super::self_copy::ensure(ctx.process, &home).map_err(StepError::SelfCopy)?;
                 // The env scripts put the copy's directory on PATH only while it holds cudaup.
-                let active = Active::read(&home);
-                if active.cudaup_bin != super::self_copy::on_path(&home) {
-                    super::env::write_scripts(&home, active.toolkit.as_deref())?;
-                }
+                env::follow_self_copy(&home)?;
                 if done.in_home() && super::receipts::ShellReceipt::read(&home).hooks.is_empty() {
                     ctx.events.note(&format!(
                         "no shell loads cudaup's env yet: `{}` in a shell (or `cudaup install`, which hooks your shells)",
@@ -277,7 +271,7 @@ pub fn run(steps: &[Step], ctx: &mut RepairCtx<'_>) -> Result<RepairOutcome, Rep
                 }
             }
             Step::RcHook { file, line } => {
-                super::env::rehook(ctx.process, &home, file, line)?;
+                env::rehook(ctx.process, &home, file, line)?;
             }
         }
         ctx.events.repaired(step)?;
@@ -286,40 +280,27 @@ pub fn run(steps: &[Step], ctx: &mut RepairCtx<'_>) -> Result<RepairOutcome, Rep
     Ok(outcome)
 }
 
-/// Rebuilds a toolkit prefix from its receipt: the damaged trees leave the unpacked cache, the
-/// receipt's components are installed again and the new receipt registered.
+/// Rebuilds a toolkit prefix from its receipt through the toolkit step: the damaged trees leave
+/// the unpacked cache, the receipt's components are installed again and the new receipt
+/// registered.
 fn toolkit(receipt: &Receipt, ctx: &mut RepairCtx<'_>) -> Result<(), RepairError> {
-    let home = ctx.home.root();
-    let items = super::items_from_receipt(receipt)?;
-    let http = items
-        .iter()
-        .any(|i| !i.artifact.location.is_authenticated());
+    let step = ToolkitStep::from_receipt(receipt, ctx.home.root())?;
     let fetcher = crate::settings::net::fetcher(
         ctx.process,
         &ctx.home.cache(),
-        ctx.allow_http || http,
+        ctx.allow_http || step.over_http(),
         ctx.cancel.clone(),
         ctx.events.progress(),
     )?;
-    let dropped = super::drop_damaged_cache(&fetcher, &items)?;
-    if dropped > 0 {
-        ctx.events.note(&format!(
-            "{dropped} damaged tree(s) dropped from the unpacked cache"
-        ))?;
-    }
-    let spec = ToolkitSpec {
-        cuda: Version::parse(&receipt.cuda)
-            .ok_or_else(|| RepairError::Receipt("bad CUDA version in the receipt".into()))?,
-        cudnn: receipt.cudnn.as_deref().and_then(Version::parse),
-        prefix: receipt.prefix.clone(),
-        source: receipt_source(receipt)?,
-        arch: std::env::consts::ARCH.to_owned(),
-        max_unpacked: crate::unpack::Limits::default().max_total_bytes,
-        register_in: Some(home.to_owned()),
+    let mut said = Ok(());
+    let events = &mut *ctx.events;
+    let mut on_dropped = |n: usize| {
+        said = events.note(&format!(
+            "{n} damaged tree(s) dropped from the unpacked cache"
+        ));
     };
-    let fresh = super::install(&fetcher, &spec, &items)?;
-    super::receipts::register(home, &fresh)?;
-    Ok(())
+    toolkit::repair(&step, &fetcher, ctx.home.root(), &mut on_dropped)?;
+    Ok(said?)
 }
 
 /// Makes a venv again (`recreate`) or installs its packages again over what is there, through

@@ -21,8 +21,9 @@ use crate::install::report::{
     ToolkitReport, VenvReport, SCHEMA_VERSION,
 };
 use crate::install::self_copy::Installed as SelfCopy;
-use crate::install::steps::{self, env::EnvDone, framework::FrameworkDone, toolkit::ToolkitDone};
-use crate::install::{Resolved, ToolkitSpec};
+use crate::install::steps::toolkit::{ToolkitDone, ToolkitStep};
+use crate::install::steps::{self, env::EnvDone, framework::FrameworkDone};
+use crate::install::ToolkitSpec;
 use crate::shell::Shell;
 use crate::world::process::Process;
 use crate::world::progress::Reporter;
@@ -161,7 +162,7 @@ pub struct Work {
     /// Why the driver cannot be installed automatically.
     pub driver_blocked: Option<String>,
     /// The toolkit to install.
-    pub toolkit: Option<(ToolkitSpec, Resolved)>,
+    pub toolkit: Option<ToolkitStep>,
     /// The framework to install.
     pub framework: Option<FrameworkStep>,
 }
@@ -193,7 +194,10 @@ pub fn run(plan: &InstallPlan, ctx: &mut Ctx<'_>) -> Result<Outcome, RunError> {
     let work = Work {
         driver,
         driver_blocked,
-        toolkit: toolkit.map(|t| (t.spec, t.resolved)),
+        toolkit: toolkit.map(|t| ToolkitStep {
+            spec: t.spec,
+            resolved: t.resolved,
+        }),
         framework,
     };
     if work.toolkit.is_none() && work.framework.is_none() && !self_copy.pending(ctx.home.root()) {
@@ -302,7 +306,8 @@ fn steps(
             ..Default::default()
         });
     }
-    if let Some((spec, resolved)) = &work.toolkit {
+    if let Some(step) = &work.toolkit {
+        let (spec, resolved) = (&step.spec, &step.resolved);
         let total: u64 = resolved.items.iter().filter_map(|i| i.artifact.size).sum();
         let fetcher = ctx
             .net
@@ -313,7 +318,7 @@ fn steps(
             shells: ctx.shells.iter().map(|s| s.name().to_owned()).collect(),
             modify_path: s.modify_path,
         };
-        let done = steps::toolkit::run(spec, resolved, &fetcher, &intent, home, ctx.runner);
+        let done = steps::toolkit::run(step, &fetcher, &intent, home, ctx.runner);
         drop(fetcher);
         let done = done?;
         ctx.ui.toolkit_done(spec, &done)?;
@@ -370,7 +375,7 @@ fn steps(
     // The environment: the toolkit installed now, or the one the plan keeps; and cudaup itself
     // (with the toolkit that was active before, for a profile without one).
     let active_toolkit: Option<PathBuf> = match &work.toolkit {
-        Some((spec, _)) => Some(std::path::absolute(&spec.prefix)?),
+        Some(step) => Some(std::path::absolute(&step.spec.prefix)?),
         None => plan.kept_toolkit(),
     };
     if let Some(done) = steps::env::run(

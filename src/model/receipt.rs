@@ -88,7 +88,27 @@ impl Receipt {
     }
 }
 
+/// Where a toolkit's bytes came from, as its receipt records it (`redist <base>`, `wheels
+/// <index>`): the location is the text written, for the install layer to parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiptSource<'a> {
+    /// NVIDIA's redistributable layout under this base.
+    Redist(&'a str),
+    /// NVIDIA's wheels on this package index.
+    Wheels(&'a str),
+}
+
 impl Receipt {
+    /// The source the receipt records, read once; `None` when the text is not `<kind>
+    /// <location>`. Any kind but `wheels` is the redistributable layout, the only other one
+    /// an install writes.
+    pub fn source(&self) -> Option<ReceiptSource<'_>> {
+        match self.source.split_once(' ')? {
+            ("wheels", l) => Some(ReceiptSource::Wheels(l)),
+            (_, l) => Some(ReceiptSource::Redist(l)),
+        }
+    }
+
     /// Whether `other` records the same install (what was asked for and when), whatever the
     /// file lists say: how a journal is matched with the receipt its install left.
     pub fn same_install(&self, other: &Receipt) -> bool {

@@ -1,10 +1,13 @@
 //! The environment step: the env scripts for the active toolkit (and cudaup's own copy), and,
 //! unless `--no-modify-path`, the line that loads them in each shell's rc file. It also ends the
-//! env intent the toolkit step recorded, so `repair` does not finish it again.
+//! env intent the toolkit step recorded, so `repair` does not finish it again. `repair`'s env
+//! repairs run here too: an interrupted install's env step ([`finish`]), the scripts
+//! ([`rewrite`], [`follow_self_copy`]) and one rc line ([`rehook`]).
 
 use std::path::{Path, PathBuf};
 
-use crate::install::env::Intent;
+use crate::install::env::{HookError, Intent};
+use crate::install::receipts::Active;
 use crate::install::self_copy::Installed;
 use crate::shell::Shell;
 use crate::world::process::Process;
@@ -33,11 +36,8 @@ pub fn run(
 ) -> Result<Option<EnvDone>, StepError> {
     // The scripts are written for a new toolkit, and also when cudaup's own copy appeared,
     // went or moved (with the toolkit that was active before, for a profile without one).
-    let active_before = crate::install::receipts::Active::read(home);
-    if active_toolkit.is_none()
-        && active_before.cudaup_bin == crate::install::self_copy::on_path(home)
-        && !cudaup.in_home()
-    {
+    let active_before = Active::read(home);
+    if active_toolkit.is_none() && !copy_moved(&active_before, home) && !cudaup.in_home() {
         return Ok(None);
     }
     let env_toolkit = active_toolkit
@@ -57,4 +57,56 @@ pub fn run(
     };
     Intent::done(home)?;
     Ok(Some(EnvDone { source, rc_changed }))
+}
+
+/// Whether the scripts put another directory on `PATH` for cudaup's own copy than the one that
+/// holds it now (it appeared, went or moved).
+fn copy_moved(active: &Active, home: &Path) -> bool {
+    active.cudaup_bin != crate::install::self_copy::on_path(home)
+}
+
+/// Does the env step an interrupted install recorded: the env scripts for its toolkit, then the
+/// rc hooks (unless `modify_path` was off), then forgets the intent. Returns the rc files
+/// changed.
+pub fn finish(intent: &Intent, process: &Process, home: &Path) -> Result<Vec<PathBuf>, StepError> {
+    crate::install::env::write_scripts(home, intent.toolkit.as_deref())?;
+    let changed = if intent.modify_path {
+        let shells: Vec<Shell> = intent
+            .shells
+            .iter()
+            .filter_map(|s| Shell::parse(s))
+            .collect();
+        crate::install::env::hook(process, home, &shells)
+    } else {
+        Ok(Vec::new())
+    };
+    // Done even when an rc file refused the line: the error says how to add it by hand, and
+    // trying again would refuse again.
+    if !matches!(changed, Err(HookError::Io(_))) {
+        Intent::done(home)?;
+    }
+    Ok(changed?)
+}
+
+/// Writes the env scripts again for the toolkit they name now.
+pub fn rewrite(home: &Path) -> Result<(), StepError> {
+    crate::install::env::write_scripts(home, Active::read(home).toolkit.as_deref())?;
+    Ok(())
+}
+
+/// After cudaup's own copy was put back: the env scripts again when the directory they put on
+/// `PATH` for it is not the one that holds it now. Returns whether they were written.
+pub fn follow_self_copy(home: &Path) -> Result<bool, StepError> {
+    let active = Active::read(home);
+    if !copy_moved(&active, home) {
+        return Ok(false);
+    }
+    crate::install::env::write_scripts(home, active.toolkit.as_deref())?;
+    Ok(true)
+}
+
+/// Puts `line` back into the rc file `file`, when it is one cudaup hooks and `line` is cudaup's
+/// line for it. Returns whether the file changed.
+pub fn rehook(process: &Process, home: &Path, file: &Path, line: &str) -> Result<bool, StepError> {
+    Ok(crate::install::env::rehook(process, home, file, line)?)
 }
