@@ -133,6 +133,10 @@ pub enum Error {
     /// An external command could not be run.
     #[error(transparent)]
     Run(#[from] crate::world::runner::RunError),
+
+    /// `guard on|off|status` could not act on a venv.
+    #[error(transparent)]
+    Guard(#[from] crate::install::guard::GuardError),
 }
 
 impl Error {
@@ -222,6 +226,13 @@ impl Error {
                     M::Nvml(_) | M::Spawn { .. } | M::Write { .. } | M::Display(_) => {
                         ExitCode::Failure
                     }
+                }
+            }
+            Error::Guard(e) => {
+                use crate::install::guard::GuardError as G;
+                match e {
+                    G::NotCudaups { .. } | G::NothingPinned(_) | G::NoSite(_) => ExitCode::Usage,
+                    G::Foreign(..) | G::Io(_) => ExitCode::Failure,
                 }
             }
             Error::Update(e) => {
@@ -405,6 +416,22 @@ mod tests {
                 met: None,
             }));
         assert_eq!(Error::from(full).exit_code(), ExitCode::Failure);
+        use crate::install::guard::GuardError as G;
+        let not_ours = G::NotCudaups {
+            venv: "/opt/v".into(),
+            home: "/h/receipts".into(),
+        };
+        assert_eq!(Error::from(not_ours).exit_code(), ExitCode::Usage);
+        assert_eq!(
+            Error::from(G::NothingPinned("/opt/v".into())).exit_code(),
+            ExitCode::Usage
+        );
+        assert_eq!(
+            Error::from(G::NoSite("/opt/v".into())).exit_code(),
+            ExitCode::Usage
+        );
+        let foreign = G::Foreign("/opt/v/pip.conf".into(), "/opt/v".into());
+        assert_eq!(Error::from(foreign).exit_code(), ExitCode::Failure);
     }
 
     #[test]

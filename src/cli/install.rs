@@ -63,6 +63,10 @@ pub struct InstallArgs {
     /// Write the env scripts but leave shell rc files alone
     #[arg(long)]
     pub no_modify_path: bool,
+    /// Leave the venv unguarded: no constraints in its pip.conf and uv.toml, no startup check
+    /// that says when another build replaced the planned framework (docs/guard.md)
+    #[arg(long)]
+    pub no_guard: bool,
     /// Hook only this shell's rc files (sh, bash, zsh, fish, powershell; repeatable)
     /// [default: every shell found here]
     #[arg(long = "shell", value_name = "SHELL")]
@@ -100,6 +104,7 @@ impl InstallArgs {
             no_cudnn: self.no_cudnn.then_some(true),
             verify: self.verify.then_some(true),
             modify_path: self.no_modify_path.then_some(false),
+            guard: self.no_guard.then_some(false),
             shells: (!shells.is_empty()).then_some(shells),
             with: (!self.with.is_empty()).then(|| self.with.clone()),
             ..source_options(&self.source, &self.index, &self.stack, process)?

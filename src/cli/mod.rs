@@ -7,6 +7,7 @@ mod detect;
 mod doctor;
 mod env;
 mod fleet;
+mod guard;
 pub mod i18n;
 mod install;
 mod manifests;
@@ -164,6 +165,10 @@ Exit code 4 when any check failed; checks that cannot apply here are skipped, no
     /// NVLink, errors, processes), or run a command and say at the end why it was slow
     #[command(after_help = monitor::AFTER_HELP)]
     Monitor(monitor::MonitorArgs),
+    /// The guard of a venv cudaup installed: constraints in its pip.conf and uv.toml keep the
+    /// planned framework build, and a startup check says when another build replaced it
+    #[command(subcommand)]
+    Guard(guard::GuardCommand),
     /// Fleets: `fleet report DIR` reads the reports scripts/ansible/ collects from every host
     #[command(subcommand)]
     Fleet(fleet::FleetCommand),
@@ -196,6 +201,7 @@ fn changes_home(command: &Command) -> bool {
         Command::Wizard(a) => !a.dry_run,
         Command::Manifests(m) => m.changes_home(),
         Command::Container(c) => c.changes_home(),
+        Command::Guard(g) => g.changes_home(),
         _ => false,
     }
 }
@@ -374,6 +380,7 @@ pub fn run(
             out,
         ),
         Some(Command::Fleet(cmd)) => fleet::run(&cmd, &style, out),
+        Some(Command::Guard(cmd)) => guard::run(&cmd, process, &style, out),
         Some(Command::Monitor(args)) => monitor::run(&args, process, &style, cancel, out),
         Some(Command::Container(cmd)) => {
             container::run(&cmd, process, runner, &catalog, &style, out)

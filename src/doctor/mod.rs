@@ -18,6 +18,7 @@ pub mod disk;
 pub mod driver;
 pub mod environment;
 pub mod explain;
+pub mod guard;
 pub mod installed;
 pub mod jax;
 pub mod python;
@@ -398,6 +399,7 @@ pub fn diagnose(
     out.extend(installed::check(inputs));
     out.extend(self_copy::check(inputs));
     out.extend(uv::check(inputs));
+    out.extend(guard::check(inputs));
     if inputs.live {
         out.extend(compiler::check(inputs, runner, scratch));
         out.extend(disk::check(inputs, runner));

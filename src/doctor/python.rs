@@ -395,6 +395,7 @@ mod tests {
                 },
                 route: None,
                 installed_at: 0,
+                guard: None,
             },
         ));
         let d = check(&w.inputs());

@@ -6,6 +6,7 @@ mod assemble;
 pub mod driver;
 pub mod env;
 pub mod finish;
+pub mod guard;
 pub mod home;
 pub mod host_files;
 mod items;

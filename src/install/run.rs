@@ -342,6 +342,7 @@ fn steps(
             ctx.runner,
             &ctx.process.path_entries(),
             ctx.process.var(crate::world::vars::CUDAUP_NO_UV) == Some("1"),
+            plan.settings.guard,
             ctx.home,
             ctx.net,
             progress,

@@ -449,6 +449,24 @@ pub struct Outcome {
     pub kept: Vec<(PathBuf, String)>,
 }
 
+/// A venv that stays loses what the guard wrote in it (its receipt lists the files and their
+/// hashes; a file changed since stays, and is named).
+fn lift_guard(receipt: &Path, out: &mut Outcome) -> std::io::Result<()> {
+    let guard = fs_err::read(receipt)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<crate::install::python::VenvReceipt>(&b).ok())
+        .and_then(|r| r.guard);
+    if let Some(g) = guard {
+        for kept in crate::install::guard::lift(&g)?.kept {
+            out.kept.push((
+                kept,
+                "written by cudaup's guard, changed since: left as it is".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Carries out `steps`. Each toolkit and venv receipt is deleted only once its files are gone,
 /// so an interrupted uninstall can be run again.
 pub fn run(home: &Home, steps: &[Step]) -> std::io::Result<Outcome> {
@@ -469,12 +487,16 @@ pub fn run(home: &Home, steps: &[Step]) -> std::io::Result<Outcome> {
                 if dir.symlink_metadata().is_ok() {
                     match crate::install::python::marker::agrees(dir) {
                         Ok(()) => remove_tree(dir)?,
-                        Err(why) => out.kept.push((dir.clone(), why)),
+                        Err(why) => {
+                            lift_guard(receipt, &mut out)?;
+                            out.kept.push((dir.clone(), why));
+                        }
                     }
                 }
                 fs_err::remove_file(receipt)?;
             }
             Step::ForgetVenv { dir, receipt, why } => {
+                lift_guard(receipt, &mut out)?;
                 out.kept.push((dir.clone(), why.clone()));
                 fs_err::remove_file(receipt)?;
             }

@@ -119,6 +119,8 @@ pub struct InstallOptions {
     pub shells: Option<Vec<Shell>>,
     /// `--with`.
     pub with: Option<Vec<WithComponent>>,
+    /// `--no-guard` (as `Some(false)`).
+    pub guard: Option<bool>,
 }
 
 combine_fields!(InstallOptions {
@@ -146,6 +148,7 @@ combine_fields!(InstallOptions {
     modify_path,
     shells,
     with,
+    guard,
 });
 
 impl InstallOptions {
@@ -211,6 +214,7 @@ impl InstallOptions {
             modify_path: c.shell.modify_path,
             shells,
             with: None,
+            guard: None,
         }
     }
 }
@@ -250,6 +254,8 @@ pub struct InstallSettings {
     pub shells: Option<Vec<Shell>>,
     /// Optional framework components.
     pub with: Vec<WithComponent>,
+    /// Guard the venv cudaup creates against silent swaps of its framework build.
+    pub guard: bool,
     /// Whether a flag, variable or the config file chose the profile; when none did,
     /// `request.profile` is a stand-in until [`InstallSettings::for_machine`] makes it the
     /// profile the machine is offered.
@@ -310,6 +316,7 @@ impl InstallSettings {
             modify_path: o.modify_path.unwrap_or(true),
             shells: o.shells,
             with: o.with.unwrap_or_default(),
+            guard: o.guard.unwrap_or(true),
             profile_given: o.profile.is_some(),
             offered: None,
         })

@@ -908,6 +908,7 @@ mod tests {
                     },
                     route: None,
                     installed_at: 0,
+                    guard: None,
                 },
             )
         };

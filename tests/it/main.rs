@@ -22,6 +22,7 @@ mod first_run;
 mod fleet;
 mod framework;
 mod gpu_plans;
+mod guard;
 mod hostile;
 mod hostile_crash;
 mod hostile_fetch;

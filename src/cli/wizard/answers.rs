@@ -167,6 +167,7 @@ impl Answers {
             modify_path: Some(self.modify_path),
             shells: Some(self.shells.clone()),
             with: None,
+            guard: None,
         }
     }
 

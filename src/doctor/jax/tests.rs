@@ -23,6 +23,7 @@ fn venv_with(dists: &[&str]) -> (tempfile::TempDir, VenvReceipt) {
         },
         route: None,
         installed_at: 0,
+        guard: None,
     };
     (dir, receipt)
 }

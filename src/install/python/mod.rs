@@ -613,6 +613,9 @@ pub struct VenvReceipt {
     pub route: Option<RouteRecord>,
     /// Seconds since the Unix epoch.
     pub installed_at: u64,
+    /// The guard cudaup set up in the venv, and the files it wrote ([`crate::install::guard`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<Box<crate::install::guard::GuardRecord>>,
 }
 
 /// The route of an install, as the receipt keeps it.

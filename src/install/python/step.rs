@@ -500,6 +500,7 @@ pub fn execute(
         installed_at: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
+        guard: None,
     };
     Ok((receipt, notes))
 }

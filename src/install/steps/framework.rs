@@ -32,7 +32,8 @@ pub struct FrameworkDone {
 }
 
 /// Installs `step` for `profile`; `path` is the `PATH` to look for uv on, `no_uv` is
-/// `CUDAUP_NO_UV=1`. `on_installer` hears the installer chosen before it runs.
+/// `CUDAUP_NO_UV=1`, `guard` whether the venv gets the guard ([`crate::install::guard`]).
+/// `on_installer` hears the installer chosen before it runs.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     step: &FrameworkStep,
@@ -40,6 +41,7 @@ pub fn run(
     runner: &dyn Runner,
     path: &[PathBuf],
     no_uv: bool,
+    guard: bool,
     home: &Home,
     net: &Net,
     progress: Arc<dyn Reporter>,
@@ -59,6 +61,8 @@ pub fn run(
     if let Some(line) = &installer {
         on_installer(line);
     }
+    let mut guard_notes = Vec::new();
+    let turn = crate::install::guard::Turn::before(home.root(), &step.venv.dir, &mut guard_notes);
     let done = crate::install::python::step::execute(
         step,
         runner,
@@ -70,7 +74,15 @@ pub fn run(
         Some(net.probe().cancel_flag()),
     );
     drop(progress);
-    let (receipt, notes) = done?;
+    let (mut receipt, mut notes) = match done {
+        Ok(done) => done,
+        Err(e) => {
+            turn.failed(&step.venv.dir);
+            return Err(e.into());
+        }
+    };
+    turn.after(&mut receipt, home.root(), guard, &mut guard_notes);
+    notes.extend(guard_notes);
     receipt.register(home.root())?;
     crate::world::checkpoint::reach("framework-installed");
     Ok(FrameworkDone {

@@ -65,6 +65,7 @@ fn venv_receipt(dir: &Path, created: bool) -> VenvReceipt {
         packages: Default::default(),
         route: None,
         installed_at: 1,
+        guard: None,
     }
 }
 
