@@ -192,13 +192,19 @@ pub fn create(
                     bytes: 0,
                     manifests: 0,
                 };
+                let mut per_arch = Vec::new();
                 for arch in &arches {
                     let spec = mirror_spec(ctx.process, &toolkit, &source, arch)?;
                     let resolved = super::resolve_items(&fetcher, ctx.catalog, &spec, &selection)?;
                     for n in &resolved.notes {
                         ctx.events.left_out(n)?;
                     }
-                    for (id, item) in resolved.items.iter().enumerate() {
+                    per_arch.push(resolved.items);
+                }
+                // Room for every architecture's wheels, before the first download.
+                super::space::check_mirror(fetcher.cache(), dir, &per_arch.concat())?;
+                for items in &per_arch {
+                    for (id, item) in items.iter().enumerate() {
                         let f = bundle::add_fetched(dir, &fetcher, id, &item.artifact)?;
                         done.bytes += f.size;
                         done.count += 1;
@@ -415,19 +421,25 @@ fn mirror_redist(
     if let Some(c) = t.cudnn {
         manifests.push(redist::cudnn_manifest(base, &c.to_string()));
     }
-    for m in &manifests {
-        let body = fetcher.get_bytes(m, None)?;
-        let rel = relative(base, m)?;
-        write_file(&t.dir.join(&rel), &body)?;
-    }
     let source = Source::Redist(base.clone());
+    let mut per_arch = Vec::new();
     for arch in t.arches {
         let spec = mirror_spec(ctx.process, t, &source, arch)?;
         let resolved = super::resolve_items(fetcher, ctx.catalog, &spec, t.selection)?;
         for n in &resolved.notes {
             ctx.events.left_out(n)?;
         }
-        for (id, item) in resolved.items.iter().enumerate() {
+        per_arch.push(resolved.items);
+    }
+    // Room for every architecture's archives, before the first download.
+    super::space::check_mirror(fetcher.cache(), t.dir, &per_arch.concat())?;
+    for m in &manifests {
+        let body = fetcher.get_bytes(m, None)?;
+        let rel = relative(base, m)?;
+        write_file(&t.dir.join(&rel), &body)?;
+    }
+    for items in &per_arch {
+        for (id, item) in items.iter().enumerate() {
             let target = t.dir.join(relative(base, &item.artifact.location)?);
             let fetched = fetcher
                 .fetch::<()>(id, &item.artifact, None)

@@ -33,6 +33,8 @@ pub struct Room {
     pub unpacked: u64,
     /// Bytes copied into the prefix, on another filesystem than the cache (at least).
     pub copied: u64,
+    /// What `copied` goes into: "the prefix", "the mirror".
+    pub copied_into: &'static str,
     /// Bytes the framework's installer writes into the venv (at least the framework wheel's own
     /// size: its dependencies come on top).
     pub installed: u64,
@@ -57,8 +59,9 @@ impl Room {
         }
         if self.copied > 0 {
             parts.push(format!(
-                "{} copied into the prefix, which is on another filesystem than the cache",
-                HumanBytes(self.copied)
+                "{} copied into {}, which is on another filesystem than the cache",
+                HumanBytes(self.copied),
+                self.copied_into
             ));
         }
         if self.installed > 0 {
@@ -140,6 +143,19 @@ fn expected_size(item: &Item) -> u64 {
 
 /// What `items` will write into the cache and the prefix, per filesystem.
 pub fn rooms(cache: &Cache, prefix: &Path, items: &[Item]) -> io::Result<Vec<Room>> {
+    rooms_for(cache, prefix, items, true)
+}
+
+/// Refuses a `mirror create` that cannot fit, before it downloads: `items` go into the cache
+/// (unless there already) and are linked into `dir`, or copied where it is on another
+/// filesystem; nothing is unpacked.
+pub fn check_mirror(cache: &Cache, dir: &Path, items: &[Item]) -> Result<(), InstallError> {
+    short(rooms_for(cache, dir, items, false)?)
+        .map_or(Ok(()), |no| Err(InstallError::NoSpace(Box::new(no))))
+}
+
+/// [`rooms`], with the unpacked trees counted only when `unpacks`.
+fn rooms_for(cache: &Cache, prefix: &Path, items: &[Item], unpacks: bool) -> io::Result<Vec<Room>> {
     let at_cache = space::space(cache.dir())?;
     let at_prefix = space::space(prefix)?;
     let room = |s: &Space| Room {
@@ -148,19 +164,29 @@ pub fn rooms(cache: &Cache, prefix: &Path, items: &[Item]) -> io::Result<Vec<Roo
         download: 0,
         unpacked: 0,
         copied: 0,
+        copied_into: "the prefix",
         installed: 0,
     };
     let mut in_cache = room(&at_cache);
     let mut in_prefix = room(&at_prefix);
+    if !unpacks {
+        (in_cache.copied_into, in_prefix.copied_into) = ("the mirror", "the mirror");
+    }
     for item in items {
         let tree = assemble::read_entries(
             &cache
                 .unpacked(&cache_key(item))
                 .join(assemble::ENTRIES_FILE),
         );
-        let unpacked = unpacked_size(item, tree.as_deref());
-        if tree.is_none() {
-            in_cache.unpacked += unpacked;
+        let unpacked = if unpacks {
+            unpacked_size(item, tree.as_deref())
+        } else {
+            expected_size(item)
+        };
+        if tree.is_none() || !unpacks {
+            if unpacks {
+                in_cache.unpacked += unpacked;
+            }
             let remote = matches!(item.artifact.location, Location::Http(_));
             if remote && !cache.download(&item.artifact.sha256).is_file() {
                 let partial = cache
@@ -204,6 +230,7 @@ pub fn check_framework(
         download: 0,
         unpacked: 0,
         copied: 0,
+        copied_into: "the prefix",
         installed: 0,
     };
     let mut in_venv = room(&at_venv);

@@ -344,3 +344,69 @@ fn a_framework_the_disk_cannot_hold_is_refused_before_the_installer_runs() {
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(venv.join("bin/python").exists());
 }
+
+/// `mirror create` without room (issue 33, finding 10, for bundles): the archives it would
+/// download are counted before the first download and before NVIDIA's manifests are copied, so
+/// the refusal leaves the bundle folder without a file and the cache without a download; with
+/// room the same bundle is made.
+#[test]
+fn a_mirror_the_disk_cannot_hold_is_refused_before_it_downloads() {
+    let m = Redist::new(&[]);
+    let server = Server::start(m.path().to_owned());
+    let url = server.url();
+    let sb = Sandbox::new();
+    let bundle = sb.home.path().join("bundle");
+    let bundle_arg = bundle.display().to_string();
+    let args = [
+        "mirror",
+        "create",
+        &bundle_arg,
+        "--system",
+        H200,
+        "--profile",
+        "cuda-dev",
+        "--cuda",
+        "13.0.2",
+        "--no-cudnn",
+        "--source",
+        "redist",
+        "--mirror",
+        url.as_str(),
+        "--allow-http",
+    ];
+    let run = sb.run_env(&args, &[("CUDAUP_TEST_FREE_BYTES", "300")]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    for part in [
+        "not enough free disk space",
+        "to download",
+        "and has 300 B free",
+    ] {
+        assert!(run.stderr.contains(part), "`{part}`: {}", run.stderr);
+    }
+    fn files(dir: &Path) -> Vec<std::path::PathBuf> {
+        let Ok(entries) = fs_err::read_dir(dir) else {
+            return Vec::new();
+        };
+        entries
+            .map(|e| e.unwrap().path())
+            .flat_map(|p| if p.is_dir() { files(&p) } else { vec![p] })
+            .collect()
+    }
+    assert_eq!(
+        files(&bundle),
+        Vec::<std::path::PathBuf>::new(),
+        "the bundle holds nothing"
+    );
+    let downloads = sb.cudaup_home().join("cache/downloads");
+    assert!(
+        !downloads.exists() || fs_err::read_dir(&downloads).unwrap().next().is_none(),
+        "nothing downloaded"
+    );
+    let run = sb.run_env(&args, &[("CUDAUP_TEST_FREE_BYTES", "1073741824")]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        bundle.join("cudaup-bundle.json").is_file(),
+        "{}",
+        run.stdout
+    );
+}

@@ -92,6 +92,7 @@ fn a_filesystem_short_of_room_is_refused_with_the_numbers() {
         download: 2 << 30,
         unpacked: 2 << 30,
         copied: 0,
+        copied_into: "the prefix",
         installed: 0,
     };
     assert!(short(vec![room(4 << 30)]).is_none(), "exactly enough fits");
@@ -101,6 +102,7 @@ fn a_filesystem_short_of_room_is_refused_with_the_numbers() {
         download: 0,
         unpacked: 0,
         copied: 3 << 30,
+        copied_into: "the prefix",
         installed: 0,
     };
     let no = short(vec![room(300 << 20), prefix]).expect("refused");
