@@ -10,24 +10,8 @@ use crate::install::receipts::Active;
 use crate::shell::{self, Shell};
 use crate::world::process::Process;
 
-/// The shells set up on this machine: POSIX always; fish and PowerShell when they are here.
-pub fn shells_here(process: &Process) -> Vec<Shell> {
-    let path = process.path_entries();
-    let mut out = vec![Shell::Posix];
-    let fish_config = process
-        .path_var("XDG_CONFIG_HOME")
-        .or_else(|| process.home().map(|h| h.join(".config")))
-        .map(|c| c.join("fish"));
-    if crate::world::runner::which("fish", &path).is_some()
-        || fish_config.is_some_and(|d| d.is_dir())
-    {
-        out.push(Shell::Fish);
-    }
-    if cfg!(windows) || crate::world::runner::which("pwsh", &path).is_some() {
-        out.push(Shell::PowerShell);
-    }
-    out
-}
+/// The shells set up on this machine (the library's: an install hooks them when no shell is named).
+pub use crate::install::env::shells_here;
 
 /// `cudaup env` flags.
 #[derive(Debug, Args)]

@@ -28,7 +28,7 @@ use crate::world::runner::Runner;
 
 use super::args::{source_options, IndexArgs, SourceArgs, StackArgs};
 use super::{GlobalArgs, Style};
-use shown::{chosen_shells, Shown};
+use shown::Shown;
 
 /// `cudaup install` flags.
 #[derive(Debug, Clone, Args)]
@@ -288,7 +288,6 @@ pub(super) fn run_plan(
         home: &home,
         root: &live_root,
         net: &net,
-        shells: chosen_shells(s, process),
         ui: &mut shown,
         mode: flags.mode,
     };

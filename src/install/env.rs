@@ -20,6 +20,25 @@ fn tmp_of(path: &Path) -> PathBuf {
     crate::world::fs::temporary(path, crate::world::fs::Temp::Fixed)
 }
 
+/// The shells set up on this machine: POSIX always; fish and PowerShell when they are here.
+pub fn shells_here(process: &Process) -> Vec<Shell> {
+    let path = process.path_entries();
+    let mut out = vec![Shell::Posix];
+    let fish_config = process
+        .path_var("XDG_CONFIG_HOME")
+        .or_else(|| process.home().map(|h| h.join(".config")))
+        .map(|c| c.join("fish"));
+    if crate::world::runner::which("fish", &path).is_some()
+        || fish_config.is_some_and(|d| d.is_dir())
+    {
+        out.push(Shell::Fish);
+    }
+    if cfg!(windows) || crate::world::runner::which("pwsh", &path).is_some() {
+        out.push(Shell::PowerShell);
+    }
+    out
+}
+
 /// The temporary files [`write_scripts`] may leave when killed (for uninstall and litter).
 pub fn script_temporaries(home: &Path) -> Vec<PathBuf> {
     let mut out = vec![tmp_of(&Active::path(home))];

@@ -20,7 +20,7 @@ use crate::world::progress::Reporter;
 
 use super::driver::DriverStep;
 use super::home::Home;
-use super::plan::{InstallPlan, Target, ToolkitPlan};
+use super::plan::{InstallPlan, ToolkitPlan};
 use super::python::bundle::BundleManifest;
 use super::python::route::IndexSettings;
 use super::python::step::{Expect, FrameworkStep};
@@ -220,16 +220,13 @@ pub fn locate(
             return Err(FetchError::InsecureHttp { url: url.clone() }.into());
         }
     }
-    let gpus_here = plan.target == Target::Here
-        && plan.driver.is_none()
-        && system.nvidia_gpus().next().is_some();
     let mut framework = super::python::step::step(
         &plan.plan,
+        plan.framework.as_ref().map(|f| &f.want),
+        plan.framework.as_ref().is_some_and(|f| f.gpus_here),
         system,
-        catalog,
         plan.venv.clone(),
         &indexes,
-        gpus_here,
     )?;
     if let Some(f) = framework.as_mut() {
         f.choose_route(net.probe())?;

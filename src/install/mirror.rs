@@ -232,8 +232,8 @@ pub fn create(
     // The framework with every dependency, for the target's Python and platform.
     let mut framework_part = None;
     let mut platforms = Vec::new();
-    let want = super::python::route::want(&plan.plan, system, ctx.catalog);
-    if let Some(want) = &want {
+    let want = plan.framework.as_ref().map(|f| &f.want);
+    if let Some(want) = want {
         let pip =
             bundle::pip_here(ctx.runner, &ctx.process.path_entries()).ok_or(MirrorError::NoPip)?;
         let glibc = match (&options.glibc, options.picture) {

@@ -1,7 +1,7 @@
 //! What an install will do, decided before anything is read from the network or changed:
 //! [`InstallPlan::new`] takes the resolved settings, the machine and the catalog, and makes the
 //! decisions only (the stack, the driver change, keeping or installing the toolkit and where,
-//! the venv). Asking the world (bundles, routes, archives) comes after, in the steps; nothing
+//! the venv, what the framework step installs and what the environment step does). Asking the world (bundles, routes, archives) comes after, in the steps; nothing
 //! here does I/O. [`survey`] is the one impure part that feeds it: the machine planned for (a
 //! `--system` picture spliced with this machine's Pythons and toolkits) and an existing venv's
 //! Python.
@@ -14,9 +14,11 @@ use crate::model::request::WithComponent;
 use crate::model::system::System;
 use crate::model::version::Version;
 use crate::settings::InstallSettings;
+use crate::shell::Shell;
 use crate::world::runner::Runner;
 
 use super::home::Home;
+use super::python::route::Want;
 
 /// Which machine the plan is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +76,29 @@ pub enum ToolkitPlan {
     },
 }
 
+/// The framework part of an install: what the framework step installs, from the plan alone.
+/// The routes that can serve it depend on the indexes and on a bundle found over the network,
+/// so `locate` makes them, and with them what the check expects of the installed build.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameworkPlan {
+    /// The packages, their build and the Python and platform they are for.
+    pub want: Want,
+    /// Whether the planned GPUs are this machine's and its driver stays, so the framework's
+    /// check must see them.
+    pub gpus_here: bool,
+}
+
+/// What the environment step will do: the env scripts always, and the line that loads them in
+/// the rc files of `shells` unless `--no-modify-path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvPlan {
+    /// `--shell` or the config's `[shell] shells`; `None`: the shells set up on this machine
+    /// when the step runs ([`crate::install::env::shells_here`]).
+    pub shells: Option<Vec<Shell>>,
+    /// Hook the rc files (`false`: `--no-modify-path`).
+    pub modify_path: bool,
+}
+
 /// Everything an install decided, before it asks the world anything.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InstallPlan {
@@ -93,6 +118,10 @@ pub struct InstallPlan {
     pub toolkit: Option<ToolkitPlan>,
     /// The framework's venv (`--venv`, else `$CUDAUP_HOME/venvs/<profile>`).
     pub venv: PathBuf,
+    /// The framework, for the profiles that have one.
+    pub framework: Option<FrameworkPlan>,
+    /// The environment step.
+    pub env: EnvPlan,
 }
 
 impl InstallPlan {
@@ -142,10 +171,22 @@ impl InstallPlan {
         } else {
             None
         };
+        let framework =
+            super::python::route::want(&plan, system, catalog).map(|want| FrameworkPlan {
+                want,
+                gpus_here: target == Target::Here
+                    && driver.is_none()
+                    && system.nvidia_gpus().next().is_some(),
+            });
         Ok(InstallPlan {
             settings: settings.clone(),
             system: system.clone(),
             venv: venv_dir(settings, home),
+            framework,
+            env: EnvPlan {
+                shells: settings.shells.clone(),
+                modify_path: settings.modify_path,
+            },
             plan,
             target,
             driver,

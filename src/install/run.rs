@@ -147,8 +147,6 @@ pub struct Ctx<'a> {
     pub root: &'a Root,
     /// The fetchers.
     pub net: &'a Net,
-    /// The shells whose rc files get the env line.
-    pub shells: Vec<Shell>,
     /// What a person sees and answers.
     pub ui: &'a mut dyn Ui,
     /// How far to go.
@@ -233,8 +231,8 @@ fn nothing_to_do(plan: &InstallPlan, ctx: &mut Ctx<'_>) -> Result<Outcome, RunEr
             ctx.home.root(),
             kept.as_deref(),
             &cudaup,
-            &ctx.shells,
-            plan.settings.modify_path,
+            &shells(plan, ctx.process),
+            plan.env.modify_path,
         )
         .map_err(RunError::Step)?
         {
@@ -258,6 +256,14 @@ fn nothing_to_do(plan: &InstallPlan, ctx: &mut Ctx<'_>) -> Result<Outcome, RunEr
     }))
 }
 
+/// The shells whose rc files get the env line: the plan's, else those set up here.
+fn shells(plan: &InstallPlan, process: &Process) -> Vec<Shell> {
+    match &plan.env.shells {
+        Some(shells) => shells.clone(),
+        None => crate::install::env::shells_here(process),
+    }
+}
+
 impl From<io::Error> for RunError {
     fn from(e: io::Error) -> Self {
         RunError::Step(StepError::Io(e))
@@ -271,8 +277,8 @@ fn steps(
     plan_doc: serde_json::Value,
     ctx: &mut Ctx<'_>,
 ) -> Result<Installed, StepError> {
-    let s = &plan.settings;
     let home = ctx.home.root();
+    let shells = shells(plan, ctx.process);
     let mut report = Installed {
         schema_version: SCHEMA_VERSION,
         status: InstalledStatus::Installed,
@@ -315,8 +321,8 @@ fn steps(
         // What the env step will do, for `repair` to finish should this run be killed first.
         let intent = crate::install::env::Intent {
             toolkit: Some(std::path::absolute(&spec.prefix)?),
-            shells: ctx.shells.iter().map(|s| s.name().to_owned()).collect(),
-            modify_path: s.modify_path,
+            shells: shells.iter().map(|s| s.name().to_owned()).collect(),
+            modify_path: plan.env.modify_path,
         };
         let done = steps::toolkit::run(step, &fetcher, &intent, home, ctx.runner);
         drop(fetcher);
@@ -384,8 +390,8 @@ fn steps(
         home,
         active_toolkit.as_deref(),
         &cudaup,
-        &ctx.shells,
-        s.modify_path,
+        &shells,
+        plan.env.modify_path,
     )? {
         ctx.ui.env_done(&done, &cudaup)?;
         report.changed |= !done.rc_changed.is_empty();

@@ -12,7 +12,6 @@ use crate::install::plan::{InstallPlan, ToolkitPlan};
 use crate::install::run::Progress;
 use crate::install::steps::{env::EnvDone, framework::FrameworkDone, toolkit::ToolkitDone};
 use crate::install::{self, ToolkitSpec};
-use crate::settings::InstallSettings;
 use crate::world::process::Process;
 use crate::world::progress::Reporter;
 use crate::world::prompt::{Prompter, Result as PromptResult, StdinPrompter, Validate};
@@ -266,14 +265,6 @@ fn render_located(
         super::super::self_copy::planned(&located.self_copy)
     )?;
     Ok(())
-}
-
-/// The shells the settings name, or those found here.
-pub(super) fn chosen_shells(s: &InstallSettings, process: &Process) -> Vec<crate::shell::Shell> {
-    match &s.shells {
-        Some(shells) => shells.clone(),
-        None => super::super::env::shells_here(process),
-    }
 }
 
 /// What the env step did, and how to use cudaup now.

@@ -112,3 +112,49 @@ fn tensorrt_without_pytorch_and_an_unknown_component_are_refused_before_the_worl
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn the_framework_and_the_env_intent_are_decided_in_the_plan() {
+    use crate::install::python::route::Framework;
+    use crate::shell::Shell;
+    let catalog = Catalog::embedded();
+    let s = settings(InstallOptions::default());
+    let here = InstallPlan::new(&s, &h200(), &catalog, &home(), Target::Here).unwrap();
+    let fw = here.framework.as_ref().expect("full installs PyTorch");
+    assert_eq!(fw.want.framework, Framework::Torch);
+    let torch = here.plan.component("torch").unwrap();
+    assert_eq!(fw.want.variant, torch.variant);
+    assert_eq!(fw.want.packages[0].version, torch.version.clone().unwrap());
+    assert_eq!(
+        fw.want,
+        crate::install::python::route::want(&here.plan, &here.system, &catalog).unwrap(),
+        "the want the routes are asked for is the plan's"
+    );
+    // The check expects the GPUs only when they are this machine's and its driver stays.
+    assert_eq!(fw.gpus_here, here.driver.is_none());
+    let picture = InstallPlan::new(&s, &h200(), &catalog, &home(), Target::Picture).unwrap();
+    assert!(!picture.framework.unwrap().gpus_here);
+    // No shell named: those set up here, hooked; named ones and --no-modify-path are kept.
+    assert_eq!(
+        here.env,
+        EnvPlan {
+            shells: None,
+            modify_path: true
+        }
+    );
+    let named = settings(InstallOptions {
+        profile: Some(Profile::CudaDev),
+        shells: Some(vec![Shell::Fish]),
+        modify_path: Some(false),
+        ..Default::default()
+    });
+    let plan = InstallPlan::new(&named, &h200(), &catalog, &home(), Target::Here).unwrap();
+    assert_eq!(
+        plan.env,
+        EnvPlan {
+            shells: Some(vec![Shell::Fish]),
+            modify_path: false
+        }
+    );
+    assert_eq!(plan.framework, None, "cuda-dev installs no framework");
+}

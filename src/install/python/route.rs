@@ -81,7 +81,7 @@ pub struct Wanted {
 }
 
 /// What the framework step must install, before a route is chosen.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Want {
     /// torch or TensorFlow.
     pub framework: Framework,

@@ -4,7 +4,6 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::catalog::Catalog;
 use crate::fetch::Fetcher;
 use crate::install::python::check::{self, TfReport, TorchExpectation, TorchReport};
 use crate::install::python::route::{self, Candidate, IndexSettings, Layout, Route, Want};
@@ -117,14 +116,16 @@ pub fn base_python(plan: &Plan) -> Result<Option<String>, PyEnvError> {
     }
 }
 
-/// Builds the step from the plan. `venv` is `--venv` or the default under the home.
+/// Builds the step from the plan and what the install plan wants of the framework (`want`,
+/// [`route::want`]'s; `gpus_here`: the planned GPUs are this machine's). `venv` is `--venv` or
+/// the default under the home.
 pub fn step(
     plan: &Plan,
+    want: Option<&Want>,
+    gpus_here: bool,
     system: &System,
-    catalog: &Catalog,
     venv: PathBuf,
     indexes: &IndexSettings,
-    gpus_here: bool,
 ) -> Result<Option<FrameworkStep>, PyEnvError> {
     let Some(base) = base_python(plan)? else {
         return Ok(None);
@@ -139,7 +140,8 @@ pub fn step(
         .parent()
         .and_then(Path::parent)
         .is_some_and(|root| std::path::absolute(root).ok() == std::path::absolute(&venv.dir).ok());
-    let want = route::want(plan, system, catalog)
+    let want = want
+        .cloned()
         .ok_or_else(|| PyEnvError::Plan("the plan has no framework to install".into()))?;
     let candidates = route::candidates(&want, indexes);
     let (keep, expect) = match plan.profile {
