@@ -17,35 +17,34 @@ const H200: &str = concat!(
 const NVCC: &str =
     "/compute/cuda/redist/cuda_nvcc/linux-x86_64/cuda_nvcc-linux-x86_64-13.0.88-archive.tar.xz";
 
+/// One test's machine: a [`TestContext`] planning for the H200 picture, and beside its HOME the
+/// directory the toolkit's prefix goes in (so a failed install can be seen to leave nothing).
 struct Env {
-    home: tempfile::TempDir,
-    root: tempfile::TempDir,
+    ctx: TestContext,
 }
 
 impl Env {
     fn new() -> Self {
-        Self {
-            home: tempfile::tempdir().unwrap(),
-            root: tempfile::tempdir().unwrap(),
-        }
+        let ctx = TestContext::new().with_system_file(Path::new(H200));
+        fs_err::create_dir_all(ctx.dir().join("root")).unwrap();
+        Self { ctx }
+    }
+    /// The prefix's parent.
+    fn root(&self) -> PathBuf {
+        self.ctx.dir().join("root")
+    }
+    /// `$CUDAUP_HOME`.
+    fn home(&self) -> PathBuf {
+        self.ctx.cudaup_home()
     }
     fn prefix(&self) -> PathBuf {
-        self.root.path().join("cuda")
+        self.root().join("cuda")
     }
-    fn install(&self, source: &str, extra: &[&str]) -> Run {
-        self.install_env(source, extra, &[])
-    }
-    fn install_env(&self, source: &str, extra: &[&str], env: &[(&str, &str)]) -> Run {
-        let home = self.home.path().display().to_string();
+    /// `cudaup install` of CUDA 13.0.2 and cuDNN 9.17.0 from `source` into the prefix (the
+    /// picture, the driver kept), then `extra`.
+    fn run_install(&self, source: &str, extra: &[&str], env: &[(&str, &str)]) -> Run {
         let prefix = self.prefix().display().to_string();
         let mut args = vec![
-            "--home",
-            &home,
-            "install",
-            "--system",
-            H200,
-            "--driver",
-            "keep",
             "--profile",
             "cuda-dev",
             "--cuda",
@@ -56,12 +55,24 @@ impl Env {
             source,
             "--prefix",
             &prefix,
-            "--yes",
         ];
         args.extend_from_slice(extra);
-        let mut all_env = vec![("CUDAUP_TEST_NO_RETRY_DELAY", "1")];
-        all_env.extend_from_slice(env);
-        cudaup_env(&args, self.home.path(), &all_env)
+        self.install_with(&args, env)
+    }
+    /// `cudaup install` for the picture with the driver kept, then `args`.
+    fn install_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let system = self.ctx.system_arg();
+        let mut all = vec!["install", "--driver", "keep", "--system", &system];
+        all.extend_from_slice(args);
+        self.ctx.cudaup_env(&all, env)
+    }
+    fn install(&self, source: &str, extra: &[&str]) -> Run {
+        self.install_env(source, extra, &[])
+    }
+    fn install_env(&self, source: &str, extra: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut args = vec!["--yes"];
+        args.extend_from_slice(extra);
+        self.run_install(source, &args, env)
     }
     /// Nothing but the lock file is left beside the prefix, and the prefix does not exist.
     fn assert_nothing_installed(&self) {
@@ -69,7 +80,7 @@ impl Env {
             !self.prefix().exists(),
             "the prefix must not exist after a failed install"
         );
-        let left: Vec<String> = fs_err::read_dir(self.root.path())
+        let left: Vec<String> = fs_err::read_dir(self.root())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .filter(|n| n != ".cuda.lock")
@@ -137,7 +148,7 @@ fn installs_from_a_directory_mirror_with_a_receipt() {
         .iter()
         .any(|f| f["path"] == "lib64/libcudart.so" && f["link"] == "libcudart.so.13"));
     // Registered in the home, so doctor and uninstall can find it.
-    let registered = fs_err::read_dir(env.home.path().join("receipts"))
+    let registered = fs_err::read_dir(env.home().join("receipts"))
         .unwrap()
         .filter(|e| {
             !["shell.json", "self.json"]
@@ -146,12 +157,12 @@ fn installs_from_a_directory_mirror_with_a_receipt() {
         .count();
     assert_eq!(registered, 1);
     // The env scripts point at the toolkit, and .profile sources them (once).
-    let script = fs_err::read_to_string(env.home.path().join("env")).unwrap();
+    let script = fs_err::read_to_string(env.home().join("env")).unwrap();
     assert!(
         script.contains(&format!("{}/bin", prefix.display())),
         "{script}"
     );
-    let profile = fs_err::read_to_string(env.home.path().join(".profile")).unwrap();
+    let profile = fs_err::read_to_string(env.ctx.home().join(".profile")).unwrap();
     assert_eq!(profile.matches("/env\"").count(), 1, "{profile}");
     assert!(
         run.stdout.contains("nvcc --version: 13.0.88"),
@@ -191,32 +202,8 @@ fn sha256_hex(bytes: &[u8]) -> String {
 fn dry_run_and_missing_yes_change_nothing() {
     let m = synthetic_mirror(&[]);
     let env = Env::new();
-    let home = env.home.path().display().to_string();
-    let prefix = env.prefix().display().to_string();
     let mirror_arg = m.path().display().to_string();
-    let dry = cudaup(
-        &[
-            "--home",
-            &home,
-            "install",
-            "--system",
-            H200,
-            "--driver",
-            "keep",
-            "--profile",
-            "cuda-dev",
-            "--cuda",
-            "13.0.2",
-            "--cudnn",
-            "9.17.0",
-            "--mirror",
-            &mirror_arg,
-            "--prefix",
-            &prefix,
-            "--dry-run",
-        ],
-        env.home.path(),
-    );
+    let dry = env.run_install(&mirror_arg, &["--dry-run"], &[]);
     assert_eq!(dry.code, 0, "{}", dry.stderr);
     assert!(
         dry.stdout.contains("cuda_nvcc") && dry.stdout.contains("cudnn"),
@@ -224,28 +211,7 @@ fn dry_run_and_missing_yes_change_nothing() {
         dry.stdout
     );
     env.assert_nothing_installed();
-    let no_yes = cudaup(
-        &[
-            "--home",
-            &home,
-            "install",
-            "--system",
-            H200,
-            "--driver",
-            "keep",
-            "--profile",
-            "cuda-dev",
-            "--cuda",
-            "13.0.2",
-            "--cudnn",
-            "9.17.0",
-            "--mirror",
-            &mirror_arg,
-            "--prefix",
-            &prefix,
-        ],
-        env.home.path(),
-    );
+    let no_yes = env.run_install(&mirror_arg, &[], &[]);
     assert_eq!(no_yes.code, 2);
     assert!(no_yes.stderr.contains("--yes"), "{}", no_yes.stderr);
     env.assert_nothing_installed();
@@ -431,7 +397,7 @@ fn a_wrong_checksum_installs_nothing() {
     let run = env.install(&server.url(), &["--allow-http"]);
     assert_eq!(run.code, 4, "{}", run.stderr);
     env.assert_nothing_installed();
-    let cached: Vec<_> = fs_err::read_dir(env.home.path().join("cache/downloads"))
+    let cached: Vec<_> = fs_err::read_dir(env.home().join("cache/downloads"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| !n.ends_with(".lock"))
@@ -494,15 +460,18 @@ fn hostile_archives_never_write_outside_staging() {
         env.assert_nothing_installed();
         for escaped in ["escape", "hardlink-escape", "owned"] {
             assert!(
-                !env.root.path().join(escaped).exists(),
+                !env.root().join(escaped).exists(),
                 "{file} escaped to {escaped}"
             );
+            for home in [env.ctx.home(), env.home()] {
+                assert!(
+                    !home.join(escaped).exists(),
+                    "{file} escaped into {}",
+                    home.display()
+                );
+            }
             assert!(
-                !env.home.path().join(escaped).exists(),
-                "{file} escaped into the home"
-            );
-            assert!(
-                !env.home.path().join("cache").join(escaped).exists(),
+                !env.home().join("cache").join(escaped).exists(),
                 "{file} escaped into the cache"
             );
         }
@@ -562,16 +531,15 @@ fn ctrl_c_halfway_rolls_back() {
         1,
     );
     let env = Env::new();
-    let home = env.home.path().display().to_string();
     let prefix = env.prefix().display().to_string();
     let url = server.url();
-    let child = Command::new(env!("CARGO_BIN_EXE_cudaup"))
-        .args([
-            "--home",
-            &home,
+    let system = env.ctx.system_arg();
+    let child = env
+        .ctx
+        .command(&[
             "install",
             "--system",
-            H200,
+            &system,
             "--driver",
             "keep",
             "--profile",
@@ -587,11 +555,6 @@ fn ctrl_c_halfway_rolls_back() {
             &prefix,
             "--yes",
         ])
-        .env_clear()
-        .env("HOME", &home)
-        .env("PATH", crate::common::tools_path())
-        .env(crate::common::GUARD, crate::common::test_name())
-        .env("CUDAUP_NO_NVML", "1")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -632,7 +595,7 @@ fn needs_root_a_full_disk_installs_nothing() {
     let env = Env::new();
     let mount = Command::new("mount")
         .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
-        .arg(env.root.path())
+        .arg(env.root())
         .output();
     match mount {
         Ok(o) if o.status.success() => {}
@@ -647,7 +610,8 @@ fn needs_root_a_full_disk_installs_nothing() {
             let _ = Command::new("umount").arg(self.0).status();
         }
     }
-    let _guard = Unmount(env.root.path());
+    let root = env.root();
+    let _guard = Unmount(&root);
     // Big enough archives: the synthetic toolkit with a padded nvcc.
     let m = synthetic_mirror(&["--pad-mib", "1"]);
     let run = env.install(&m.path().display().to_string(), &[]);
@@ -669,35 +633,29 @@ fn needs_root_a_full_disk_installs_nothing() {
 fn mirror_create_then_install_offline() {
     let upstream = synthetic_mirror(&[]);
     let server = Server::start(upstream.path().to_owned());
-    let home = tempfile::tempdir().unwrap();
+    let ctx = TestContext::new().with_system_file(Path::new(H200));
     let out_dir = tempfile::tempdir().unwrap();
     let out_arg = out_dir.path().join("mirror").display().to_string();
-    let home_arg = home.path().display().to_string();
+    let system = ctx.system_arg();
     let url = server.url();
-    let run = cudaup_env(
-        &[
-            "--home",
-            &home_arg,
-            "mirror",
-            "create",
-            &out_arg,
-            "--system",
-            H200,
-            "--driver",
-            "keep",
-            "--profile",
-            "cuda-dev",
-            "--cuda",
-            "13.0.2",
-            "--cudnn",
-            "9.17.0",
-            "--mirror",
-            &url,
-            "--allow-http",
-        ],
-        home.path(),
-        &[("CUDAUP_TEST_NO_RETRY_DELAY", "1")],
-    );
+    let run = ctx.cudaup(&[
+        "mirror",
+        "create",
+        &out_arg,
+        "--system",
+        &system,
+        "--driver",
+        "keep",
+        "--profile",
+        "cuda-dev",
+        "--cuda",
+        "13.0.2",
+        "--cudnn",
+        "9.17.0",
+        "--mirror",
+        &url,
+        "--allow-http",
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     for manifest in [
         "compute/cuda/redist/redistrib_13.0.2.json",
@@ -729,18 +687,10 @@ fn needs_network_real_nvidia_wheels_through_a_loopback_index() {
     let index = wheel_index(&wheels);
     let server = Server::start(index.path().to_owned());
     let env = Env::new();
-    let home = env.home.path().display().to_string();
     let prefix = env.prefix().display().to_string();
     let index_url = format!("{}/simple", server.url());
-    let run = cudaup(
+    let run = env.install_with(
         &[
-            "--home",
-            &home,
-            "install",
-            "--system",
-            H200,
-            "--driver",
-            "keep",
             "--profile",
             "cuda-dev",
             "--cuda",
@@ -760,7 +710,7 @@ fn needs_network_real_nvidia_wheels_through_a_loopback_index() {
             &prefix,
             "--yes",
         ],
-        env.home.path(),
+        &[],
     );
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let prefix = env.prefix();
@@ -790,17 +740,13 @@ fn leftovers_of_a_killed_run_are_cleaned_up() {
     let m = synthetic_mirror(&[]);
     let env = Env::new();
     // A staging directory and a set-aside prefix, as a run killed at the wrong moment leaves them.
-    fs_err::create_dir_all(env.root.path().join(".cuda.staging-abc123/bin")).unwrap();
-    fs_err::create_dir_all(env.root.path().join(".cuda.old-4242")).unwrap();
-    fs_err::write(
-        env.root.path().join(".cuda.old-4242/.cudaup-receipt.json"),
-        "{}",
-    )
-    .unwrap();
+    fs_err::create_dir_all(env.root().join(".cuda.staging-abc123/bin")).unwrap();
+    fs_err::create_dir_all(env.root().join(".cuda.old-4242")).unwrap();
+    fs_err::write(env.root().join(".cuda.old-4242/.cudaup-receipt.json"), "{}").unwrap();
     let run = env.install(&m.path().display().to_string(), &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_installed(&env.prefix());
-    let mut left: Vec<String> = fs_err::read_dir(env.root.path())
+    let mut left: Vec<String> = fs_err::read_dir(env.root())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
