@@ -670,26 +670,12 @@ fn install_from_bundle(
         }
         None => Command::new(env!("CARGO_BIN_EXE_cudaup")),
     };
-    cmd.args(&args)
-        .current_dir(home)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", crate::common::tools_path())
-        .env(crate::common::GUARD, crate::common::test_name())
-        .env("NO_COLOR", "1")
-        .env("CUDAUP_NO_NVML", "1");
+    cmd.args(&args).current_dir(home);
+    hermetic(&mut cmd, home);
     for (k, v) in env() {
         cmd.env(k, v);
     }
-    let out = cmd.output().expect("cudaup runs");
-    (
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        },
-        venv,
-    )
+    (crate::common::context::run(&mut cmd), venv)
 }
 
 fn assert_installed_from_bundle(run: &Run, venv: &Path, home: &Path) {
