@@ -253,13 +253,9 @@ fn needs_network_killed_at_any_checkpoint_a_rerun_converges() {
         "env-written",
     ] {
         let home = tempfile::tempdir().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cudaup"))
-            .args(install_args(home.path(), mirror.path(), &torch))
-            .env_clear()
-            .env("HOME", home.path())
-            .env("PATH", crate::common::tools_path())
-            .env(crate::common::GUARD, crate::common::test_name())
-            .env("CUDAUP_NO_NVML", "1")
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudaup"));
+        cmd.args(install_args(home.path(), mirror.path(), &torch));
+        let mut child = hermetic(&mut cmd, home.path())
             .env("CUDAUP_NO_UV", "1")
             .env("SHELL", "/bin/bash")
             .env("CUDAUP_TEST_CHECKPOINT", checkpoint)
