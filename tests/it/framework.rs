@@ -3,7 +3,7 @@
 //! reports its CUDA build), with one real dependency (`filelock`) from the package registry —
 //! then checked against the plan. The H200 machine's `detect --json` is the plan's target.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common::server::Server;
@@ -33,40 +33,45 @@ pub(crate) fn torch_index(cuda: Option<&str>, arch: &[&str]) -> tempfile::TempDi
     root
 }
 
+/// One test's machine: a [`TestContext`] planning for the H200 picture (its driver as the
+/// picture has it: the plan may upgrade it, and a picture's driver is never touched), with
+/// cudaup's own uv left out.
 struct Box_ {
-    home: tempfile::TempDir,
+    ctx: TestContext,
 }
 
 impl Box_ {
     fn new() -> Self {
         Self {
-            home: tempfile::tempdir().unwrap(),
+            ctx: TestContext::new()
+                .with_system_file(Path::new(H200))
+                .with_env("CUDAUP_NO_UV", "1"),
         }
     }
+    /// `$CUDAUP_HOME`.
+    fn home(&self) -> PathBuf {
+        self.ctx.cudaup_home()
+    }
     fn venv(&self) -> PathBuf {
-        self.home.path().join("venv")
+        self.ctx.home().join("venv")
     }
     fn install(&self, extra: &[&str]) -> Run {
         self.install_env(extra, &[])
     }
     fn install_env(&self, extra: &[&str], env: &[(&str, &str)]) -> Run {
-        let home = self.home.path().display().to_string();
+        let system = self.ctx.system_arg();
         let venv = self.venv().display().to_string();
         let mut args = vec![
-            "--home",
-            &home,
             "install",
             "--system",
-            H200,
+            &system,
             "--venv",
             &venv,
             "--yes",
             "--allow-http",
         ];
         args.extend_from_slice(extra);
-        let mut all = vec![("CUDAUP_TEST_NO_RETRY_DELAY", "1"), ("CUDAUP_NO_UV", "1")];
-        all.extend_from_slice(env);
-        cudaup_env(&args, self.home.path(), &all)
+        self.ctx.cudaup_env(&args, env)
     }
     fn python(&self, code: &str) -> String {
         let out = Command::new(self.venv().join("bin/python"))
@@ -116,7 +121,7 @@ fn pytorch_into_a_new_venv_then_checked_and_kept() {
     let log = server.requests();
     assert!(log.iter().any(|r| r.path == "/whl/cu130/torch/"), "{log:?}");
     // The receipt records the venv and what went into it.
-    let receipts: Vec<PathBuf> = fs_err::read_dir(b.home.path().join("receipts"))
+    let receipts: Vec<PathBuf> = fs_err::read_dir(b.home().join("receipts"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| {
@@ -138,12 +143,7 @@ fn pytorch_into_a_new_venv_then_checked_and_kept() {
         format!("{torch_index}/cu130")
     );
     // The installer's log is kept.
-    assert!(
-        fs_err::read_dir(b.home.path().join("logs"))
-            .unwrap()
-            .count()
-            >= 1
-    );
+    assert!(fs_err::read_dir(b.home().join("logs")).unwrap().count() >= 1);
 
     // A second run finds the planned torch in the venv: nothing to install, only the check.
     server.clear_log();
@@ -294,7 +294,7 @@ fn full_profile_installs_toolkit_framework_and_environment() {
         &[("SHELL", "/bin/bash")],
     );
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    let toolkit = b.home.path().join("toolkits/cuda-13.0.2");
+    let toolkit = b.home().join("toolkits/cuda-13.0.2");
     assert!(toolkit.join("bin/nvcc").is_file());
     assert!(
         run.stdout.contains("installed torch 2.14.1 (cu130)"),
@@ -302,32 +302,27 @@ fn full_profile_installs_toolkit_framework_and_environment() {
         run.stdout
     );
     // The env script is hooked into .profile and sets the toolkit up, for sh and for fish.
-    let profile = fs_err::read_to_string(b.home.path().join(".profile")).unwrap();
+    let profile = fs_err::read_to_string(b.ctx.home().join(".profile")).unwrap();
     assert!(
-        profile.contains(&format!(". \"{}/env\"", b.home.path().display())),
+        profile.contains(&format!(". \"{}/env\"", b.home().display())),
         "{profile}"
     );
-    let home = b.home.path().display().to_string();
-    let sh = cudaup(&["--home", &home, "env", "--shell", "sh"], b.home.path());
+    let home = b.home().display().to_string();
+    let sh = b.ctx.cudaup(&["env", "--shell", "sh"]);
     assert!(
         sh.stdout
             .contains(&toolkit.join("bin").display().to_string()),
         "{}",
         sh.stdout
     );
-    let fish = cudaup(&["--home", &home, "env", "--shell", "fish"], b.home.path());
+    let fish = b.ctx.cudaup(&["env", "--shell", "fish"]);
     assert!(fish.stdout.contains("CUDA_HOME"), "{}", fish.stdout);
     // Sourcing it in a real shell gives nvcc on PATH and CUDA_HOME.
-    let probe = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            ". \"{home}/env\"; command -v nvcc; echo \"$CUDA_HOME\""
-        ))
-        .env_clear()
-        .env("PATH", crate::common::tools_path())
-        .env(crate::common::GUARD, crate::common::test_name())
-        .output()
-        .unwrap();
+    let mut sh = Command::new("sh");
+    sh.arg("-c").arg(format!(
+        ". \"{home}/env\"; command -v nvcc; echo \"$CUDA_HOME\""
+    ));
+    let probe = guarded_output(hermetic(&mut sh, &b.ctx.home()));
     let text = String::from_utf8_lossy(&probe.stdout);
     assert!(
         text.contains(&toolkit.join("bin/nvcc").display().to_string()),
@@ -342,7 +337,7 @@ fn no_modify_path_leaves_rc_files_alone_and_ld_library_path_is_warned_about() {
     let index = torch_index(Some("13.0"), ARCH);
     let server = Server::start(index.path().to_owned());
     let b = Box_::new();
-    let shadow = b.home.path().join("oldcuda/lib64");
+    let shadow = b.ctx.dir().join("oldcuda/lib64");
     fs_err::create_dir_all(&shadow).unwrap();
     fs_err::write(shadow.join("libcudnn.so.8"), "").unwrap();
     let torch_index = format!("{}/whl", server.url());
@@ -368,11 +363,11 @@ fn no_modify_path_leaves_rc_files_alone_and_ld_library_path_is_warned_about() {
     );
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(
-        !b.home.path().join(".profile").exists(),
+        !b.ctx.home().join(".profile").exists(),
         ".profile untouched"
     );
     assert!(
-        b.home.path().join("env").is_file(),
+        b.home().join("env").is_file(),
         "the env script is still written"
     );
     assert!(
