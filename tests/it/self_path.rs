@@ -132,8 +132,8 @@ fn installed(program: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Opens each login shell on `home` (nothing in the environment but HOME, PATH=/usr/bin:/bin and
-/// TERM) and asks it for `cudaup`: where it finds it, and what `cudaup --version` says. Every shell
+/// Opens each login shell on `home` (nothing in the environment but what
+/// [`hermetic`] sets, HOME and the tools' PATH among it, and TERM) and asks it for `cudaup`: where it finds it, and what `cudaup --version` says. Every shell
 /// that runs must find `expected`, which must answer as the installed copy. Returns how many
 /// shells were checked; says which were skipped.
 fn login_shells_find(test: &str, home: &Path, expected: &Path) -> usize {
@@ -155,16 +155,9 @@ fn login_shells_find(test: &str, home: &Path, expected: &Path) -> usize {
             ],
             _ => vec!["-l", "-c", "command -v cudaup && cudaup --version"],
         };
-        let out = Command::new(&program)
-            .args(&args)
-            .current_dir(home)
-            .env_clear()
-            .env("HOME", home)
-            .env("PATH", crate::common::tools_path())
-            .env(crate::common::GUARD, crate::common::test_name())
-            .env("TERM", "dumb")
-            .output()
-            .unwrap();
+        let mut cmd = Command::new(&program);
+        cmd.args(&args).current_dir(home);
+        let out = guarded_output(hermetic(&mut cmd, home).env("TERM", "dumb"));
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
@@ -354,14 +347,9 @@ fn needs_shells_no_modify_path_leaves_the_rc_files_and_says_how_to_run_it() {
         assert!(!m.home().join(rc).exists(), "{rc} was not touched");
     }
     // The one line works in a plain POSIX shell.
-    let out = Command::new("sh")
-        .args(["-c", &format!("{source} && command -v cudaup")])
-        .env_clear()
-        .env("HOME", m.home())
-        .env("PATH", crate::common::tools_path())
-        .env(crate::common::GUARD, crate::common::test_name())
-        .output()
-        .unwrap();
+    let mut sh = Command::new("sh");
+    sh.args(["-c", &format!("{source} && command -v cudaup")]);
+    let out = guarded_output(hermetic(&mut sh, m.home()));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
         copy.display().to_string()
@@ -449,13 +437,8 @@ fn killed_between_the_copy_and_its_receipt_a_rerun_converges() {
         let mut args = m.install_args();
         args.push("--no-modify-path".into());
         let mut cmd = Command::new(&two);
-        cmd.args(&args)
-            .current_dir(m.home())
-            .env_clear()
-            .env("HOME", m.home())
-            .env("PATH", crate::common::tools_path())
-            .env(crate::common::GUARD, crate::common::test_name())
-            .env("CUDAUP_NO_NVML", "1");
+        cmd.args(&args).current_dir(m.home());
+        hermetic(&mut cmd, m.home());
         kill_at_checkpoint(cmd, checkpoint);
         let what = format!(
             "{checkpoint}, replacing {replacing}, re-run by {}",
