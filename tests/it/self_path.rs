@@ -132,10 +132,10 @@ fn installed(program: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Opens each login shell on `home` (nothing in the environment but what
-/// [`hermetic`] sets, HOME and the tools' PATH among it, and TERM) and asks it for `cudaup`: where it finds it, and what `cudaup --version` says. Every shell
-/// that runs must find `expected`, which must answer as the installed copy. Returns how many
-/// shells were checked; says which were skipped.
+/// Opens each login shell on `home` (nothing in the environment but what [`hermetic`] sets, HOME
+/// and the tools' PATH among it, and TERM) and asks it for `cudaup`: where it finds it, and what
+/// `cudaup --version` says. Every shell that runs must find `expected`, which must answer as the
+/// installed copy. Returns how many shells were checked; says which were skipped.
 fn login_shells_find(test: &str, home: &Path, expected: &Path) -> usize {
     let mut checked = 0;
     let mut skipped = Vec::new();
