@@ -215,11 +215,7 @@ pub fn locate(
     // The framework: its route is asked before anything changes, so a machine that cannot
     // reach it is told so (exit 3) with nothing made.
     let indexes = index_settings(s, bundle.as_ref());
-    for url in [&indexes.pypi, &indexes.torch].into_iter().flatten() {
-        if url.starts_with("http://") && !s.allow_http {
-            return Err(FetchError::InsecureHttp { url: url.clone() }.into());
-        }
-    }
+    refuse_plain_http(&indexes, s.allow_http)?;
     let mut framework = super::python::step::step(
         &plan.plan,
         plan.framework.as_ref().map(|f| &f.want),
@@ -321,9 +317,28 @@ fn find_bundle(s: &InstallSettings, net: &Net) -> Option<(String, BundleManifest
         })
 }
 
+/// A framework index given as plain http, without `--allow-http`, is refused (the hop a
+/// download would take unencrypted is named).
+pub(super) fn refuse_plain_http(
+    indexes: &IndexSettings,
+    allow_http: bool,
+) -> Result<(), FetchError> {
+    match [&indexes.pypi, &indexes.torch]
+        .into_iter()
+        .flatten()
+        .find(|url| url.starts_with("http://") && !allow_http)
+    {
+        Some(url) => Err(FetchError::InsecureHttp { url: url.clone() }),
+        None => Ok(()),
+    }
+}
+
 /// The framework's index settings: the flags (and their variables), and the offline bundle
 /// found at `--index-url` or `--mirror` when it holds a framework.
-fn index_settings(s: &InstallSettings, bundle: Option<&(String, BundleManifest)>) -> IndexSettings {
+pub(super) fn index_settings(
+    s: &InstallSettings,
+    bundle: Option<&(String, BundleManifest)>,
+) -> IndexSettings {
     IndexSettings {
         pypi: s.pypi_index.clone(),
         torch: s.torch_index.clone(),

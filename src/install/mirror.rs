@@ -23,7 +23,7 @@ use super::home::Home;
 use super::locate::{local_bundle, source_for, Net};
 use super::plan::{InstallPlan, PlanError};
 use super::python::bundle::{self, BundleFile, BundleManifest};
-use super::python::route::{IndexSettings, Route};
+use super::python::route::Route;
 use super::python::PyEnvError;
 use super::run::Progress;
 use super::{InstallError, Source, ToolkitSpec};
@@ -242,17 +242,9 @@ pub fn create(
             (None, true) => (2, 28),
         };
         platforms = bundle::platform_tags(system, glibc);
-        let settings = IndexSettings {
-            pypi: s.pypi_index.clone(),
-            torch: s.torch_index.clone(),
-            source: s.torch_source,
-            bundle: None,
-        };
-        for url in [&settings.pypi, &settings.torch].into_iter().flatten() {
-            if url.starts_with("http://") && !s.allow_http {
-                return Err(FetchError::InsecureHttp { url: url.clone() }.into());
-            }
-        }
+        // A bundle is made from the indexes, never from another bundle.
+        let settings = super::locate::index_settings(s, None);
+        super::locate::refuse_plain_http(&settings, s.allow_http)?;
         let candidates = super::python::route::candidates(want, &settings);
         let log = ctx.home.log("mirror", bundle::now_secs());
         let progress = ctx.events.progress(Progress::Framework);
