@@ -360,17 +360,25 @@ impl Sandbox {
     }
 
     pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let home = self.cudaup_home().display().to_string();
-        let mut all = vec!["--home", home.as_str()];
-        all.extend_from_slice(args);
-        let path = self.path_var();
-        let mut vars = vec![
-            ("CUDAUP_TEST_NO_RETRY_DELAY", "1"),
-            ("SHELL", "/bin/bash"),
-            ("PATH", path.as_str()),
-        ];
-        vars.extend_from_slice(env);
-        cudaup_env(&all, self.home.path(), &vars)
+        crate::common::context::run(&mut self.command(args, env))
+    }
+
+    /// cudaup with this sandbox's HOME and `--home`: the [`hermetic`] environment, with the
+    /// sandbox's own `PATH` and bash as the user's shell, then `env`.
+    fn command(&self, args: &[&str], env: &[(&str, &str)]) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cudaup"));
+        cmd.arg("--home")
+            .arg(self.cudaup_home())
+            .args(args)
+            .current_dir(self.home.path());
+        hermetic(&mut cmd, self.home.path())
+            .env("PATH", self.path_var())
+            .env("CUDAUP_TEST_NO_RETRY_DELAY", "1")
+            .env("SHELL", "/bin/bash");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd
     }
 
     /// The install arguments for a toolkit from `source` into `prefix` (None: the default
@@ -522,25 +530,12 @@ pub fn parked(sb: &Sandbox, args: &[String], checkpoint: &str) -> std::process::
 impl Sandbox {
     /// Starts cudaup (this sandbox's HOME and `--home`), stdout discarded, stderr piped.
     pub fn spawn(&self, args: &[String], env: &[(&str, &str)]) -> std::process::Child {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cudaup"));
-        cmd.arg("--home")
-            .arg(self.cudaup_home())
-            .args(args)
-            .current_dir(self.home.path())
-            .env_clear()
-            .env("HOME", self.home.path())
-            .env("PATH", self.path_var())
-            .env("NO_COLOR", "1")
-            .env("CUDAUP_NO_NVML", "1")
-            .env(crate::common::GUARD, crate::common::test_name())
-            .env("CUDAUP_TEST_NO_RETRY_DELAY", "1")
-            .env("SHELL", "/bin/bash")
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.command(&args, env)
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd.spawn().expect("cudaup starts")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("cudaup starts")
     }
 }
 
