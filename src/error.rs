@@ -137,6 +137,10 @@ pub enum Error {
     /// `guard on|off|status` could not act on a venv.
     #[error(transparent)]
     Guard(#[from] crate::install::guard::GuardError),
+
+    /// A lock could not be made, read, or installed.
+    #[error(transparent)]
+    Lock(Box<crate::lock::LockError>),
 }
 
 impl Error {
@@ -235,6 +239,18 @@ impl Error {
                     G::Foreign(..) | G::Io(_) => ExitCode::Failure,
                 }
             }
+            Error::Lock(e) => {
+                use crate::lock::LockError as L;
+                use crate::sources::pypi::IndexError as I;
+                match e.as_ref() {
+                    L::Parse { .. } => ExitCode::Usage,
+                    L::NotCovered { .. } | L::NoWheel { .. } => ExitCode::Unsupported,
+                    L::Mismatch { .. } => ExitCode::Verification,
+                    L::Fetch(f) | L::Index(I::Fetch(f)) => fetch_code(f),
+                    L::Index(I::NoProject { .. } | I::NoMatch { .. }) => ExitCode::Unsupported,
+                    L::Differs(_) | L::Index(_) | L::Io(_) => ExitCode::Failure,
+                }
+            }
             Error::Update(e) => {
                 use crate::catalog::update::UpdateError as U;
                 match e {
@@ -245,6 +261,12 @@ impl Error {
                 }
             }
         }
+    }
+}
+
+impl From<crate::lock::LockError> for Error {
+    fn from(e: crate::lock::LockError) -> Self {
+        Error::Lock(Box::new(e))
     }
 }
 
@@ -432,6 +454,25 @@ mod tests {
         );
         let foreign = G::Foreign("/opt/v/pip.conf".into(), "/opt/v".into());
         assert_eq!(Error::from(foreign).exit_code(), ExitCode::Failure);
+        use crate::lock::LockError as L;
+        let code = |e: L| Error::from(e).exit_code();
+        let parse = L::Parse {
+            path: "l.toml".into(),
+            message: "x".into(),
+        };
+        assert_eq!(code(parse), ExitCode::Usage);
+        let uncovered = L::NotCovered {
+            path: "l.toml".into(),
+            why: "GPU class".into(),
+        };
+        assert_eq!(code(uncovered), ExitCode::Unsupported);
+        let changed = L::Mismatch {
+            what: "torch.whl".into(),
+            found: "a".into(),
+            locked: "b".into(),
+        };
+        assert_eq!(code(changed), ExitCode::Verification);
+        assert_eq!(code(L::Differs("x".into())), ExitCode::Failure);
     }
 
     #[test]

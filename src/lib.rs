@@ -15,6 +15,7 @@ pub mod error;
 pub mod fetch;
 pub mod fleet;
 pub mod install;
+pub mod lock;
 pub mod model;
 pub mod monitor;
 pub mod resolve;

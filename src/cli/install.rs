@@ -63,6 +63,11 @@ pub struct InstallArgs {
     /// Write the env scripts but leave shell rc files alone
     #[arg(long)]
     pub no_modify_path: bool,
+    /// Install exactly the stack of this lock file (`cudaup lock`): its pins, with every
+    /// archive and wheel checked against its sha256 before anything is installed; a machine the
+    /// lock does not cover is refused, naming what does not fit (docs/lock.md)
+    #[arg(long, value_name = "FILE")]
+    pub locked: Option<PathBuf>,
     /// Leave the venv unguarded: no constraints in its pip.conf and uv.toml, no startup check
     /// that says when another build replaced the planned framework (docs/guard.md)
     #[arg(long)]
@@ -142,7 +147,21 @@ pub(super) fn run_install(
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
     let file = super::args::load_config(args.config.as_deref())?;
-    let settings = InstallSettings::resolve(args.options(process)?, process, file.as_ref())?;
+    let mut options = args.options(process)?;
+    let mut locked = None;
+    if let Some(path) = &args.locked {
+        let lock = super::lock::read(path)?;
+        let system = match &args.system {
+            Some(p) => crate::detect::picture::load_system(p, catalog)?,
+            None => super::detect::detect_live(process, runner, catalog, false).system,
+        };
+        let host = lock.host_for(&system, &path.display().to_string())?.clone();
+        // The lock's releases over the flags; the flags still say where things come from.
+        options =
+            crate::settings::combine::Combine::combine(super::lock::pins(&lock, &host)?, options);
+        locked = Some(host);
+    }
+    let settings = InstallSettings::resolve(options, process, file.as_ref())?;
     let flags = RunFlags {
         mode: match (args.dry_run, args.yes) {
             (true, _) => Mode::DryRun,
@@ -164,6 +183,25 @@ pub(super) fn run_install(
         Ok(plan) => plan,
         Err(code) => return Ok(code),
     };
+    if let Some(host) = &locked {
+        // Every locked byte is checked before anything changes.
+        let home = Home::of(process)?;
+        let (located, fetcher) =
+            crate::lock::make::locate(&plan, catalog, process, &home, cancel.clone())?;
+        crate::lock::verify::against(host, &located, &fetcher)?;
+        if talk {
+            writeln!(
+                out,
+                "locked: host {} of {}, every archive and wheel checked against its sha256",
+                host.name,
+                args.locked
+                    .as_deref()
+                    .map(Path::display)
+                    .map(|d| d.to_string())
+                    .unwrap_or_default()
+            )?;
+        }
+    }
     run_plan(
         &plan, flags, global, process, runner, catalog, style, cancel, out,
     )

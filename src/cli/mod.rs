@@ -10,6 +10,7 @@ mod fleet;
 mod guard;
 pub mod i18n;
 mod install;
+mod lock;
 mod manifests;
 mod mirror;
 mod monitor;
@@ -165,6 +166,13 @@ Exit code 4 when any check failed; checks that cannot apply here are skipped, no
     /// NVLink, errors, processes), or run a command and say at the end why it was slow
     #[command(after_help = monitor::AFTER_HELP)]
     Monitor(monitor::MonitorArgs),
+    /// One lock file for a whole fleet: the driver, the toolkit's archives, cuDNN, the framework
+    /// wheels and uv, each with its sha256, for every machine picture (`install --locked FILE`
+    /// installs exactly that)
+    #[command(
+        after_help = "Examples:\n  cudaup lock --system a.json --system b.json --profile pytorch -o cudaup.lock\n  cudaup lock --check cudaup.lock\n  cudaup lock --pylock cudaup.lock -o pylock.toml\n  cudaup install --locked cudaup.lock --yes"
+    )]
+    Lock(lock::LockArgs),
     /// The guard of a venv cudaup installed: constraints in its pip.conf and uv.toml keep the
     /// planned framework build, and a startup check says when another build replaced it
     #[command(subcommand)]
@@ -381,6 +389,9 @@ pub fn run(
         ),
         Some(Command::Fleet(cmd)) => fleet::run(&cmd, &style, out),
         Some(Command::Guard(cmd)) => guard::run(&cmd, process, &style, out),
+        Some(Command::Lock(args)) => {
+            lock::run(&args, process, runner, &catalog, &style, cancel, out)
+        }
         Some(Command::Monitor(args)) => monitor::run(&args, process, &style, cancel, out),
         Some(Command::Container(cmd)) => {
             container::run(&cmd, process, runner, &catalog, &style, out)

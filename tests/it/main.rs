@@ -36,6 +36,7 @@ mod hostile_space;
 mod hostile_uninstall;
 mod install;
 mod jax;
+mod lock;
 mod manifests;
 mod manifests_constraints;
 mod monitor;

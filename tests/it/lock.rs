@@ -1,0 +1,282 @@
+//! `cudaup lock` and `install --locked` (issue 42, item 2): a lock made from two machine
+//! pictures is the same bytes twice, installs on each picture and is refused on a third naming
+//! what does not fit; a mirror whose wheel bytes changed is refused with nothing installed;
+//! `lock --check` says whether a home has its part; the Python part exports as PEP 751
+//! pylock.toml. Offline: the wheels are built here, the indexes are on loopback.
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use crate::common::server::Server;
+use crate::common::wheels;
+use crate::common::*;
+use crate::framework::ARCH;
+
+const H200: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/h200-detect.json"
+);
+const TAG: &str = "2.14.1+cu130";
+
+/// `whl/cu130` with the planned torch and companions (built from `seed`: another seed gives
+/// other bytes under the same file names), and an empty `simple/` standing in for PyPI.
+fn index(seed: &str) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let build = root.path().join("build");
+    let torch = wheels::build_wheel(
+        &build,
+        "torch",
+        TAG,
+        &[],
+        &[
+            wheels::WheelFile::new("torch/__init__.py", format!("# {seed}\n__version__ = '{TAG}'\nfrom . import version, cuda\n")),
+            wheels::WheelFile::new("torch/version.py", "cuda = '13.0'\n"),
+            wheels::WheelFile::new(
+                "torch/cuda.py",
+                format!("def is_available():\n    return True\ndef get_arch_list():\n    return {ARCH:?}\ndef device_count():\n    return 1\ndef get_device_capability(i=0):\n    return (9, 0)\ndef get_device_name(i=0):\n    return 'Fake GPU'\n"),
+            ),
+        ],
+    );
+    let built = vec![
+        torch,
+        wheels::fake_companion(&build, "torchvision", "0.29.1+cu130", TAG),
+        wheels::fake_companion(&build, "torchaudio", "2.11.0+cu130", TAG),
+    ];
+    wheels::write_index(&root.path().join("whl/cu130"), &built);
+    fs_err::create_dir_all(root.path().join("simple")).unwrap();
+    fs_err::write(root.path().join("simple/index.html"), "<html></html>").unwrap();
+    root
+}
+
+/// The H200 picture with this machine's Python (what the venv is made from here), as another
+/// GPU (`name`, compute capability `cc`) and architecture.
+fn picture(dir: &Path, file: &str, name: &str, cc: &str, arch: &str) -> String {
+    let mut p: serde_json::Value = serde_json::from_slice(&fs_err::read(H200).unwrap()).unwrap();
+    let python = tools().join("python3");
+    let version = std::process::Command::new(&python)
+        .args(["-c", "import platform; print(platform.python_version())"])
+        .output()
+        .unwrap();
+    p["pythons"] = serde_json::json!([{
+        "path": python.display().to_string(),
+        "version": String::from_utf8_lossy(&version.stdout).trim(),
+        "torch": null, "tensorflow": null
+    }]);
+    p["gpus"][0]["name"] = name.into();
+    p["gpus"][0]["compute_capability"] = cc.into();
+    p["os"]["arch"] = arch.into();
+    let path = dir.join(file);
+    fs_err::write(&path, serde_json::to_vec_pretty(&p).unwrap()).unwrap();
+    path.display().to_string()
+}
+
+fn sources(server: &Server) -> Vec<String> {
+    vec![
+        "--torch-index".into(),
+        format!("{}/whl", server.url()),
+        "--pypi-index".into(),
+        format!("{}/simple", server.url()),
+        "--allow-http".into(),
+        "--driver".into(),
+        "keep".into(),
+    ]
+}
+
+fn cudaup_in(home: &Path, args: &[String]) -> Run {
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    cudaup_env(
+        &refs,
+        home,
+        &[("CUDAUP_NO_UV", "1"), ("CUDAUP_TEST_NO_RETRY_DELAY", "1")],
+    )
+}
+
+fn install_locked(home: &Path, lock: &Path, system: &str, server: &Server) -> Run {
+    let mut args: Vec<String> = [
+        "--home",
+        &home.display().to_string(),
+        "install",
+        "--locked",
+        &lock.display().to_string(),
+        "--system",
+        system,
+        "--venv",
+        &home.join("venv").display().to_string(),
+        "--yes",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(sources(server));
+    cudaup_in(home, &args)
+}
+
+#[test]
+fn a_lock_of_two_pictures_installs_on_each_is_refused_on_a_third_and_on_changed_bytes() {
+    let good = index("one");
+    let server = Server::start(good.path().to_owned());
+    let work = tempfile::tempdir().unwrap();
+    let h200 = picture(work.path(), "h200.json", "NVIDIA H200", "9.0", "x86_64");
+    let a100 = picture(
+        work.path(),
+        "a100.json",
+        "NVIDIA A100-SXM4-80GB",
+        "8.0",
+        "x86_64",
+    );
+    let lock_once = |out: &Path| {
+        let mut args: Vec<String> = [
+            "--home",
+            &work.path().join("maker").display().to_string(),
+            "lock",
+            "--system",
+            &h200,
+            "--system",
+            &a100,
+            "--profile",
+            "pytorch",
+            "--torch",
+            "2.14",
+            "-o",
+            &out.display().to_string(),
+        ]
+        .map(String::from)
+        .to_vec();
+        args.extend(sources(&server));
+        cudaup_in(work.path(), &args)
+    };
+    let first = work.path().join("cudaup.lock");
+    let made = lock_once(&first);
+    assert_eq!(made.code, 0, "{}\n{}", made.stdout, made.stderr);
+    let second = work.path().join("again.lock");
+    assert_eq!(lock_once(&second).code, 0);
+    let text = fs_err::read_to_string(&first).unwrap();
+    assert_eq!(
+        text,
+        fs_err::read_to_string(&second).unwrap(),
+        "lock twice is byte-identical"
+    );
+    let doc: toml::Value = toml::from_str(&text).unwrap();
+    let hosts = doc["host"].as_array().unwrap();
+    let names: Vec<&str> = hosts.iter().map(|h| h["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["a100", "h200"]);
+    assert_eq!(
+        hosts[0]["gpus"].as_array().unwrap()[0].as_str(),
+        Some("8.0")
+    );
+    assert_eq!(doc["uv"]["version"].as_str(), Some("0.13.9"));
+    assert!(doc["catalog_date"].as_str().is_some());
+    // Each wheel is locked with the sha256 of its bytes.
+    let torch = hosts[1]["wheel"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"].as_str() == Some("torch"))
+        .unwrap();
+    let file = good
+        .path()
+        .join("whl/cu130/torch")
+        .join(torch["filename"].as_str().unwrap());
+    assert_eq!(
+        torch["sha256"].as_str().unwrap(),
+        hex::encode(Sha256::digest(fs_err::read(file).unwrap()))
+    );
+
+    // It installs on each picture, and lock --check agrees afterwards.
+    for (name, system) in [("h200", &h200), ("a100", &a100)] {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path().display().to_string();
+        let lock = first.display().to_string();
+        let check = || {
+            cudaup(
+                &["--home", &h, "lock", "--check", &lock, "--system", system],
+                home.path(),
+            )
+        };
+        let before = check();
+        assert_eq!(before.code, 1, "{}\n{}", before.stdout, before.stderr);
+        assert!(
+            before
+                .stdout
+                .contains("no venv cudaup installed holds torch==2.14.1+cu130"),
+            "{}",
+            before.stdout
+        );
+        let r = install_locked(home.path(), &first, system, &server);
+        assert_eq!(r.code, 0, "{name}: {}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains(&format!("locked: host {name} of")),
+            "{}",
+            r.stdout
+        );
+        let after = check();
+        assert_eq!(after.code, 0, "{}\n{}", after.stdout, after.stderr);
+        assert!(
+            after.stdout.contains(&format!("matches host {name}")),
+            "{}",
+            after.stdout
+        );
+    }
+
+    // A third machine is refused, naming the part that does not fit; nothing is installed.
+    let rtx = picture(
+        work.path(),
+        "rtx.json",
+        "NVIDIA GeForce RTX 5090",
+        "12.0",
+        "x86_64",
+    );
+    let home = tempfile::tempdir().unwrap();
+    let r = install_locked(home.path(), &first, &rtx, &server);
+    assert_eq!(r.code, 5, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("is not covered by the lock"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("GPU class sm_120 (host"), "{}", r.stderr);
+    assert!(!home.path().join("venv").exists());
+    assert!(!home.path().join("receipts").exists());
+
+    // A mirror with other bytes under the same names (its page lists their sha256) is refused
+    // before anything is installed.
+    let changed = index("two");
+    let other = Server::start(changed.path().to_owned());
+    let home = tempfile::tempdir().unwrap();
+    let r = install_locked(home.path(), &first, &h200, &other);
+    assert_eq!(r.code, 4, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(&format!("torch-{TAG}-py3-none-any.whl")),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("the lock says"), "{}", r.stderr);
+    assert!(r.stderr.contains("nothing was installed"), "{}", r.stderr);
+    assert!(!home.path().join("venv").exists());
+    assert!(!home.path().join("receipts").exists());
+
+    // The Python part as PEP 751 pylock.toml.
+    let py = cudaup(
+        &["lock", "--pylock", &first.display().to_string()],
+        work.path(),
+    );
+    assert_eq!(py.code, 0, "{}", py.stderr);
+    let pylock: toml::Value = toml::from_str(&py.stdout).unwrap();
+    assert_eq!(pylock["lock-version"].as_str(), Some("1.0"));
+    let packages = pylock["packages"].as_array().unwrap();
+    let torch = packages
+        .iter()
+        .find(|p| p["name"].as_str() == Some("torch"))
+        .unwrap();
+    assert_eq!(torch["version"].as_str(), Some(TAG));
+    assert_eq!(
+        torch["wheels"][0]["hashes"]["sha256"].as_str(),
+        hosts[1]["wheel"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["name"].as_str() == Some("torch"))
+            .unwrap()["sha256"]
+            .as_str()
+    );
+}
