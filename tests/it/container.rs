@@ -36,7 +36,9 @@ pub(crate) const DOCKER_20_ROOTLESS: &str = r#"{"ServerVersion":"20.10.24+dfsg1"
 /// Podman 4.3.1 (Debian 12) as a user.
 pub(crate) const PODMAN_4_3_ROOTLESS: &str = r#"{"host":{"cgroupManager":"systemd","cgroupVersion":"v2","ociRuntime":{"name":"crun"},"security":{"rootless":true,"selinuxEnabled":false}},"version":{"Version":"4.3.1"}}"#;
 
-/// A directory of stand-in programs: each prints a recorded answer.
+/// A directory of stand-in programs: each prints a recorded answer. Written as
+/// [`TestContext::stand_in`] writes its own (`write_exe`), and put in front of the same host
+/// tools (`path_with`), so no host engine, `nvidia-ctk` or `nvidia-smi` is found behind them.
 pub(crate) struct Bin(tempfile::TempDir);
 
 impl Bin {
@@ -44,9 +46,10 @@ impl Bin {
         Bin(tempfile::tempdir().unwrap())
     }
     pub(crate) fn program(&self, name: &str, script: &str) -> &Self {
-        let p = self.0.path().join(name);
-        fs_err::write(&p, format!("#!/bin/sh\n{script}\n")).unwrap();
-        fs_err::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        crate::common::context::write_exe(
+            &self.0.path().join(name),
+            &format!("#!/bin/sh\n{script}\n"),
+        );
         self
     }
     /// An engine whose `info` prints `default`, and `other` when asked at `-H`.
@@ -58,7 +61,7 @@ impl Bin {
         )
     }
     pub(crate) fn path(&self) -> String {
-        format!("{}:/usr/bin:/bin", self.0.path().display())
+        path_with(&[self.0.path()])
     }
 }
 
