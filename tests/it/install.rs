@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use cudaup::install::report::{InstalledStatus, Outcome};
+
 use crate::common::server::{Fault, Server};
 use crate::common::*;
 
@@ -225,8 +227,36 @@ fn json_output_reports_what_was_installed() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let j = run.json();
     assert_eq!(j["status"], "installed");
-    assert_eq!(j["toolkit"]["nvcc"], "13.0.88");
-    assert_eq!(j["toolkit"]["cuda"], "13.0.2");
+    // The document is the library's Outcome: read back, it says what was done.
+    let Outcome::Installed(done) = serde_json::from_value(j).unwrap() else {
+        panic!("not an install's report: {}", run.stdout)
+    };
+    assert_eq!(done.status, InstalledStatus::Installed);
+    assert_eq!(done.profile, "cuda-dev");
+    assert!(done.changed);
+    assert!(!done.reboot_required);
+    assert_eq!(done.driver, None, "a picture's driver is never touched");
+    assert_eq!(done.venv, None, "cuda-dev installs no framework");
+    let toolkit = done.toolkit.expect("a toolkit was installed");
+    assert_eq!(toolkit.prefix, env.prefix().display().to_string());
+    assert_eq!(toolkit.cuda, "13.0.2");
+    assert_eq!(toolkit.cudnn.as_deref(), Some("9.17.0"));
+    assert_eq!(toolkit.nvcc.as_deref(), Some("13.0.88"));
+    assert!(
+        toolkit.source.starts_with("redist ")
+            && toolkit.source.contains(&m.path().display().to_string()),
+        "{}",
+        toolkit.source
+    );
+    for name in ["cuda_nvcc", "cudnn"] {
+        assert!(
+            toolkit.components.iter().any(|c| c.name == name),
+            "{name}: {:?}",
+            toolkit.components
+        );
+    }
+    let source = format!(". \"{}/env\"", env.home().display());
+    assert_eq!(done.env.expect("the env step ran").source, source);
     // Progress went to stderr as JSON lines.
     let events: Vec<serde_json::Value> = run
         .stderr
