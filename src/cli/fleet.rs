@@ -36,12 +36,23 @@ pub struct ReportArgs {
     /// Print the rows and flags as one JSON document
     #[arg(long)]
     pub json: bool,
+    /// Also hold every host against its part of this lock file (`cudaup lock`): the hosts it
+    /// does not cover, and those whose driver, CUDA, cuDNN or framework differ, are named
+    #[arg(long, value_name = "FILE")]
+    pub lock: Option<PathBuf>,
 }
 
 pub(super) fn run(cmd: &FleetCommand, style: &Style, out: &mut dyn Write) -> Result<ExitCode> {
     let FleetCommand::Report(args) = cmd;
     let hosts = read_dir(&args.dir)?;
-    let report = fleet::aggregate(hosts.iter().map(fleet::host_row).collect());
+    let mut report = fleet::aggregate(hosts.iter().map(fleet::host_row).collect());
+    if let Some(path) = &args.lock {
+        let lock = super::lock::read(path)?;
+        let held =
+            crate::lock::fleet::drift(&lock, &path.display().to_string(), &hosts, &report.hosts);
+        report.ok &= held.drifted.is_empty();
+        report.lock = Some(held);
+    }
     if args.json {
         writeln!(
             out,
@@ -282,6 +293,26 @@ pub fn render(report: &FleetReport, style: &Style) -> String {
         ));
         for f in &report.flagged {
             o.push_str(&format!("  {}: {}\n", f.host, f.message));
+        }
+    }
+    if let Some(lock) = &report.lock {
+        o.push_str(&format!(
+            "\n{}\n",
+            style.heading(&format!("Held against the lock {}", lock.file))
+        ));
+        if lock.drifted.is_empty() {
+            o.push_str("  every host has its part of the lock\n");
+        }
+        for d in &lock.drifted {
+            let part = d
+                .lock_host
+                .as_deref()
+                .map_or_else(String::new, |h| format!(" (host {h} of the lock)"));
+            o.push_str(&format!(
+                "  {}{part}: {}\n",
+                style.warn(&format!("{} drifted", d.host)),
+                d.differences.join("; ")
+            ));
         }
     }
     o

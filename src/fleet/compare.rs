@@ -79,5 +79,6 @@ pub fn aggregate(mut rows: Vec<HostRow>) -> FleetReport {
         groups,
         flagged,
         note: COMPARISON_NOTE.into(),
+        lock: None,
     }
 }

@@ -179,4 +179,27 @@ pub struct FleetReport {
     pub flagged: Vec<Flag>,
     /// [`COMPARISON_NOTE`].
     pub note: String,
+    /// The hosts held against a lock (`fleet report --lock FILE`), when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lock: Option<LockReport>,
+}
+
+/// The fleet held against one lock file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LockReport {
+    /// The lock file.
+    pub file: String,
+    /// The hosts whose stack is not their part of the lock (or that it does not cover).
+    pub drifted: Vec<LockDrift>,
+}
+
+/// A host that drifted from the lock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LockDrift {
+    /// The host.
+    pub host: String,
+    /// The lock's host part it is (`None`: the lock does not cover it).
+    pub lock_host: Option<String>,
+    /// What differs, one phrase each.
+    pub differences: Vec<String>,
 }

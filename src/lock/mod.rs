@@ -11,6 +11,7 @@
 //! machine that wrote it: `cudaup lock` twice gives the same bytes.
 
 pub mod check;
+pub mod fleet;
 pub mod make;
 pub mod pylock;
 pub mod verify;

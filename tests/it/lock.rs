@@ -280,3 +280,131 @@ fn a_lock_of_two_pictures_installs_on_each_is_refused_on_a_third_and_on_changed_
             .as_str()
     );
 }
+
+#[test]
+fn fleet_report_names_the_hosts_that_drifted_from_the_lock() {
+    let good = index("one");
+    let server = Server::start(good.path().to_owned());
+    let work = tempfile::tempdir().unwrap();
+    let h200 = picture(work.path(), "h200.json", "NVIDIA H200", "9.0", "x86_64");
+    let a100 = picture(
+        work.path(),
+        "a100.json",
+        "NVIDIA A100-SXM4-80GB",
+        "8.0",
+        "x86_64",
+    );
+    let rtx = picture(
+        work.path(),
+        "rtx.json",
+        "NVIDIA GeForce RTX 5090",
+        "12.0",
+        "x86_64",
+    );
+    let lock = work.path().join("cudaup.lock");
+    let mut args: Vec<String> = [
+        "--home",
+        &work.path().join("maker").display().to_string(),
+        "lock",
+        "--system",
+        &h200,
+        "--system",
+        &a100,
+        "--profile",
+        "pytorch",
+        "--torch",
+        "2.14",
+        "-o",
+        &lock.display().to_string(),
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(sources(&server));
+    assert_eq!(cudaup_in(work.path(), &args).code, 0);
+    // What the Ansible role collects: install.json (`install --json`) and system.json per host.
+    let reports = work.path().join("reports");
+    let collect = |host: &str, system: &str, install: &serde_json::Value| {
+        let dir = reports.join(host);
+        fs_err::create_dir_all(&dir).unwrap();
+        fs_err::copy(system, dir.join("system.json")).unwrap();
+        fs_err::write(dir.join("install.json"), install.to_string()).unwrap();
+    };
+    let mut installed = Vec::new();
+    for system in [&h200, &a100] {
+        let home = tempfile::tempdir().unwrap();
+        let mut args: Vec<String> = [
+            "--home",
+            &home.path().display().to_string(),
+            "install",
+            "--locked",
+            &lock.display().to_string(),
+            "--system",
+            system,
+            "--venv",
+            &home.path().join("venv").display().to_string(),
+            "--yes",
+            "--json",
+        ]
+        .map(String::from)
+        .to_vec();
+        args.extend(sources(&server));
+        let r = cudaup_in(home.path(), &args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        installed.push(r.json());
+    }
+    collect("node-h200", &h200, &installed[0]);
+    // A host whose torch moved on since (its report says another release) ...
+    let mut moved = installed[1].clone();
+    for c in moved["plan"]["components"].as_array_mut().unwrap() {
+        if c["name"] == "torch" {
+            c["version"] = "2.13.0".into();
+        }
+    }
+    collect("node-a100", &a100, &moved);
+    // ... and one the lock does not cover.
+    collect("node-rtx", &rtx, &installed[0]);
+
+    let r = cudaup(
+        &[
+            "fleet",
+            "report",
+            &reports.display().to_string(),
+            "--lock",
+            &lock.display().to_string(),
+        ],
+        work.path(),
+    );
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("Held against the lock"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("node-a100 drifted (host a100 of the lock): framework torch 2.13.0 (cu130) (the lock: torch 2.14.1 (cu130))"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("node-rtx drifted: this machine is not covered by the lock"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("node-h200 drifted"), "{}", r.stdout);
+    let json = cudaup(
+        &[
+            "fleet",
+            "report",
+            &reports.display().to_string(),
+            "--lock",
+            &lock.display().to_string(),
+            "--json",
+        ],
+        work.path(),
+    )
+    .json();
+    let drifted: Vec<&str> = json["lock"]["drifted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(drifted, ["node-a100", "node-rtx"]);
+}
