@@ -63,6 +63,9 @@ fn picture(dir: &Path, file: &str, name: &str, cc: &str, arch: &str) -> String {
         "version": String::from_utf8_lossy(&version.stdout).trim(),
         "torch": null, "tensorflow": null
     }]);
+    // What a bare host has: no toolkit or cuDNN to keep.
+    p["toolkits"] = serde_json::json!([]);
+    p["cudnn"] = serde_json::json!([]);
     p["gpus"][0]["name"] = name.into();
     p["gpus"][0]["compute_capability"] = cc.into();
     p["os"]["arch"] = arch.into();
@@ -407,4 +410,101 @@ fn fleet_report_names_the_hosts_that_drifted_from_the_lock() {
         .map(|d| d["host"].as_str().unwrap())
         .collect();
     assert_eq!(drifted, ["node-a100", "node-rtx"]);
+}
+
+#[test]
+fn a_toolkit_lock_holds_each_archives_hash_and_refuses_a_mirror_with_other_archives() {
+    let mirror = synthetic_mirror(&[]);
+    let other = synthetic_mirror(&["--pad-mib", "1"]);
+    let work = tempfile::tempdir().unwrap();
+    let h200 = picture(work.path(), "h200.json", "NVIDIA H200", "9.0", "x86_64");
+    let lock = work.path().join("cuda.lock");
+    let stack = |mirror: &Path| -> Vec<String> {
+        [
+            "--system",
+            &h200,
+            "--profile",
+            "cuda-dev",
+            "--cuda",
+            "13.0.2",
+            "--cudnn",
+            "9.17.0",
+            "--driver",
+            "keep",
+            "--mirror",
+            &mirror.display().to_string(),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let mut args: Vec<String> = [
+        "--home",
+        &work.path().join("maker").display().to_string(),
+        "lock",
+        "-o",
+        &lock.display().to_string(),
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(stack(mirror.path()));
+    let made = cudaup_in(work.path(), &args);
+    assert_eq!(made.code, 0, "{}\n{}", made.stdout, made.stderr);
+    let doc: toml::Value = toml::from_str(&fs_err::read_to_string(&lock).unwrap()).unwrap();
+    let host = &doc["host"][0];
+    assert_eq!(host["cuda"].as_str(), Some("13.0.2"));
+    assert_eq!(host["cudnn"].as_str(), Some("9.17.0"));
+    let archives = host["toolkit"].as_array().unwrap();
+    let nvcc = archives
+        .iter()
+        .find(|a| a["name"].as_str() == Some("cuda_nvcc"))
+        .unwrap_or_else(|| panic!("{archives:?}"));
+    let file = mirror
+        .path()
+        .join("compute/cuda/redist/cuda_nvcc/linux-x86_64")
+        .join(nvcc["filename"].as_str().unwrap());
+    assert_eq!(
+        nvcc["sha256"].as_str().unwrap(),
+        hex::encode(Sha256::digest(fs_err::read(file).unwrap()))
+    );
+
+    let install = |home: &Path, mirror: &Path| {
+        let mut args: Vec<String> = [
+            "--home",
+            &home.display().to_string(),
+            "install",
+            "--locked",
+            &lock.display().to_string(),
+            "--no-modify-path",
+            "--yes",
+        ]
+        .map(String::from)
+        .to_vec();
+        args.extend(stack(mirror));
+        cudaup_in(home, &args)
+    };
+    // Another mirror's cuda_nvcc (its manifest agrees with its bytes): refused, nothing installed.
+    let home = tempfile::tempdir().unwrap();
+    let r = install(home.path(), other.path());
+    assert_eq!(r.code, 4, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("cuda_nvcc-linux-x86_64-"), "{}", r.stderr);
+    assert!(r.stderr.contains("nothing was installed"), "{}", r.stderr);
+    assert!(!home.path().join("toolkits").exists());
+    assert!(!home.path().join("receipts").exists());
+    // The locked mirror installs, and lock --check agrees.
+    let r = install(home.path(), mirror.path());
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let h = home.path().display().to_string();
+    let check = cudaup(
+        &[
+            "--home",
+            &h,
+            "lock",
+            "--check",
+            &lock.display().to_string(),
+            "--system",
+            &h200,
+        ],
+        home.path(),
+    );
+    assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
 }
