@@ -508,3 +508,112 @@ fn a_toolkit_lock_holds_each_archives_hash_and_refuses_a_mirror_with_other_archi
     );
     assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
 }
+
+#[test]
+fn needs_network_the_exported_pylock_installs_with_uv_into_a_fresh_venv() {
+    let good = index("one");
+    let server = Server::start(good.path().to_owned());
+    let work = tempfile::tempdir().unwrap();
+    let h200 = picture(work.path(), "h200.json", "NVIDIA H200", "9.0", "x86_64");
+    let lock = work.path().join("cudaup.lock");
+    let mut args: Vec<String> = [
+        "--home",
+        &work.path().join("maker").display().to_string(),
+        "lock",
+        "--system",
+        &h200,
+        "--profile",
+        "pytorch",
+        "--torch",
+        "2.14",
+        "-o",
+        &lock.display().to_string(),
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(sources(&server));
+    assert_eq!(cudaup_in(work.path(), &args).code, 0);
+    let pylock = work.path().join("pylock.toml");
+    let out = cudaup(
+        &[
+            "lock",
+            "--pylock",
+            &lock.display().to_string(),
+            "-o",
+            &pylock.display().to_string(),
+        ],
+        work.path(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // uv, as cudaup brings it: the pinned wheel from PyPI (the part that needs the network).
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().display().to_string();
+    let venv = home.path().join("venv").display().to_string();
+    let torch = format!("{}/whl", server.url());
+    let r = cudaup_env(
+        &[
+            "--home",
+            &h,
+            "install",
+            "--system",
+            &h200,
+            "--driver",
+            "keep",
+            "--venv",
+            &venv,
+            "--yes",
+            "--allow-http",
+            "--profile",
+            "pytorch",
+            "--torch",
+            "2.14",
+            "--torch-index",
+            &torch,
+        ],
+        home.path(),
+        &[("CUDAUP_TEST_NO_RETRY_DELAY", "1")],
+    );
+    let uv = home.path().join("tools/uv-0.13.9/uv");
+    if r.code != 0 || !uv.is_file() {
+        skipped(
+            "needs_network_the_exported_pylock_installs_with_uv_into_a_fresh_venv",
+            "PyPI did not answer: no uv was brought",
+        );
+        return;
+    }
+    let fresh = work.path().join("fresh");
+    let uv_run = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(&uv);
+        cmd.args(args)
+            .env("UV_CACHE_DIR", work.path().join("uv-cache"))
+            .env("UV_NO_CONFIG", "1");
+        crate::common::context::run(&mut cmd)
+    };
+    let made = uv_run(&[
+        "venv",
+        "--python",
+        &tools().join("python3").display().to_string(),
+        &fresh.display().to_string(),
+    ]);
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let installed = uv_run(&[
+        "pip",
+        "install",
+        "--python",
+        &fresh.join("bin/python").display().to_string(),
+        "--allow-insecure-host",
+        "127.0.0.1",
+        "-r",
+        &pylock.display().to_string(),
+    ]);
+    assert_eq!(
+        installed.code, 0,
+        "{}\n{}",
+        installed.stdout, installed.stderr
+    );
+    let out = std::process::Command::new(fresh.join("bin/python"))
+        .args(["-c", "import torch; print(torch.__version__)"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), TAG);
+}
