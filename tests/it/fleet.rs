@@ -21,7 +21,7 @@ use crate::common::server::Server;
 use crate::common::*;
 
 /// The Python that runs pip, ansible-playbook and the modules (sys.executable of `python3`).
-fn python() -> PathBuf {
+pub(crate) fn python() -> PathBuf {
     let out = Command::new("python3")
         .args(["-c", "import sys; print(sys.executable)"])
         .output()
@@ -32,7 +32,7 @@ fn python() -> PathBuf {
 
 /// ansible-core installed with pip into CARGO_TARGET_TMPDIR/ansible (kept across runs: `done`
 /// marks a finished install). `Err` says why pip could not install it.
-fn ansible(python: &Path) -> Result<PathBuf, String> {
+pub(crate) fn ansible(python: &Path) -> Result<PathBuf, String> {
     static LOCK: Mutex<()> = Mutex::new(());
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ansible");
@@ -70,21 +70,21 @@ fn ansible(python: &Path) -> Result<PathBuf, String> {
 }
 
 /// One host of the test lab: its name and the tree standing for its `/`.
-struct Host {
-    name: &'static str,
-    tree: Tree,
+pub(crate) struct Host {
+    pub(crate) name: &'static str,
+    pub(crate) tree: Tree,
 }
 
 impl Host {
-    fn at(&self, machine_path: &str) -> PathBuf {
+    pub(crate) fn at(&self, machine_path: &str) -> PathBuf {
         self.tree.path().join(machine_path.trim_start_matches('/'))
     }
-    fn s(&self, machine_path: &str) -> String {
+    pub(crate) fn s(&self, machine_path: &str) -> String {
         self.at(machine_path).display().to_string()
     }
 }
 
-fn system(gpu: (&str, &str, &str, &str), driver: Option<(&str, &str, &str)>) -> Value {
+pub(crate) fn system(gpu: (&str, &str, &str, &str), driver: Option<(&str, &str, &str)>) -> Value {
     json!({
         "schema_version": 1,
         "os": {"family": "linux", "distro": "ubuntu", "version": "24.04", "arch": "x86_64",
@@ -97,9 +97,10 @@ fn system(gpu: (&str, &str, &str, &str), driver: Option<(&str, &str, &str)>) -> 
 
 const GTX_1080_TI: (&str, &str, &str, &str) =
     ("NVIDIA GeForce GTX 1080 Ti", "10de:1b06", "6.1", "Pascal");
-const RTX_5090: (&str, &str, &str, &str) =
+pub(crate) const RTX_5090: (&str, &str, &str, &str) =
     ("NVIDIA GeForce RTX 5090", "10de:2b85", "12.0", "Blackwell");
-const RTX_4090: (&str, &str, &str, &str) = ("NVIDIA GeForce RTX 4090", "10de:2684", "8.9", "Ada");
+pub(crate) const RTX_4090: (&str, &str, &str, &str) =
+    ("NVIDIA GeForce RTX 4090", "10de:2684", "8.9", "Ada");
 
 /// Stands in for the driver step, which cannot run here (no GPU, and tests never touch the real
 /// system): `cudaup install --json` runs the real binary; when its plan installs or upgrades the
@@ -132,20 +133,20 @@ type Expected = (
     Option<&'static str>,
 );
 
-struct Lab {
-    dir: tempfile::TempDir,
-    python: PathBuf,
-    ansible: PathBuf,
+pub(crate) struct Lab {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) python: PathBuf,
+    pub(crate) ansible: PathBuf,
 }
 
 impl Lab {
-    fn path(&self, p: &str) -> PathBuf {
+    pub(crate) fn path(&self, p: &str) -> PathBuf {
         self.dir.path().join(p)
     }
 
     /// ansible-playbook site.yml; returns its exit code, the PLAY RECAP (host → counter → n)
     /// and the whole output.
-    fn playbook(&self) -> (i32, BTreeMap<String, BTreeMap<String, u64>>, String) {
+    pub(crate) fn playbook(&self) -> (i32, BTreeMap<String, BTreeMap<String, u64>>, String) {
         let site = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/ansible/site.yml");
         fs_err::create_dir_all(self.path("control-home/.ansible")).unwrap();
         let out = Command::new(&self.python)

@@ -20,6 +20,7 @@ mod doctor;
 mod first_hour;
 mod first_run;
 mod fleet;
+mod fleet_lock;
 mod framework;
 mod gpu_plans;
 mod guard;
