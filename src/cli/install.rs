@@ -175,9 +175,8 @@ pub(super) fn run_install(
         &settings,
         args.system.as_deref(),
         talk,
-        process,
-        runner,
-        catalog,
+        (process, runner, catalog, style),
+        cancel.clone(),
         out,
     )? {
         Ok(plan) => plan,
@@ -209,14 +208,16 @@ pub(super) fn run_install(
 
 /// The install plan for `settings` on this machine, or on the machine of the `system` picture:
 /// the reboot gate first (a driver an earlier run installed waits for a reboot), then detect,
-/// then the decisions. `Err(code)` when no stack fits (said on `out`).
+/// then the decisions, then (where a source is left to decide) the download sites, asked at
+/// once: a profile none of them can serve is refused before anything is downloaded (exit code
+/// 3, with what would work). `Err(code)` when no stack fits or nothing can serve it (said on
+/// `out`).
 pub(super) fn plan_install(
     settings: &InstallSettings,
     system: Option<&Path>,
     talk: bool,
-    process: &Process,
-    runner: &dyn Runner,
-    catalog: &Catalog,
+    (process, runner, catalog, style): (&Process, &dyn Runner, &Catalog, &Style),
+    cancel: Arc<AtomicBool>,
     out: &mut dyn Write,
 ) -> Result<std::result::Result<InstallPlan, ExitCode>> {
     let home = Home::of(process)?;
@@ -240,10 +241,39 @@ pub(super) fn plan_install(
             settings.request.profile
         )?;
     }
-    match plan_for(settings, &live, picture, &home, runner, catalog)? {
-        Ok(p) => Ok(Ok(p)),
-        Err(plan) => Ok(Err(render_unsupported(&plan, out)?)),
+    let plan = match plan_for(settings, &live, picture, &home, runner, catalog)? {
+        Ok(p) => p,
+        Err(plan) => return Ok(Err(render_unsupported(&plan, out)?)),
+    };
+    // The sites this machine downloads from (whatever machine the plan is for), asked when a
+    // source is left to decide and something is to be downloaded.
+    let toolkit = plan.plan.components.iter().any(|c| {
+        matches!(c.name.as_str(), "cuda" | "cudnn")
+            && matches!(
+                c.action,
+                crate::model::plan::Action::Install | crate::model::plan::Action::Upgrade
+            )
+    });
+    let framework = plan.plan.profile.framework_component().is_some()
+        && !crate::install::python::step::only_checks(&plan.plan, &plan.venv);
+    let downloads = toolkit || framework;
+    if downloads && crate::install::reach::wanted(settings) {
+        let words = style.lang().reach();
+        let routes = crate::install::reach::routes_for(settings);
+        let reach = super::reach::ask(&routes, settings.allow_http, process, words, cancel)?;
+        if talk {
+            write!(out, "{}", super::reach::render(&reach, words, style))?;
+        }
+        if let Err(g) = reach.fits(settings.request.profile) {
+            // A refusal, as an error is: on stderr (stdout stays the report, or --json's
+            // document), in the run's language.
+            let refusal = super::reach::render_greyed(settings.request.profile, &g, words);
+            out.flush()?;
+            write!(std::io::stderr().lock(), "{refusal}")?;
+            return Ok(Err(ExitCode::Network));
+        }
     }
+    Ok(Ok(plan))
 }
 
 /// The install plan for `settings` on `live` (this machine, as detect saw it) or on its

@@ -15,6 +15,7 @@ mod manifests;
 mod mirror;
 mod monitor;
 mod plan;
+mod reach;
 mod repair;
 mod reporter;
 mod root;

@@ -70,6 +70,19 @@ pub(super) fn run(
     // No profile chosen: the machine's offer (the rule install, the wizard and bench share).
     let settings = settings.for_machine(&system, catalog)?;
     let request = &settings.request;
+    // This machine's download sites, where a source is left to decide (a picture's machine is
+    // elsewhere: its network is not this one's).
+    let reach = match args.system {
+        None if crate::install::reach::wanted(&settings) => Some(super::reach::ask(
+            &crate::install::reach::routes_for(&settings),
+            settings.allow_http,
+            process,
+            style.lang().reach(),
+            std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        )?),
+        _ => None,
+    };
+    let greyed = reach.as_ref().and_then(|r| r.fits(request.profile).err());
     let plan = crate::resolve::resolve(&system, request, catalog);
     let route = match crate::install::python::route::want(&plan, &system, catalog) {
         Some(want) if plan.status == Status::Ok => {
@@ -121,6 +134,9 @@ pub(super) fn run(
         if let Some(why) = &settings.offered {
             doc["profile_offered"] = why.as_str().into();
         }
+        if let Some(r) = &reach {
+            doc["reach"] = super::reach::to_json(r, greyed.as_ref());
+        }
         writeln!(
             out,
             "{}",
@@ -137,6 +153,17 @@ pub(super) fn run(
                 "profile {}: this machine's default ({why}; --profile chooses another)\n",
                 request.profile
             )?;
+        }
+        if let Some(r) = &reach {
+            let words = style.lang().reach();
+            writeln!(out, "{}", super::reach::render(r, words, style))?;
+            if let Some(g) = &greyed {
+                writeln!(
+                    out,
+                    "{}",
+                    super::reach::render_greyed(request.profile, g, words)
+                )?;
+            }
         }
         write!(
             out,
@@ -161,6 +188,7 @@ pub(super) fn run(
         });
     }
     Ok(match plan.status {
+        Status::Ok if greyed.is_some() => ExitCode::Network,
         Status::Ok => ExitCode::Ok,
         Status::Unsupported => ExitCode::Unsupported,
     })

@@ -13,7 +13,7 @@
 use std::time::{Duration, Instant};
 
 use crate::fetch::{FetchError, Fetcher, Location};
-use crate::model::request::Profile;
+use crate::model::request::{Profile, TorchSource};
 use crate::settings::InstallSettings;
 use crate::sources::{pypi, redist};
 
@@ -64,6 +64,53 @@ pub struct Answer {
     pub reached: bool,
     /// How: `answered in 120 ms`, or why not.
     pub detail: String,
+    /// How long an answer took (`None`: no answer, or a directory).
+    pub millis: Option<u128>,
+    /// Why there was no answer, as a kind a message in any language can name.
+    pub failure: Option<Failure>,
+}
+
+/// Why a route did not answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Failure {
+    /// The host name does not resolve.
+    Dns,
+    /// Nothing listens there.
+    Refused,
+    /// No answer within the probe's timeout.
+    Timeout,
+    /// The TLS handshake or the certificate failed.
+    Tls,
+    /// An HTTP error other than 404 (a filtering proxy's 403).
+    Status(u16),
+    /// The directory does not exist.
+    NoDirectory,
+    /// A plain-http location, refused without `--allow-http`.
+    PlainHttp,
+    /// Something else (the detail says what).
+    Other,
+}
+
+impl Failure {
+    fn of(e: &FetchError) -> Failure {
+        use crate::fetch::Cause;
+        match e {
+            FetchError::Exhausted { last, .. } => Failure::of(last),
+            FetchError::Status { status, .. } => Failure::Status(*status),
+            FetchError::InsecureHttp { .. } | FetchError::InsecureRedirect { .. } => {
+                Failure::PlainHttp
+            }
+            FetchError::Transport { cause, .. } | FetchError::Read { cause, .. } => match cause {
+                Cause::Dns { .. } => Failure::Dns,
+                Cause::Refused => Failure::Refused,
+                Cause::Timeout { .. } => Failure::Timeout,
+                Cause::Tls(_) => Failure::Tls,
+                _ => Failure::Other,
+            },
+            _ => Failure::Other,
+        }
+    }
 }
 
 /// Every route, asked.
@@ -73,13 +120,121 @@ pub struct Reach {
     pub answers: Vec<Answer>,
 }
 
-/// Why a profile cannot work here, and what would make it.
+/// A part of an install, by what may serve it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Part {
+    /// The CUDA toolkit: NVIDIA's archives, or NVIDIA's CUDA wheels on PyPI or the wheel index.
+    Toolkit,
+    /// PyTorch: PyTorch's index, PyPI or the wheel index.
+    Pytorch,
+    /// TensorFlow: PyPI or the wheel index.
+    Tensorflow,
+    /// JAX: PyPI or the wheel index.
+    Jax,
+}
+
+impl Part {
+    /// How English messages name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Part::Toolkit => "the CUDA toolkit",
+            Part::Pytorch => "PyTorch",
+            Part::Tensorflow => "TensorFlow",
+            Part::Jax => "JAX",
+        }
+    }
+
+    /// The services that may serve it.
+    pub fn services(self) -> &'static [Service] {
+        match self {
+            Part::Toolkit => &[Service::NvidiaRedist, Service::Pypi, Service::WheelIndex],
+            Part::Pytorch => &[Service::PytorchIndex, Service::Pypi, Service::WheelIndex],
+            Part::Tensorflow | Part::Jax => &[Service::Pypi, Service::WheelIndex],
+        }
+    }
+
+    /// The parts `profile` installs.
+    pub fn of(profile: Profile) -> &'static [Part] {
+        match profile {
+            Profile::Full => &[Part::Toolkit, Part::Pytorch],
+            Profile::CudaDev => &[Part::Toolkit],
+            Profile::Pytorch | Profile::Cpu => &[Part::Pytorch],
+            Profile::Tensorflow => &[Part::Tensorflow],
+            Profile::Jax => &[Part::Jax],
+        }
+    }
+
+    /// Whether the settings leave this part's source to be decided here: the toolkit without
+    /// `--source` or `--mirror` (which means the archives), PyTorch under `--torch-source auto`,
+    /// TensorFlow and JAX without `--pypi-index` or `--index-url`.
+    pub fn unpinned(self, s: &InstallSettings) -> bool {
+        match self {
+            Part::Toolkit => s.source.is_none() && s.mirror.is_none(),
+            Part::Pytorch => s.torch_source == TorchSource::Auto,
+            Part::Tensorflow | Part::Jax => s.pypi_index.is_none() && s.index_url.is_none(),
+        }
+    }
+
+    /// The services an install of this part may take under `s`: a pinned source kind leaves
+    /// the others out (`--source redist` or a `--mirror`: NVIDIA's archives only; `--source
+    /// wheels`: the indexes; `--torch-source pytorch|pypi`: that index).
+    pub fn services_under(self, s: &InstallSettings) -> Vec<Service> {
+        use crate::model::request::SourceKind;
+        let all = self.services().to_vec();
+        let keep = |wanted: &[Service]| -> Vec<Service> {
+            all.iter().copied().filter(|x| wanted.contains(x)).collect()
+        };
+        match self {
+            Part::Toolkit => match (s.source, &s.mirror) {
+                (Some(SourceKind::Redist), _) | (None, Some(_)) => keep(&[Service::NvidiaRedist]),
+                (Some(SourceKind::Wheels), _) => keep(&[Service::Pypi, Service::WheelIndex]),
+                (None, None) => all,
+            },
+            Part::Pytorch => match s.torch_source {
+                TorchSource::Auto => all,
+                TorchSource::Pytorch => keep(&[Service::PytorchIndex, Service::WheelIndex]),
+                TorchSource::Pypi => keep(&[Service::Pypi, Service::WheelIndex]),
+            },
+            Part::Tensorflow | Part::Jax => all,
+        }
+    }
+}
+
+/// Why a profile cannot work here: the part nothing serves, and how each of its routes failed.
+/// What would fix it is [`Greyed::FIX`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Greyed {
-    /// What did not answer.
-    pub reason: String,
-    /// What to do about it.
-    pub fix: String,
+    /// The part no route answered for.
+    pub part: Part,
+    /// Its routes, none reached.
+    pub failed: Vec<Answer>,
+}
+
+impl Greyed {
+    /// What would make it work, in English (the CLI holds it in each language).
+    pub const FIX: &'static str = "a mirror this machine reaches (--pypi-index URL, --torch-index URL, --mirror URL|DIR), an offline bundle (`cudaup mirror create` on a machine with network, then --index-url DIR), or a proxy (HTTPS_PROXY)";
+
+    /// `nothing that serves PyTorch answered: PyTorch's index https://… (DNS failure …); …`.
+    pub fn reason(&self) -> String {
+        let failed: Vec<String> = self
+            .failed
+            .iter()
+            .map(|a| {
+                format!(
+                    "{} {} ({})",
+                    a.route.service.label(),
+                    a.route.base,
+                    a.detail
+                )
+            })
+            .collect();
+        format!(
+            "nothing that serves {} answered: {}",
+            self.part.label(),
+            failed.join("; ")
+        )
+    }
 }
 
 /// PyTorch's index (also `install::python::route::TORCH_INDEX`, which sits above this layer's
@@ -127,6 +282,27 @@ pub fn routes(s: &InstallSettings) -> Vec<Route> {
     out
 }
 
+/// Whether an install of `s`'s profile leaves some source to be decided here (see
+/// [`Part::unpinned`]): then `plan` and `install` ask [`routes_for`] first.
+pub fn wanted(s: &InstallSettings) -> bool {
+    Part::of(s.request.profile).iter().any(|p| p.unpinned(s))
+}
+
+/// The routes an install of `s`'s profile may take ([`Part::services_under`]), in [`routes`]'
+/// order: where a source was given, that location.
+pub fn routes_for(s: &InstallSettings) -> Vec<Route> {
+    let services: Vec<Service> = Part::of(s.request.profile)
+        .iter()
+        .flat_map(|p| p.services_under(s))
+        .collect();
+    // A `--mirror` may be a bundle `mirror create` made, which serves every part: it is asked
+    // whatever the profile.
+    routes(s)
+        .into_iter()
+        .filter(|r| services.contains(&r.service) || r.origin == "--mirror")
+        .collect()
+}
+
 /// Asks every route at once with `probe` (one attempt, the probe's timeouts).
 pub fn probe(probe: &Fetcher, routes: &[Route]) -> Reach {
     let answers = std::thread::scope(|s| {
@@ -158,32 +334,57 @@ fn ask(probe: &Fetcher, r: &Route) -> Answer {
         route: r.clone(),
         reached,
         detail,
+        millis: None,
+        failure: None,
+    };
+    let answered = |t0: Instant| Answer {
+        millis: Some(ms(t0.elapsed())),
+        ..answer(true, format!("answered in {} ms", ms(t0.elapsed())))
     };
     match Location::parse(&r.base) {
-        Err(e) => answer(false, e.to_string()),
+        Err(e) => Answer {
+            failure: Some(Failure::Other),
+            ..answer(false, e.to_string())
+        },
         Ok(Location::File(dir)) => {
             if dir.is_dir() {
                 answer(true, format!("{} is a directory", dir.display()))
             } else {
-                answer(false, format!("{} is not a directory", dir.display()))
+                Answer {
+                    failure: Some(Failure::NoDirectory),
+                    ..answer(false, format!("{} is not a directory", dir.display()))
+                }
             }
         }
         Ok(Location::Http(_)) => {
             let Ok(loc) = Location::parse(&page(r)) else {
-                return answer(false, format!("{} is not a URL", page(r)));
+                return Answer {
+                    failure: Some(Failure::Other),
+                    ..answer(false, format!("{} is not a URL", page(r)))
+                };
             };
             let t0 = Instant::now();
-            let took = |t0: Instant| format!("answered in {} ms", ms(t0.elapsed()));
             match probe.get_bytes_at_most(&loc, None, 4 << 20) {
-                Ok(_) => answer(true, took(t0)),
+                Ok(_) => answered(t0),
                 Err(e) => match root_status(&e) {
-                    Some(404 | 410) => answer(true, took(t0)),
-                    _ if !e.is_network() && !matches!(e, FetchError::Cancelled) => {
+                    Some(404 | 410) => answered(t0),
+                    _ if !e.is_network()
+                        && !matches!(
+                            e,
+                            FetchError::Cancelled
+                                | FetchError::InsecureHttp { .. }
+                                | FetchError::InsecureRedirect { .. }
+                                | FetchError::BadLocation { .. }
+                        ) =>
+                    {
                         // Answered with something else than an error of the link (a page too
                         // large, not what was expected): the host is there.
-                        answer(true, took(t0))
+                        answered(t0)
                     }
-                    _ => answer(false, e.to_string()),
+                    _ => Answer {
+                        failure: Some(Failure::of(&e)),
+                        ..answer(false, e.to_string())
+                    },
                 },
             }
         }
@@ -210,47 +411,26 @@ impl Reach {
             .any(|a| a.route.service == service && a.reached)
     }
 
-    /// `PyTorch's index https://download.pytorch.org/whl (DNS failure …)` for each route of
-    /// `service` that did not answer.
-    fn failures(&self, service: Service) -> Vec<String> {
-        self.answers
-            .iter()
-            .filter(|a| a.route.service == service && !a.reached)
-            .map(|a| format!("{} {} ({})", service.label(), a.route.base, a.detail))
-            .collect()
-    }
-
     /// Whether `profile` can work here as far as the network goes: for each part it installs,
-    /// some route that serves it answered. `Err` says what did not and what would fix it.
-    /// Whether the plan's exact build is on the route that answered is the route probe's
-    /// question at install ([`super::python::probe`]); this one is asked before any plan.
+    /// some route that serves it answered (one that was not asked counts as not answering; a
+    /// `--mirror` serves every part, as a bundle does).
+    /// `Err` names the part and how each route asked for it failed. Whether the plan's exact build is on the route that answered is the route
+    /// probe's question at install ([`super::python::probe`]); this one is asked before any plan.
     pub fn fits(&self, profile: Profile) -> Result<(), Greyed> {
-        let torch = [Service::PytorchIndex, Service::Pypi, Service::WheelIndex];
-        let pypi = [Service::Pypi, Service::WheelIndex];
-        // The toolkit: NVIDIA's archives, or NVIDIA's CUDA wheels on PyPI or the wheel index.
-        let toolkit = [Service::NvidiaRedist, Service::Pypi, Service::WheelIndex];
-        let mut parts: Vec<(&str, &[Service])> = Vec::new();
-        match profile {
-            Profile::Full => {
-                parts.push(("the CUDA toolkit", &toolkit));
-                parts.push(("PyTorch", &torch));
-            }
-            Profile::CudaDev => parts.push(("the CUDA toolkit", &toolkit)),
-            Profile::Pytorch | Profile::Cpu => parts.push(("PyTorch", &torch)),
-            Profile::Tensorflow => parts.push(("TensorFlow", &pypi)),
-            Profile::Jax => parts.push(("JAX", &pypi)),
-        }
-        for (what, services) in parts {
-            if services.iter().any(|s| self.reaches(*s)) {
+        for part in Part::of(profile) {
+            let asked: Vec<&Answer> = self
+                .answers
+                .iter()
+                .filter(|a| {
+                    part.services().contains(&a.route.service) || a.route.origin == "--mirror"
+                })
+                .collect();
+            if asked.iter().any(|a| a.reached) {
                 continue;
             }
-            let failed: Vec<String> = services.iter().flat_map(|s| self.failures(*s)).collect();
             return Err(Greyed {
-                reason: format!(
-                    "nothing that serves {what} answered: {}",
-                    failed.join("; ")
-                ),
-                fix: "a mirror this machine reaches (--pypi-index URL, --torch-index URL, --mirror URL|DIR), an offline bundle (`cudaup mirror create` on a machine with network, then --index-url DIR), or a proxy (HTTPS_PROXY)".into(),
+                part: *part,
+                failed: asked.into_iter().cloned().collect(),
             });
         }
         Ok(())

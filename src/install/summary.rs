@@ -134,6 +134,15 @@ pub fn for_plan(
 }
 
 impl ToolkitComponents {
+    /// The download on the route an install takes first: NVIDIA's archives where the catalog
+    /// sizes them, else the wheels.
+    pub fn bytes(&self) -> Option<u64> {
+        self.redist
+            .as_ref()
+            .or(self.wheels.as_ref())
+            .map(|r| r.bytes)
+    }
+
     /// Human lines: the set, its components, and the download per route.
     pub fn render(&self) -> String {
         let size = |r: &RouteSize, how: &str| {

@@ -508,3 +508,95 @@ fn ctrl_c_at_five_points_of_a_framework_install_is_130_and_the_same_command_comp
         assert!(Path::new(&venv).join("bin/python").exists());
     }
 }
+
+/// Reachability decides before anything is downloaded (issue 37): with no source pinned,
+/// `plan`, `install` and the wizard ask the download sites at once and say what answered; a
+/// profile none of them can serve is refused with what would work (exit 3), and nothing is
+/// written. A pinned source (`--torch-source pypi`) is not asked about.
+#[test]
+fn the_download_sites_are_asked_first_and_what_cannot_work_is_refused_with_the_fix() {
+    let down = dead();
+    let alive = tempfile::tempdir().unwrap();
+    let pypi_dir = alive.path().join("simple");
+    fs_err::create_dir_all(&pypi_dir).unwrap();
+    let nothing = context()
+        .with_env("CUDAUP_TORCH_INDEX", &format!("{down}/whl"))
+        .with_env("CUDAUP_PYPI_INDEX", &format!("{down}/simple"))
+        .with_env("CUDAUP_MIRROR", &down)
+        .with_env("CUDAUP_PROBE_TIMEOUT", "2");
+
+    // plan: the sites, then the refusal and its fix; the plan itself still shown.
+    let plan = nothing.cudaup(&["plan", "--allow-http"]);
+    assert_eq!(plan.code, 3, "{}\n{}", plan.stdout, plan.stderr);
+    for text in [
+        "Download sites (asked now)",
+        &format!("PyTorch's index {down}/whl: no answer (connection refused)"),
+        &format!("PyPI {down}/simple: no answer (connection refused)"),
+        "cpu cannot work here: nothing that serves PyTorch answered:",
+        "what would work: a mirror this machine reaches (--pypi-index URL",
+        "Plan (cpu profile) for this machine",
+    ] {
+        assert!(plan.stdout.contains(text), "{text}:\n{}", plan.stdout);
+    }
+    let json = nothing.cudaup(&["plan", "--allow-http", "--json"]);
+    assert_eq!(json.code, 3, "{}", json.stderr);
+    let doc = json.json();
+    assert_eq!(doc["reach"]["refused"]["part"], "pytorch", "{doc:#}");
+    assert_eq!(doc["reach"]["sites"][1]["failure"], "refused", "{doc:#}");
+
+    // install: refused before anything is fetched or written.
+    let install = nothing.cudaup(&["install", "--yes", "--allow-http", "--driver", "keep"]);
+    assert_eq!(install.code, 3, "{}\n{}", install.stdout, install.stderr);
+    assert!(
+        install.stdout.contains("Download sites (asked now)")
+            && install
+                .stderr
+                .contains("cpu cannot work here: nothing that serves PyTorch answered:"),
+        "{}\n{}",
+        install.stdout,
+        install.stderr
+    );
+    assert!(!nothing.cudaup_home().join("venvs").exists());
+    assert!(!nothing.cudaup_home().join("bin").exists());
+
+    // The wizard: nothing any profile needs answered, so it stops and says what would work.
+    let wizard = nothing.cudaup(&["wizard", "--yes", "--dry-run"]);
+    assert_eq!(wizard.code, 3, "{}\n{}", wizard.stdout, wizard.stderr);
+    assert!(
+        wizard
+            .stdout
+            .contains("No profile can work here: none of the download sites answered.")
+            && wizard.stdout.contains("what would work: a mirror"),
+        "{}",
+        wizard.stdout
+    );
+
+    // A pinned PyTorch source leaves nothing to ask: no sites, no refusal from them.
+    let pinned = nothing.cudaup(&["plan", "--allow-http", "--torch-source", "pypi"]);
+    assert!(
+        !pinned.stdout.contains("Download sites"),
+        "{}",
+        pinned.stdout
+    );
+    assert_ne!(pinned.code, 3, "{}\n{}", pinned.stdout, pinned.stderr);
+
+    // PyPI reached (a local copy): every profile that needs only PyPI can work.
+    let some = nothing.with_env("CUDAUP_PYPI_INDEX", pypi_dir.to_str().unwrap());
+    let plan = some.cudaup(&["plan", "--allow-http"]);
+    assert_eq!(plan.code, 0, "{}\n{}", plan.stdout, plan.stderr);
+    assert!(
+        plan.stdout
+            .contains(&format!("PyPI {}", pypi_dir.display()))
+            && !plan.stdout.contains("cannot work here"),
+        "{}",
+        plan.stdout
+    );
+    let wizard = some.cudaup(&["wizard", "--yes", "--dry-run"]);
+    assert_eq!(wizard.code, 0, "{}\n{}", wizard.stdout, wizard.stderr);
+    assert!(
+        wizard.stdout.contains("Download sites (asked now)")
+            && wizard.stdout.contains("Plan (cpu profile)"),
+        "{}",
+        wizard.stdout
+    );
+}

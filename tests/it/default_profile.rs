@@ -2,7 +2,7 @@
 //! `wizard --yes --dry-run` and `bench` take the same one on each machine (docs/plan.md, "The
 //! default profile"). Each machine is this test's live machine with an `nvidia-smi` stand-in
 //! printing what the real one prints there; no host is reached (every source is a loopback port
-//! nothing listens on).
+//! nothing listens on, or an empty local copy of PyPI).
 
 use std::net::TcpListener;
 
@@ -87,9 +87,12 @@ fn plan_install_wizard_and_bench_agree_on_the_default_profile() {
             ctx = ctx.with_nvidia_smi(&banner(driver), query);
         }
         let down = dead();
+        // PyPI answers (an empty local copy): the wizard offers what could work, as it does
+        // on a PyPI-only network, rather than stopping because no download site answered.
+        let pypi = tempfile::tempdir().unwrap();
         for (k, v) in [
             ("CUDAUP_TORCH_INDEX", format!("{down}/whl")),
-            ("CUDAUP_PYPI_INDEX", format!("{down}/simple")),
+            ("CUDAUP_PYPI_INDEX", pypi.path().display().to_string()),
             ("CUDAUP_MIRROR", down.clone()),
             ("CUDAUP_PROBE_TIMEOUT", "2".into()),
             ("CUDAUP_NO_UV", "1".into()),

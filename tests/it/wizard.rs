@@ -37,6 +37,14 @@ impl Pty {
             .env("CUDAUP_NO_NVML", "1")
             .env("CUDAUP_TEST_NO_RETRY_DELAY", "1")
             .env("TERM", "xterm");
+        // The wizard asks the download sites before its first question: PyPI and PyTorch's
+        // index are local stand-ins here (folders, which answer by existing), so no public host
+        // decides what the tests see; a test's own variables win.
+        let stand_in = home.join("index-stand-in");
+        fs_err::create_dir_all(&stand_in).expect("a stand-in index folder");
+        cmd.env("CUDAUP_PYPI_INDEX", &stand_in)
+            .env("CUDAUP_TORCH_INDEX", &stand_in)
+            .env("CUDAUP_PROBE_TIMEOUT", "2");
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -185,9 +193,10 @@ fn english_run_customises_installs_from_a_mirror_verifies_and_says_what_next() {
     );
     w.answer("Install the CUDA toolkit into", ENTER);
     w.expect("Where should the CUDA toolkit come from?");
+    // The first choice is auto (as `cudaup install`), then NVIDIA's server, then a mirror.
     w.answer(
         "A mirror of NVIDIA's download layout",
-        &format!("{DOWN}{ENTER}"),
+        &format!("{DOWN}{DOWN}{ENTER}"),
     );
     w.answer(
         "Mirror URL or folder",

@@ -67,6 +67,7 @@ pub(super) static STRINGS: Strings = Strings {
     venv_prompt: "Folder of the Python virtual environment (venv)",
     bad_path: "give a full path (starting with / or ~)",
     source_prompt: "Where should the CUDA toolkit come from?",
+    source_auto: "Whichever answers: NVIDIA's server, else NVIDIA's CUDA 13+ wheels from PyPI (as `cudaup install` does)",
     source_nvidia: "NVIDIA's download server (developer.download.nvidia.com)",
     source_mirror: "A mirror of NVIDIA's download layout (a URL, or a folder made by `cudaup mirror create`)",
     source_wheels: "NVIDIA's CUDA wheels from a Python package index (CUDA 13 and newer)",

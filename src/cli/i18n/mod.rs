@@ -6,6 +6,7 @@
 //! and `plan` (tables of versions, paths and reasons) stay in English.
 
 mod en;
+pub mod reach;
 pub mod report;
 mod zh;
 
@@ -49,6 +50,14 @@ impl Lang {
         match self {
             Lang::En => &report::EN,
             Lang::Zh => &report::ZH,
+        }
+    }
+
+    /// The words of the reachability check in this language.
+    pub fn reach(self) -> &'static reach::ReachWords {
+        match self {
+            Lang::En => &reach::EN,
+            Lang::Zh => &reach::ZH,
         }
     }
 
@@ -190,6 +199,8 @@ pub struct Strings {
     pub bad_path: &'static str,
     /// Where the toolkit comes from.
     pub source_prompt: &'static str,
+    /// Auto: NVIDIA's server where it answers, else NVIDIA's wheels from PyPI.
+    pub source_auto: &'static str,
     /// NVIDIA's server.
     pub source_nvidia: &'static str,
     /// A mirror of NVIDIA's layout.

@@ -67,6 +67,7 @@ pub(super) static STRINGS: Strings = Strings {
     venv_prompt: "Python 虚拟环境（venv）所在目录",
     bad_path: "请填写完整路径（以 / 或 ~ 开头）",
     source_prompt: "CUDA 工具包从哪里下载？",
+    source_auto: "自动：能连上哪个用哪个——NVIDIA 官方服务器，否则从 PyPI 下载 NVIDIA 的 CUDA 13+ wheel（与 `cudaup install` 相同）",
     source_nvidia: "NVIDIA 官方下载服务器（developer.download.nvidia.com）",
     source_mirror: "NVIDIA 下载目录的镜像（网址，或 `cudaup mirror create` 生成的本地目录）",
     source_wheels: "从 Python 软件包索引下载 NVIDIA 的 CUDA wheel（CUDA 13 及以上）",

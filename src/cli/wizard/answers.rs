@@ -47,8 +47,9 @@ pub struct Answers {
     pub modify_path: bool,
     /// The shell families to hook.
     pub shells: Vec<Shell>,
-    /// Redistributable archives or wheels.
-    pub source: SourceKind,
+    /// Redistributable archives or wheels; `None` is auto (`cudaup install`'s default: the
+    /// archives where NVIDIA's server answers, else NVIDIA's CUDA 13+ wheels from the index).
+    pub source: Option<SourceKind>,
     /// A mirror of NVIDIA's layout.
     pub nvidia_mirror: Option<String>,
     /// The index for `source = wheels`.
@@ -65,8 +66,9 @@ pub struct Answers {
 
 impl Answers {
     /// What the wizard suggests for this machine: the profile it is offered (the default
-    /// `plan` and `install` take: `resolve::offer`); no pins; NVIDIA's and PyPI's servers; every
-    /// shell found here hooked; verify afterwards.
+    /// `plan` and `install` take: `resolve::offer`); no pins; the toolkit's source auto, as for
+    /// `cudaup install`; NVIDIA's and PyPI's servers; every shell found here hooked; verify
+    /// afterwards.
     pub fn suggested(process: &Process, system: &System, catalog: &Catalog) -> Self {
         Self {
             profile: crate::resolve::offer::offer(system, &Default::default(), catalog).profile,
@@ -84,7 +86,7 @@ impl Answers {
             verify: true,
             modify_path: true,
             shells: crate::cli::env::shells_here(process),
-            source: SourceKind::Redist,
+            source: None,
             nvidia_mirror: None,
             index_url: None,
             pypi_index: None,
@@ -129,7 +131,7 @@ impl Answers {
             verify: o.verify.unwrap_or(base.verify),
             modify_path: o.modify_path.unwrap_or(base.modify_path),
             shells: o.shells.unwrap_or_else(|| base.shells.clone()),
-            source: o.source.unwrap_or(base.source),
+            source: o.source.or(base.source),
             nvidia_mirror: o.mirror,
             index_url: o.index_url,
             pypi_index: o.pypi_index,
@@ -151,7 +153,7 @@ impl Answers {
             python: self.python.clone(),
             driver: self.driver.clone(),
             components: self.components.clone(),
-            source: Some(self.source),
+            source: self.source,
             mirror: self.nvidia_mirror.clone(),
             index_url: self.index_url.clone(),
             pypi_index: self.pypi_index.clone(),
@@ -206,7 +208,7 @@ impl Answers {
             self.prefix = None;
             self.no_cudnn = false;
             self.components = None;
-            self.source = SourceKind::Redist;
+            self.source = None;
             self.index_url = None;
         }
         if p == Profile::CudaDev {
@@ -261,7 +263,7 @@ impl Answers {
                 })
                 .collect()
         });
-        c.sources.source = toolkit.then_some(a.source);
+        c.sources.source = a.source.filter(|_| toolkit);
         c.sources.nvidia_mirror = a.nvidia_mirror;
         c.sources.index_url = a.index_url;
         c.sources.pypi_index = a.pypi_index;
@@ -270,4 +272,98 @@ impl Answers {
         c.sources.allow_http = Some(a.allow_http);
         c
     }
+}
+
+/// The download sites the `profiles` may take with answers `a` (`install::reach::routes_for`),
+/// each site once.
+pub(super) fn routes(
+    a: &Answers,
+    profiles: &[Profile],
+    process: &Process,
+) -> Result<Vec<crate::install::reach::Route>, SettingsError> {
+    let mut out: Vec<crate::install::reach::Route> = Vec::new();
+    for p in profiles {
+        let mut b = a.clone();
+        b.profile = *p;
+        b.fit_profile();
+        for r in crate::install::reach::routes_for(&b.settings(process)?) {
+            if !out
+                .iter()
+                .any(|o| o.service == r.service && o.base == r.base)
+            {
+                out.push(r);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The toolkit download each of `profiles` would bring with answers `a`, from the catalog's
+/// sizes (`None`: no toolkit, no plan, or no sizes for its release).
+pub(super) fn toolkit_sizes(
+    ctx: &super::Ctx<'_>,
+    a: &Answers,
+    profiles: &[Profile],
+) -> Result<Vec<Option<u64>>, SettingsError> {
+    profiles
+        .iter()
+        .map(|p| {
+            let mut b = a.clone();
+            b.profile = *p;
+            b.fit_profile();
+            let settings = b.settings(ctx.process)?;
+            let plan = crate::resolve::resolve(ctx.system, &settings.request, ctx.catalog);
+            Ok(crate::install::summary::for_plan(
+                &plan,
+                ctx.catalog,
+                settings.components.as_deref(),
+                &ctx.system.os.arch,
+            )
+            .ok()
+            .flatten()
+            .and_then(|t| t.bytes()))
+        })
+        .collect()
+}
+
+/// The toolkit source `auto` takes where `reach` was asked: NVIDIA's archives where its server
+/// (or the mirror) answered, else NVIDIA's CUDA wheels where an index did; with the sentence a
+/// saved config keeps about it. `None` when no site that serves the toolkit answered.
+pub(super) fn probed_source(reach: &crate::install::reach::Reach) -> Option<(SourceKind, String)> {
+    use crate::install::reach::Service;
+    let site = |service: Service| {
+        reach
+            .answers
+            .iter()
+            .find(|a| a.route.service == service && a.reached)
+    };
+    if let Some(a) = site(Service::NvidiaRedist) {
+        return Some((
+            SourceKind::Redist,
+            format!(
+                "source auto, probed by the wizard: NVIDIA's redistributables at {} answered",
+                a.route.base
+            ),
+        ));
+    }
+    let index = site(Service::WheelIndex).or_else(|| site(Service::Pypi))?;
+    let nvidia = reach
+        .answers
+        .iter()
+        .find(|a| a.route.service == Service::NvidiaRedist)
+        .map(|a| {
+            format!(
+                "NVIDIA's redistributables at {} did not answer ({}); ",
+                a.route.base,
+                crate::cli::i18n::reach::EN.why(a)
+            )
+        })
+        .unwrap_or_default();
+    Some((
+        SourceKind::Wheels,
+        format!(
+            "source auto, probed by the wizard: {nvidia}NVIDIA's CUDA wheels from {}",
+            index.route.base
+        ),
+    ))
 }

@@ -87,23 +87,29 @@ pub(super) fn customise(
         a.prefix = (chosen != default).then_some(chosen);
 
         let items = vec![
+            s.source_auto.to_owned(),
             s.source_nvidia.to_owned(),
             s.source_mirror.to_owned(),
             s.source_wheels.to_owned(),
         ];
         let current = match (a.source, &a.nvidia_mirror) {
-            (SourceKind::Wheels, _) => 2,
-            (SourceKind::Redist, Some(_)) => 1,
-            (SourceKind::Redist, None) => 0,
+            (Some(SourceKind::Wheels), _) => 3,
+            (_, Some(_)) => 2,
+            (Some(SourceKind::Redist), None) => 1,
+            (None, None) => 0,
         };
         out.flush()?;
         match p.select(s.source_prompt, &items, current)? {
             0 => {
-                a.source = SourceKind::Redist;
+                a.source = None;
                 a.nvidia_mirror = None;
             }
             1 => {
-                a.source = SourceKind::Redist;
+                a.source = Some(SourceKind::Redist);
+                a.nvidia_mirror = None;
+            }
+            2 => {
+                a.source = Some(SourceKind::Redist);
                 let text = p.input(
                     s.mirror_prompt,
                     a.nvidia_mirror.as_deref().unwrap_or(""),
@@ -112,7 +118,7 @@ pub(super) fn customise(
                 a.nvidia_mirror = Some(text);
             }
             _ => {
-                a.source = SourceKind::Wheels;
+                a.source = Some(SourceKind::Wheels);
                 a.index_url = ask_index(ctx, p, s.wheels_index_prompt, a.index_url.as_deref())?;
             }
         }
@@ -209,7 +215,7 @@ fn ask_components(
     preview: &Preview,
 ) -> std::result::Result<Option<String>, Stop> {
     let sets = &ctx.catalog.components.set;
-    let wheels = a.source == SourceKind::Wheels;
+    let wheels = a.source == Some(SourceKind::Wheels);
     let items: Vec<String> = sets
         .iter()
         .map(|set| {

@@ -99,6 +99,11 @@ pub struct Ctx<'a> {
     pub unattended: bool,
     /// No terminal and no `--yes`: the wizard stops before confirming.
     pub cannot_confirm: bool,
+    /// The download sites, asked before the profile question (`None`: nothing was left to
+    /// decide, every source is pinned).
+    pub reach: Option<crate::install::reach::Reach>,
+    /// The reachability words of the chosen language.
+    pub reach_words: &'static crate::cli::i18n::reach::ReachWords,
 }
 
 /// How the questions ended.
@@ -110,6 +115,8 @@ pub enum Decision {
     Cancel,
     /// Unattended, and nothing fits (exit code 5).
     Unsupported,
+    /// No profile can work here: none of the download sites answered (exit code 3).
+    Unreachable,
 }
 
 /// Why the questions stopped early.
@@ -201,6 +208,30 @@ pub(super) fn run(
             colon: s.colon,
         }))
     };
+    let initial = Answers::initial(process, &detection.system, catalog, config.as_ref())?;
+    // The download sites every profile the wizard may offer would take, asked at once before
+    // the question: unattended with a profile given, only that profile's.
+    let given = crate::settings::InstallOptions::from_env(process)
+        .map_err(Error::from)?
+        .profile
+        .or(config.as_ref().and_then(|c| c.profile));
+    let offered: Vec<Profile> = match given {
+        Some(p) if unattended => vec![p],
+        _ => PROFILES.to_vec(),
+    };
+    let routes = answers::routes(&initial, &offered, process)?;
+    let words = lang.reach();
+    let reach = if routes.is_empty() {
+        None
+    } else {
+        let r = super::reach::ask(&routes, initial.allow_http, process, words, cancel.clone())?;
+        writeln!(
+            out,
+            "\n{}",
+            super::reach::render(&r, words, style).trim_end()
+        )?;
+        Some(r)
+    };
     let ctx = Ctx {
         s,
         style,
@@ -213,8 +244,9 @@ pub(super) fn run(
         dry_run: args.dry_run,
         unattended,
         cannot_confirm: !terminal && !args.yes,
+        reach,
+        reach_words: words,
     };
-    let initial = Answers::initial(process, &detection.system, catalog, config.as_ref())?;
     let (answers, preview) = match drive(&ctx, prompter.as_mut(), out, initial) {
         Ok(Decision::Go(a, p)) => (*a, *p),
         Ok(Decision::Cancel) | Err(Stop::Cancel) => {
@@ -222,6 +254,7 @@ pub(super) fn run(
             return Ok(ExitCode::Cancelled);
         }
         Ok(Decision::Unsupported) => return Ok(ExitCode::Unsupported),
+        Ok(Decision::Unreachable) => return Ok(ExitCode::Network),
         Err(Stop::Fail(e)) => return Err(e),
     };
 
@@ -231,9 +264,22 @@ pub(super) fn run(
         } else {
             process.cwd().join(path)
         };
-        let text = answers
+        // `source = auto` is saved as the source the sites asked showed, and why.
+        let mut saved = answers.clone();
+        let probed = match (&ctx.reach, saved.source) {
+            (Some(r), None) if saved.profile.has_toolkit() => answers::probed_source(r),
+            _ => None,
+        };
+        if let Some((kind, _)) = &probed {
+            saved.source = Some(*kind);
+        }
+        let mut text = saved
             .to_config(path.clone(), lang, process.var("SHELL"))
             .to_toml();
+        if let Some((kind, why)) = &probed {
+            let line = format!("source = \"{}\"\n", kind.name());
+            text = text.replacen(&line, &format!("# {why}\n{line}"), 1);
+        }
         fs_err::write(&path, text)?;
         writeln!(out, "\n{}", (s.saved)(&path.display().to_string()))?;
     }
@@ -347,14 +393,71 @@ pub fn drive(
             (false, _) => s.preselect_no_gpu.to_owned(),
         }
     )?;
+    // What cannot work here is shown greyed, with why and what would make it work.
+    let words = ctx.reach_words;
+    let greyed: Vec<Option<crate::install::reach::Greyed>> = PROFILES
+        .iter()
+        .map(|p| ctx.reach.as_ref().and_then(|r| r.fits(*p).err()))
+        // A profile none of whose sites was asked (unattended, another profile given) is not
+        // known to fail.
+        .map(|g| g.filter(|g| !g.failed.is_empty()))
+        .collect();
+    for (profile, g) in PROFILES.iter().zip(&greyed) {
+        if let Some(g) = g {
+            write!(
+                out,
+                "{}",
+                ctx.style
+                    .dim(&super::reach::render_greyed(*profile, g, words))
+            )?;
+        }
+    }
+    let mut default = PROFILES.iter().position(|p| *p == a.profile).unwrap_or(0);
+    if greyed[default].is_some() {
+        let Some(other) = greyed.iter().position(Option::is_none) else {
+            writeln!(out, "\n{}", ctx.style.bad(words.none_fits))?;
+            writeln!(out, "{} {}", words.fix_label, words.fix)?;
+            return Ok(Decision::Unreachable);
+        };
+        writeln!(
+            out,
+            "{}",
+            (words.moved)(PROFILES[default].name(), PROFILES[other].name())
+        )?;
+        default = other;
+    }
+    let sizes = answers::toolkit_sizes(ctx, &a, &PROFILES).map_err(Error::from)?;
     let items: Vec<String> = PROFILES
         .iter()
         .zip(s.profile_lines)
-        .map(|(p, line)| format!("{:<11} {line}", p.name()))
+        .zip(greyed.iter().zip(&sizes))
+        .map(|((p, line), (g, size))| {
+            let tag = match (g, size) {
+                (Some(_), _) => format!(" {}", words.greyed_tag),
+                (None, Some(bytes)) => format!(
+                    " {}",
+                    (words.size)(&indicatif::HumanBytes(*bytes).to_string())
+                ),
+                (None, None) => String::new(),
+            };
+            format!("{:<11} {line}{tag}", p.name())
+        })
         .collect();
-    let default = PROFILES.iter().position(|p| *p == a.profile).unwrap_or(0);
     out.flush()?;
-    a.profile = PROFILES[p.select(s.profile_prompt, &items, default)?];
+    loop {
+        let chosen = p.select(s.profile_prompt, &items, default)?;
+        if greyed[chosen].is_none() {
+            a.profile = PROFILES[chosen];
+            break;
+        }
+        writeln!(
+            out,
+            "{}",
+            ctx.style
+                .warn(&(words.chose_greyed)(PROFILES[chosen].name()))
+        )?;
+        default = chosen;
+    }
     a.fit_profile();
 
     loop {

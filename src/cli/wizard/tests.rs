@@ -67,6 +67,8 @@ impl World {
             dry_run: false,
             unattended: false,
             cannot_confirm: false,
+            reach: None,
+            reach_words: lang.reach(),
         }
     }
 }
@@ -132,7 +134,7 @@ fn customise_pins_cuda_and_asks_only_what_the_profile_needs() {
             Answer::Input("thirteen".into()),
             Answer::Input("13.0".into()),
             Answer::Default,        // prefix
-            Answer::Default,        // NVIDIA's server
+            Answer::Default,        // the source: auto, as `cudaup install`
             Answer::Select(2),      // components: complete
             Answer::Confirm(false), // no rc file
             Answer::Confirm(false), // no verify
@@ -141,6 +143,12 @@ fn customise_pins_cuda_and_asks_only_what_the_profile_needs() {
     );
     let (a, preview) = go(r.unwrap());
     assert_eq!(a.profile, Profile::CudaDev);
+    assert_eq!(a.source, None, "auto, as `cudaup install` takes it");
+    assert!(
+        p.was_asked("Where should the CUDA toolkit come from? -> Whichever answers"),
+        "{:?}",
+        p.asked
+    );
     assert_eq!(a.components.as_deref(), Some("complete"));
     assert!(
         p.was_asked("Which parts of the CUDA toolkit? -> complete: standard plus cuda-gdb"),
@@ -552,4 +560,109 @@ fn the_previewed_plan_is_the_plan_install_runs_on_every_machine() {
         planned >= 10 && unsupported >= 1,
         "{planned} planned, {unsupported} refused"
     );
+}
+
+/// A reach where PyTorch's index and PyPI did not answer and NVIDIA's server did.
+fn only_nvidia() -> crate::install::reach::Reach {
+    use crate::install::reach::{Answer as Site, Failure, Reach, Route, Service};
+    let site = |service, base: &str, reached| Site {
+        route: Route {
+            service,
+            base: base.into(),
+            origin: "default".into(),
+        },
+        reached,
+        detail: if reached {
+            "answered in 9 ms"
+        } else {
+            "refused"
+        }
+        .into(),
+        millis: reached.then_some(9),
+        failure: (!reached).then_some(Failure::Refused),
+    };
+    Reach {
+        answers: vec![
+            site(
+                Service::PytorchIndex,
+                "https://download.pytorch.org/whl",
+                false,
+            ),
+            site(Service::Pypi, "https://pypi.org/simple", false),
+            site(
+                Service::NvidiaRedist,
+                "https://developer.download.nvidia.com",
+                true,
+            ),
+        ],
+    }
+}
+
+/// What cannot work here is greyed with why and what would (issue 37): the suggestion moves to
+/// a profile that can, a greyed one chosen is refused and the question asked again, and the
+/// offered ones carry their toolkit's size.
+#[test]
+fn profiles_the_download_sites_cannot_serve_are_greyed_and_not_taken() {
+    let w = World::new();
+    let none = no_gpu();
+    let mut ctx = w.ctx(&none, Lang::En);
+    ctx.reach = Some(only_nvidia());
+    // Enter: the moved suggestion (cuda-dev); then the plan's Go.
+    let (r, p, out) = drive_with(&ctx, vec![Answer::Default, Answer::Default]);
+    let (a, _) = go(r.unwrap());
+    assert_eq!(a.profile, Profile::CudaDev);
+    assert!(
+        out.contains("cpu cannot work here: nothing that serves PyTorch answered:")
+            && out.contains("PyPI https://pypi.org/simple: no answer (connection refused)")
+            && out.contains("what would work: a mirror this machine reaches")
+            && out.contains("`cpu` cannot work here (see above), so `cuda-dev` is the suggestion."),
+        "{out}"
+    );
+    assert!(p.asked[0].contains("-> cuda-dev"), "{:?}", p.asked);
+    assert!(
+        p.asked[0].contains("[CUDA toolkit: about "),
+        "{:?}",
+        p.asked
+    );
+    // Choosing a greyed one (cpu, the fifth) is refused and asked again.
+    let (r, p, out) = drive_with(
+        &ctx,
+        vec![Answer::Select(4), Answer::Select(3), Answer::Default],
+    );
+    assert_eq!(go(r.unwrap()).0.profile, Profile::CudaDev);
+    assert!(
+        out.contains("`cpu` cannot work here (see above): choose another"),
+        "{out}"
+    );
+    assert_eq!(
+        p.asked
+            .iter()
+            .filter(|q| q.starts_with("What should cudaup set up?"))
+            .count(),
+        2,
+        "{:?}",
+        p.asked
+    );
+    // In Chinese too.
+    let mut zh = w.ctx(&none, Lang::Zh);
+    zh.reach = Some(only_nvidia());
+    let (r, _, out) = drive_with(&zh, vec![Answer::Default, Answer::Default]);
+    assert_eq!(go(r.unwrap()).0.profile, Profile::CudaDev);
+    assert!(
+        out.contains("cpu 在本机无法使用：提供 PyTorch 的站点都没有应答："),
+        "{out}"
+    );
+}
+
+#[test]
+fn nothing_reachable_stops_the_wizard_with_the_fix() {
+    let w = World::new();
+    let none = no_gpu();
+    let mut ctx = w.ctx(&none, Lang::En);
+    let mut reach = only_nvidia();
+    reach.answers[2].reached = false;
+    ctx.reach = Some(reach);
+    let (r, _, out) = drive_with(&ctx, vec![Answer::Default]);
+    assert!(matches!(r, Ok(Decision::Unreachable)), "{r:?}");
+    assert!(out.contains("No profile can work here"), "{out}");
 }

@@ -116,6 +116,33 @@ pub fn base_python(plan: &Plan) -> Result<Option<String>, PyEnvError> {
     }
 }
 
+/// Whether `python` is the interpreter of the venv at `venv`: the plan keeps what the chosen
+/// Python already has only then.
+fn is_venv_python(python: &str, venv: &Path) -> bool {
+    Path::new(python)
+        .parent()
+        .and_then(Path::parent)
+        .is_some_and(|root| std::path::absolute(root).ok() == std::path::absolute(venv).ok())
+}
+
+/// Whether the framework step of `plan` into `venv` only checks what is there (its framework
+/// kept, in that venv's own Python): then it downloads nothing. JAX is always reinstalled.
+pub fn only_checks(plan: &Plan, venv: &Path) -> bool {
+    let kept = |name: &str| {
+        plan.component(name)
+            .is_some_and(|c| c.action == Action::Keep)
+    };
+    let in_venv = plan
+        .component("python")
+        .and_then(|p| p.path.as_deref())
+        .is_some_and(|p| is_venv_python(p, venv));
+    match plan.profile {
+        Profile::Tensorflow => kept("tensorflow") && in_venv,
+        Profile::Full | Profile::Pytorch | Profile::Cpu => kept("torch") && in_venv,
+        Profile::Jax | Profile::CudaDev => false,
+    }
+}
+
 /// Builds the step from the plan and what the install plan wants of the framework (`want`,
 /// [`route::want`]'s; `gpus_here`: the planned GPUs are this machine's). `venv` is `--venv` or
 /// the default under the home.
@@ -134,12 +161,8 @@ pub fn step(
         .component("python")
         .and_then(|p| p.version.clone())
         .unwrap_or_default();
+    let same_venv = is_venv_python(&base, &venv);
     let venv = Venv { dir: venv };
-    // The plan keeps what the chosen Python already has only when that Python is the venv's.
-    let same_venv = Path::new(&base)
-        .parent()
-        .and_then(Path::parent)
-        .is_some_and(|root| std::path::absolute(root).ok() == std::path::absolute(&venv.dir).ok());
     let want = want
         .cloned()
         .ok_or_else(|| PyEnvError::Plan("the plan has no framework to install".into()))?;

@@ -112,6 +112,7 @@ fn only_pypi_answering_leaves_the_profiles_pypi_serves() {
         "{reach:?}"
     );
     assert!(reach.answers[1].detail.starts_with("answered in"));
+    assert_eq!(reach.answers[0].failure, Some(Failure::Refused));
     assert!(
         reach.answers[0].detail.contains("refused"),
         "{:?}",
@@ -162,15 +163,127 @@ fn nothing_answering_greys_every_profile_with_the_hosts_and_the_fix() {
     assert!(reach.fits(Profile::Cpu).is_ok());
     let g = reach.fits(Profile::Tensorflow).unwrap_err();
     assert!(
-        g.reason
+        g.reason()
             .starts_with("nothing that serves TensorFlow answered: PyPI http://"),
         "{g:?}"
     );
-    assert!(g.reason.contains("403"), "{g:?}");
-    assert!(g.fix.contains("--pypi-index URL") && g.fix.contains("HTTPS_PROXY"));
+    assert!(g.reason().contains("403"), "{g:?}");
+    assert!(Greyed::FIX.contains("--pypi-index URL") && Greyed::FIX.contains("HTTPS_PROXY"));
     let g = reach.fits(Profile::CudaDev).unwrap_err();
     assert!(
-        g.reason.contains("/nonexistent/mirror is not a directory"),
+        g.reason()
+            .contains("/nonexistent/mirror is not a directory"),
         "{g:?}"
     );
+}
+
+#[test]
+fn a_pinned_source_kind_leaves_the_other_routes_unasked() {
+    use crate::model::request::{SourceKind, TorchSource};
+    let services = |o: InstallOptions| -> Vec<Service> {
+        routes_for(&settings(o)).iter().map(|r| r.service).collect()
+    };
+    // full, nothing pinned: every public host.
+    assert_eq!(
+        services(InstallOptions::default()),
+        [Service::PytorchIndex, Service::Pypi, Service::NvidiaRedist]
+    );
+    // cuda-dev asks NVIDIA and PyPI (its CUDA wheels), never PyTorch's index.
+    assert_eq!(
+        services(InstallOptions {
+            profile: Some(Profile::CudaDev),
+            ..Default::default()
+        }),
+        [Service::Pypi, Service::NvidiaRedist]
+    );
+    // Both source kinds pinned: nothing left to decide, and only those routes.
+    let pinned = settings(InstallOptions {
+        source: Some(SourceKind::Redist),
+        torch_source: Some(TorchSource::Pytorch),
+        ..Default::default()
+    });
+    assert!(!wanted(&pinned));
+    assert_eq!(
+        routes_for(&pinned)
+            .iter()
+            .map(|r| r.service)
+            .collect::<Vec<_>>(),
+        [Service::PytorchIndex, Service::NvidiaRedist]
+    );
+    // A --mirror pins the toolkit to the archives, at the mirror; PyTorch is still decided here.
+    let mirror = settings(InstallOptions {
+        mirror: Some("/srv/mirror".into()),
+        ..Default::default()
+    });
+    assert!(wanted(&mirror));
+    let r = routes_for(&mirror);
+    assert_eq!(r[2].base, "/srv/mirror");
+    // TensorFlow from a given PyPI mirror: pinned, and that mirror is its route.
+    let tf = settings(InstallOptions {
+        profile: Some(Profile::Tensorflow),
+        pypi_index: Some("https://mirrors.example.cn/pypi/simple".into()),
+        ..Default::default()
+    });
+    assert!(!wanted(&tf));
+    assert_eq!(
+        routes_for(&tf)
+            .iter()
+            .map(|r| r.base.as_str())
+            .collect::<Vec<_>>(),
+        ["https://mirrors.example.cn/pypi/simple"]
+    );
+}
+
+#[test]
+fn a_part_is_greyed_only_when_every_route_asked_for_it_failed() {
+    // PyPI answered: PyTorch and the toolkit (NVIDIA's wheels) both have a route.
+    let answer = |service, reached| Answer {
+        route: Route {
+            service,
+            base: "http://127.0.0.1:9".into(),
+            origin: "default".into(),
+        },
+        reached,
+        detail: String::new(),
+        millis: None,
+        failure: None,
+    };
+    let reach = Reach {
+        answers: vec![
+            answer(Service::PytorchIndex, false),
+            answer(Service::Pypi, true),
+        ],
+    };
+    assert!(reach.fits(Profile::Full).is_ok());
+    let reach = Reach {
+        answers: vec![
+            answer(Service::PytorchIndex, false),
+            answer(Service::Pypi, false),
+        ],
+    };
+    let g = reach.fits(Profile::Pytorch).unwrap_err();
+    assert_eq!(g.part, Part::Pytorch);
+    assert_eq!(g.failed.len(), 2);
+    // full's toolkit may come as NVIDIA's wheels from PyPI, which did not answer either.
+    assert_eq!(reach.fits(Profile::Full).unwrap_err().part, Part::Toolkit);
+}
+
+#[test]
+fn a_plain_http_site_without_allow_http_is_not_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    let strict = Fetcher::new(
+        crate::fetch::Settings::new(dir.path().join("cache")),
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(crate::world::progress::Silent),
+    );
+    let reach = probe(
+        &strict,
+        &[Route {
+            service: Service::Pypi,
+            base: format!("{}/simple", host("200 OK")),
+            origin: "--pypi-index".into(),
+        }],
+    );
+    assert!(!reach.answers[0].reached, "{reach:?}");
+    assert_eq!(reach.answers[0].failure, Some(Failure::PlainHttp));
 }
