@@ -63,8 +63,21 @@ pub(super) fn run(
         ..args.stack.options()?
     };
     let settings = InstallSettings::resolve(flags, process, file.as_ref())?;
+    let mut pythons_here = false;
     let system = match &args.system {
-        Some(path) => crate::detect::picture::load_system(path, catalog)?,
+        Some(path) => {
+            let mut picture = crate::detect::picture::load_system(path, catalog)?;
+            // A picture that lists no Python (a hand-written one) is planned with this
+            // machine's, the ones `install --system` puts the framework into: the python row
+            // shows the interpreter install will use.
+            if picture.pythons.is_empty() {
+                picture.pythons = super::detect::detect_live(process, runner, catalog, false)
+                    .system
+                    .pythons;
+                pythons_here = !picture.pythons.is_empty();
+            }
+            picture
+        }
         None => super::detect::detect_live(process, runner, catalog, false).system,
     };
     // No profile chosen: the machine's offer (the rule install, the wizard and bench share).
@@ -137,6 +150,9 @@ pub(super) fn run(
         if let Some(r) = &reach {
             doc["reach"] = super::reach::to_json(r, greyed.as_ref());
         }
+        if pythons_here {
+            doc["pythons_from"] = "this machine".into();
+        }
         writeln!(
             out,
             "{}",
@@ -153,6 +169,9 @@ pub(super) fn run(
                 "profile {}: this machine's default ({why}; --profile chooses another)\n",
                 request.profile
             )?;
+        }
+        if pythons_here && request.profile.framework_component().is_some() {
+            writeln!(out, "{}\n", style.words().pythons_here)?;
         }
         if let Some(r) = &reach {
             let words = style.lang().reach();

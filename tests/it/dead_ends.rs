@@ -600,3 +600,68 @@ fn the_download_sites_are_asked_first_and_what_cannot_work_is_refused_with_the_f
         wizard.stdout
     );
 }
+
+/// A hand-written `--system` picture without Pythons (issue 37): `plan` shows the interpreter
+/// `install --system` will use (this machine's), never "install Python 3.x" followed by an
+/// install into another one; the dry-run install plans the same Python.
+#[test]
+fn a_picture_without_pythons_is_planned_with_the_python_install_uses() {
+    let index = pypi_with_the_cuda_build();
+    let server = Server::start(index.path().to_owned());
+    let ctx = context();
+    let picture = ctx.dir().join("hand-written.json");
+    fs_err::write(
+        &picture,
+        format!(
+            r#"{{"os": {{"family": "linux", "arch": "{}"}}, "gpus": []}}"#,
+            std::env::consts::ARCH
+        ),
+    )
+    .unwrap();
+    let pic = picture.display().to_string();
+    let (python, version) = local_python();
+    let plan = ctx.cudaup(&["plan", "--system", &pic, "--profile", "cpu"]);
+    assert_eq!(plan.code, 0, "{}\n{}", plan.stdout, plan.stderr);
+    let row = plan
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("python "))
+        .unwrap_or_else(|| panic!("a python row:\n{}", plan.stdout));
+    assert!(
+        row.contains("keep") && row.contains(&version) && !row.contains("install Python"),
+        "{row}"
+    );
+    assert!(
+        plan.stdout.contains(&format!("at {python}"))
+            && plan.stdout.contains("The picture lists no Python"),
+        "{}",
+        plan.stdout
+    );
+    let json = ctx.cudaup(&["plan", "--system", &pic, "--profile", "cpu", "--json"]);
+    assert_eq!(json.json()["pythons_from"], "this machine");
+
+    // The dry-run install makes its venv from that same interpreter.
+    let pypi = format!("{}/simple", server.url());
+    let torch = format!("{}/whl", dead());
+    let install = ctx.cudaup(&[
+        "install",
+        "--driver",
+        "keep",
+        "--system",
+        &pic,
+        "--profile",
+        "cpu",
+        "--dry-run",
+        "--pypi-index",
+        &pypi,
+        "--torch-index",
+        &torch,
+        "--allow-http",
+    ]);
+    assert_eq!(install.code, 0, "{}\n{}", install.stdout, install.stderr);
+    assert!(
+        install.stdout.contains(&format!("(from {python})")),
+        "{}",
+        install.stdout
+    );
+}

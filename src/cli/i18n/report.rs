@@ -45,6 +45,8 @@ pub struct Report {
     pub no_stack_for: fn(&str, &str) -> String,
     /// plan: a machine without NVIDIA GPUs.
     pub this_machine: &'static str,
+    /// plan --system: the picture lists no Python, so this machine's are planned with.
+    pub pythons_here: &'static str,
     /// plan: the table's columns.
     pub columns: [&'static str; 4],
     /// plan: the constraints block.
@@ -118,6 +120,7 @@ pub static EN: Report = Report {
     plan_for: |profile, target| format!("Plan ({profile} profile) for {target}"),
     no_stack_for: |profile, target| format!("No {profile} stack for {target}"),
     this_machine: "this machine",
+    pythons_here: "The picture lists no Python: the python row is this machine's, the one `install --system` puts the framework into.",
     columns: ["component", "action", "version", "reason"],
     constraints: "Constraints (passed to pip as -c)",
     why: "Why",
@@ -188,6 +191,7 @@ pub static ZH: Report = Report {
     plan_for: |profile, target| format!("为 {target} 制定的方案（{profile} 配置）"),
     no_stack_for: |profile, target| format!("没有适合 {target} 的 {profile} 方案"),
     this_machine: "本机",
+    pythons_here: "该机器描述中没有 Python：python 一行是本机的 Python，即 `install --system` 安装框架时使用的解释器。",
     columns: ["组件", "操作", "版本", "原因"],
     constraints: "约束（以 -c 传给 pip）",
     why: "原因",
