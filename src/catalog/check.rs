@@ -125,6 +125,14 @@ pub fn check(source: &Source) -> Vec<Problem> {
     let tensorrt: Option<TensorrtManifest> = texts.parse("tensorrt.toml", &mut problems);
     let jetson: Option<JetsonManifest> = texts.parse("jetson.toml", &mut problems);
     let meta: Option<CatalogMeta> = texts.parse("catalog.toml", &mut problems);
+    let uv: Option<super::uv::UvPin> = texts.parse("uv.toml", &mut problems);
+    if let Some(message) = uv.as_ref().and_then(|u| u.check().err()) {
+        problems.push(Problem {
+            file: texts.path("uv.toml"),
+            line: None,
+            message,
+        });
+    }
     let (
         Some(gpus),
         Some(cuda),
@@ -139,6 +147,7 @@ pub fn check(source: &Source) -> Vec<Problem> {
         Some(tensorrt),
         Some(jetson),
         Some(meta),
+        Some(uv),
     ) = (
         gpus,
         cuda,
@@ -153,6 +162,7 @@ pub fn check(source: &Source) -> Vec<Problem> {
         tensorrt,
         jetson,
         meta,
+        uv,
     )
     else {
         return problems;
@@ -171,6 +181,7 @@ pub fn check(source: &Source) -> Vec<Problem> {
         tensorrt,
         jetson,
         meta,
+        uv,
         origin: String::new(),
         notes: Vec::new(),
     };

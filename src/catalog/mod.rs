@@ -20,6 +20,7 @@ mod spec;
 mod tensorflow;
 mod tensorrt;
 pub mod update;
+pub mod uv;
 
 use std::path::{Path, PathBuf};
 
@@ -83,6 +84,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         "tensorrt.toml",
         include_str!("../../manifests/tensorrt.toml"),
     ),
+    ("uv.toml", include_str!("../../manifests/uv.toml")),
 ];
 
 /// Where the catalog is read from.
@@ -121,6 +123,8 @@ pub struct Catalog {
     pub tensorrt: TensorrtManifest,
     /// Jetson modules and the JetPack releases that carry their stack.
     pub jetson: JetsonManifest,
+    /// The uv cudaup brings.
+    pub uv: uv::UvPin,
     /// The catalog's date and sources.
     pub meta: CatalogMeta,
     /// Where it was read from, for `plan` and `manifests status` (`embedded`, a directory).
@@ -158,6 +162,7 @@ impl Catalog {
             bench: load_one(source, "bench.toml")?,
             tensorrt: load_one(source, "tensorrt.toml")?,
             jetson: load_one(source, "jetson.toml")?,
+            uv: load_uv(source)?,
             meta: load_one(source, "catalog.toml")?,
             origin: match source {
                 Source::Embedded => "embedded".to_owned(),
@@ -181,6 +186,19 @@ impl Catalog {
 /// The text of one embedded manifest.
 pub fn embedded_text(name: &str) -> Option<&'static str> {
     EMBEDDED.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+/// `uv.toml`, parsed and checked ([`uv::UvPin::check`]).
+fn load_uv(source: &Source) -> Result<uv::UvPin, CatalogError> {
+    let pin: uv::UvPin = load_one(source, "uv.toml")?;
+    pin.check().map_err(|message| CatalogError::Manifest {
+        path: match source {
+            Source::Embedded => Path::new("<embedded>/manifests").join("uv.toml"),
+            Source::Dir(d) => d.join("uv.toml"),
+        },
+        message,
+    })?;
+    Ok(pin)
 }
 
 /// Reads and parses one manifest file, naming the file and position of any error.

@@ -367,7 +367,9 @@ pub fn run(
             verify::run(&args, &cli.global, process, runner, &catalog, &style, out)
         }
         Some(Command::Uninstall(args)) => uninstall::run(&args, process, &style, out),
-        Some(Command::Repair(args)) => repair::run(&args, process, runner, &style, cancel, out),
+        Some(Command::Repair(args)) => {
+            repair::run(&args, process, runner, &catalog, &style, cancel, out)
+        }
         Some(Command::Mirror(cmd)) => mirror::run_mirror(
             &cmd,
             &cli.global,

@@ -38,6 +38,7 @@ pub(super) fn run(
     args: &RepairArgs,
     process: &Process,
     runner: &dyn Runner,
+    catalog: &crate::catalog::Catalog,
     style: &Style,
     cancel: Arc<AtomicBool>,
     out: &mut dyn Write,
@@ -72,6 +73,7 @@ pub(super) fn run(
         home: &home,
         cancel,
         allow_http: args.allow_http,
+        uv: &catalog.uv,
         events: &mut shown,
     };
     crate::install::repair::run(&steps, &mut ctx)?;

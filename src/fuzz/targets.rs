@@ -163,6 +163,7 @@ fn run_index_json(input: &[u8], _: &Path) {
                     requires_python: f.requires_python,
                     core_metadata: f.core_metadata,
                     uploaded: None,
+                    size: f.size,
                 })
                 .collect(),
         };

@@ -303,7 +303,7 @@ pub fn create(
         // installer from it, checked against manifests/uv.toml there as here. Without it (an
         // index that lacks it, or bytes that are not the pinned ones) the bundle still serves,
         // and its installs use pip: said, never silent.
-        let pin = crate::install::uv::UvPin::builtin();
+        let pin = &ctx.catalog.uv;
         let index = s
             .pypi_index
             .clone()
@@ -313,7 +313,7 @@ pub fn create(
         let got = crate::fetch::Location::parse(&index)
             .map_err(|e| e.to_string())
             .and_then(|at| {
-                crate::install::uv::verified_wheel(&pin, arch, &fetcher, &[at])
+                crate::install::uv::verified_wheel(pin, arch, &fetcher, &[at])
                     .map_err(|e| e.to_string())
             });
         match got {

@@ -227,6 +227,8 @@ pub struct RepairCtx<'a> {
     pub cancel: Arc<AtomicBool>,
     /// `--allow-http` (sources recorded in the receipts were accepted at install time).
     pub allow_http: bool,
+    /// The uv the catalog in effect pins (a venv's installer is brought as an install's is).
+    pub uv: &'a crate::install::uv::UvPin,
     /// What a person sees.
     pub events: &'a mut dyn RepairEvents,
 }
@@ -319,6 +321,7 @@ fn venv(receipt: &VenvReceipt, recreate: bool, ctx: &mut RepairCtx<'_>) -> Resul
         path: &path,
         no_uv: ctx.process.var(crate::world::vars::CUDAUP_NO_UV) == Some("1"),
         home: ctx.home,
+        uv: ctx.uv,
         fetcher: &fetcher,
         progress: ctx.events.progress(),
     };

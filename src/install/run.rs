@@ -349,6 +349,7 @@ fn steps(
             &ctx.process.path_entries(),
             ctx.process.var(crate::world::vars::CUDAUP_NO_UV) == Some("1"),
             plan.settings.guard,
+            &ctx.catalog.uv,
             ctx.home,
             ctx.net,
             progress,

@@ -32,54 +32,14 @@ use crate::model::version::Version;
 use crate::world::fs::{Durability, Temp};
 use crate::world::runner::Runner;
 
-/// The catalog row, as shipped.
-pub const MANIFEST: &str = include_str!("../../manifests/uv.toml");
+pub use crate::catalog::uv::{UvPin, UvWheel, MAX_BINARY};
 
 /// The receipt's file name in `$CUDAUP_HOME/receipts/`.
 pub const RECEIPT: &str = "uv.json";
 
-/// The most a uv binary may be: the pinned size is checked first, this bounds reading a member
-/// whose header lies about it.
-const MAX_BINARY: u64 = 256 << 20;
-
-/// `manifests/uv.toml`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct UvPin {
-    /// Schema of the file (1).
-    pub schema_version: u32,
-    /// The pinned uv version.
-    pub version: String,
-    /// Where the values were read.
-    pub source: String,
-    /// One wheel per architecture.
-    pub wheel: Vec<UvWheel>,
-}
-
-/// One platform's wheel.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct UvWheel {
-    /// `std::env::consts::ARCH` spelling (`x86_64`, `aarch64`).
-    pub arch: String,
-    /// The wheel's file name on PyPI.
-    pub filename: String,
-    /// Its size in bytes.
-    pub size: u64,
-    /// Its sha256.
-    pub sha256: String,
-    /// The size of `uv-<version>.data/scripts/uv` inside.
-    pub binary_size: u64,
-    /// That member's sha256 (the wheel's RECORD, checked against the bytes).
-    pub binary_sha256: String,
-}
-
 /// Why uv could not be brought.
 #[derive(Debug, thiserror::Error)]
 pub enum UvError {
-    /// The pinned row is malformed (a broken catalog override).
-    #[error("manifests/uv.toml: {0}")]
-    Manifest(String),
     /// No wheel is pinned for this machine.
     #[error("no uv {version} wheel is pinned for {arch} (manifests/uv.toml)")]
     NoWheel {
@@ -112,64 +72,12 @@ pub enum UvError {
     Io(#[from] std::io::Error),
 }
 
-impl UvPin {
-    /// Parses and checks `text` (a sha256 is 64 lower-case hex digits, each wheel is this
-    /// version's, one wheel per architecture).
-    pub fn parse(text: &str) -> Result<UvPin, UvError> {
-        let pin: UvPin = toml::from_str(text).map_err(|e| UvError::Manifest(e.to_string()))?;
-        if pin.schema_version != 1 {
-            return Err(UvError::Manifest(format!(
-                "schema_version {} (this cudaup reads 1)",
-                pin.schema_version
-            )));
-        }
-        if Version::parse(&pin.version).is_none() {
-            return Err(UvError::Manifest(format!("version {:?}", pin.version)));
-        }
-        let hex =
-            |s: &str| s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-        let mut seen = std::collections::BTreeSet::new();
-        for w in &pin.wheel {
-            let prefix = format!("uv-{}-", pin.version);
-            let fine = hex(&w.sha256)
-                && hex(&w.binary_sha256)
-                && w.filename.starts_with(&prefix)
-                && w.filename.ends_with(".whl")
-                && !w.filename.contains(['/', '\\'])
-                && w.size > 0
-                && w.binary_size > 0
-                && w.binary_size <= MAX_BINARY
-                && seen.insert(w.arch.clone());
-            if !fine {
-                return Err(UvError::Manifest(format!(
-                    "wheel {:?} for {:?}: a sha256 is 64 lower-case hex digits, the file is uv-{}-*.whl, sizes are positive, one wheel per arch",
-                    w.filename, w.arch, pin.version
-                )));
-            }
-        }
-        Ok(pin)
-    }
-
-    /// The row cudaup ships.
-    pub fn builtin() -> UvPin {
-        UvPin::parse(MANIFEST).expect("manifests/uv.toml is checked by the tests")
-    }
-
-    /// The wheel for `arch`.
-    pub fn wheel_for(&self, arch: &str) -> Result<&UvWheel, UvError> {
-        self.wheel
-            .iter()
-            .find(|w| w.arch == arch)
-            .ok_or_else(|| UvError::NoWheel {
-                version: self.version.clone(),
-                arch: arch.to_owned(),
-            })
-    }
-
-    /// The member of the wheel that is the binary.
-    pub fn member(&self) -> String {
-        format!("uv-{}.data/scripts/uv", self.version)
-    }
+/// The wheel `pin` has for `arch`.
+fn wheel_of<'p>(pin: &'p UvPin, arch: &str) -> Result<&'p UvWheel, UvError> {
+    pin.wheel_for(arch).ok_or_else(|| UvError::NoWheel {
+        version: pin.version.clone(),
+        arch: arch.to_owned(),
+    })
 }
 
 /// What `receipts/uv.json` records.
@@ -230,7 +138,7 @@ pub fn bring(
     fetcher: &Fetcher,
     indexes: &[Location],
 ) -> Result<PathBuf, UvError> {
-    let wheel = pin.wheel_for(arch)?;
+    let wheel = wheel_of(pin, arch)?;
     let (index, location) = find_wheel(pin, arch, fetcher, indexes)?;
     let artifact = artifact(pin, wheel, location);
     let target = binary_path(home, &pin.version);
@@ -287,7 +195,7 @@ fn find_wheel(
     fetcher: &Fetcher,
     indexes: &[Location],
 ) -> Result<(Location, Location), UvError> {
-    let wheel = pin.wheel_for(arch)?;
+    let wheel = wheel_of(pin, arch)?;
     let mut asked = Vec::new();
     for index in indexes {
         match crate::sources::pypi::list(fetcher, index, "uv") {
@@ -313,7 +221,7 @@ pub fn verified_wheel<'p>(
     fetcher: &Fetcher,
     indexes: &[Location],
 ) -> Result<(PathBuf, &'p UvWheel), UvError> {
-    let wheel = pin.wheel_for(arch)?;
+    let wheel = wheel_of(pin, arch)?;
     let (_, location) = find_wheel(pin, arch, fetcher, indexes)?;
     let fetched = fetcher.fetch::<()>(0, &artifact(pin, wheel, location), None)?;
     binary_from(&fetched.path, pin, wheel)?;
@@ -459,6 +367,7 @@ pub fn choose(
 /// the venv has, so nothing is fetched): [`choose`], bringing uv from the step's own indexes
 /// (its index, extra indexes and find-links, in that order) when it must.
 pub fn installer(
+    pin: &UvPin,
     home: &Home,
     runner: &dyn Runner,
     path_entries: &[PathBuf],
@@ -475,10 +384,9 @@ pub fn installer(
             },
         );
     };
-    let pin = UvPin::builtin();
     let indexes = indexes_of(packages);
-    let choice = choose(home, &pin, runner, path_entries, disabled, || {
-        bring(home, &pin, std::env::consts::ARCH, fetcher, &indexes)
+    let choice = choose(home, pin, runner, path_entries, disabled, || {
+        bring(home, pin, std::env::consts::ARCH, fetcher, &indexes)
     });
     let tool = match &choice {
         Choice::Uv { path, .. } => Tool::Uv(path.clone()),

@@ -45,7 +45,7 @@ pub fn locate(
 /// The lock of `hosts` (sorted by name) for `catalog`.
 pub fn assemble(catalog: &Catalog, profile: &str, mut hosts: Vec<Host>) -> Lock {
     hosts.sort_by(|a, b| a.name.cmp(&b.name));
-    let uv = crate::install::uv::UvPin::builtin();
+    let uv = &catalog.uv;
     Lock {
         schema_version: super::SCHEMA_VERSION,
         catalog_date: catalog.meta.date.to_string(),

@@ -176,6 +176,7 @@ impl Sources {
             "jaxlib",
             "jax-cuda13-plugin",
             "jax-cuda12-plugin",
+            "uv",
         ] {
             let text = String::from_utf8(fixture(&format!("pypi/{project}.json"))).unwrap();
             let text = text.replace(
@@ -185,6 +186,24 @@ impl Sources {
             let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
             for f in doc["files"].as_array().unwrap() {
                 let name = f["filename"].as_str().unwrap();
+                let rel = f["url"]
+                    .as_str()
+                    .unwrap()
+                    .strip_prefix(&format!("{base}/"))
+                    .unwrap();
+                if project == "uv" {
+                    // uv's statically linked wheels of the newest release, holding its real
+                    // RECORD (the one member `manifests update` reads).
+                    for arch in ["x86_64", "aarch64"] {
+                        if name.starts_with("uv-0.13.9-")
+                            && name.ends_with(&format!("musllinux_1_1_{arch}.whl"))
+                        {
+                            let record = fixture(&format!("pypi/uv-0.13.9-{arch}.RECORD"));
+                            wheel(&self.path(rel), &[("uv-0.13.9.dist-info/RECORD", record)]);
+                        }
+                    }
+                    continue;
+                }
                 // torch's and cuDNN's aarch64 wheels too: `manifests update` reads the
                 // linux-sbsa side.
                 let arm =
@@ -194,11 +213,6 @@ impl Sources {
                 {
                     continue;
                 }
-                let rel = f["url"]
-                    .as_str()
-                    .unwrap()
-                    .strip_prefix(&format!("{base}/"))
-                    .unwrap();
                 let version = name.split('-').nth(1).unwrap();
                 let dist = name.split('-').next().unwrap();
                 let metadata = match project {
@@ -1030,4 +1044,51 @@ fn a_jax_release_on_pypi_becomes_a_row_with_its_plugins() {
         .unwrap_or_else(|e| panic!("{e}: {}{}", plan.stdout, plan.stderr));
     assert_refreshed(&j);
     assert_eq!(component(&j, "jax")["version"], "0.12.0.1", "{j}");
+}
+
+/// uv (issue 38): a uv release newer than the catalog's pin becomes the pin, each wheel's name,
+/// size and sha256 from the index's page and the binary's hash and size from the wheel's real
+/// RECORD; what the update writes is what the shipped uv.toml says (read by hand from PyPI), and
+/// a second update keeps it.
+#[test]
+fn a_newer_uv_on_pypi_becomes_the_pin() {
+    let sources = Sources::new();
+    let base = old_catalog();
+    let path = base.path().join("uv.toml");
+    let shipped_text = fs_err::read_to_string(&path).unwrap();
+    fs_err::write(&path, shipped_text.replace("0.13.9", "0.13.8")).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let up = update(home.path(), base.path(), &sources, &[], &[]);
+    assert_eq!(up.code, 0, "{}\n{}", up.stdout, up.stderr);
+    assert!(
+        up.stdout.contains("uv.toml: uv 0.13.8 -> 0.13.9"),
+        "{}",
+        up.stdout
+    );
+    let dir = home.path().join("manifests");
+    let new = cudaup::catalog::Catalog::load(&cudaup::catalog::Source::Dir(dir.clone())).unwrap();
+    let shipped = cudaup::catalog::Catalog::embedded();
+    assert_eq!(new.uv.version, "0.13.9");
+    // Every value but where it was read (the loopback index here, PyPI there).
+    let values = |c: &cudaup::catalog::Catalog| {
+        c.uv.wheel
+            .iter()
+            .map(|w| {
+                let mut w = w.clone();
+                w.source.clear();
+                w
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(values(&new), values(&shipped), "{}", new.uv.source);
+    assert!(new.uv.source.ends_with("/pypi/uv/"), "{}", new.uv.source);
+    // Updated again over the refreshed catalog: nothing about uv changes.
+    let again = tempfile::tempdir().unwrap();
+    let up = update(again.path(), &dir, &sources, &[], &[]);
+    assert_eq!(up.code, 0, "{}\n{}", up.stdout, up.stderr);
+    assert!(!up.stdout.contains("uv.toml:"), "{}", up.stdout);
+    assert_eq!(
+        fs_err::read_to_string(again.path().join("manifests/uv.toml")).unwrap(),
+        fs_err::read_to_string(dir.join("uv.toml")).unwrap()
+    );
 }

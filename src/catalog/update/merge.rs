@@ -68,6 +68,14 @@ pub fn apply(
             super::jax::apply(doc, base, o, today, &mut changes)
         })?;
     }
+    if let Some(pin) = &obs.uv {
+        t.files
+            .insert("uv.toml".to_owned(), super::uv::render(pin, today));
+        changes.push(format!(
+            "uv.toml: uv {} -> {} (its musllinux wheels and binaries)",
+            base.uv.version, pin.version
+        ));
+    }
     // Last: the releases to read Requires-Python for include the rows added above.
     if !obs.pypi.indexed.is_empty() {
         let named = super::requires_python::named(t.files).map_err(UpdateError::Check)?;

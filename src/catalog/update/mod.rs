@@ -21,6 +21,7 @@ pub(crate) mod redist;
 mod requires_python;
 mod rows;
 mod series;
+mod uv;
 mod write;
 pub(crate) mod zip;
 
@@ -245,6 +246,8 @@ pub struct Observations {
     pub pypi: pypi::PypiObs,
     /// JAX releases PyPI has and the catalog lacks.
     pub jax: Vec<jax::JaxObs>,
+    /// A uv newer than the catalog's pin, with its wheels.
+    pub uv: Option<crate::catalog::uv::UvPin>,
     /// What PyTorch's index said.
     pub torch_index: Vec<pytorch_index::VariantObs>,
     /// What each series' compiler compiles for.
@@ -280,6 +283,7 @@ pub fn refresh(
     run(&mut parts, opts, "pypi", &opts.pypi, &mut net, &mut |net| {
         obs.pypi = pypi::read(net, &opts.pypi, base, &mut notes)?;
         obs.jax = jax::read(net, &opts.pypi, base, &mut notes)?;
+        obs.uv = uv::read(net, &opts.pypi, base, &mut notes)?;
         Ok(())
     })?;
     run(

@@ -27,6 +27,8 @@ pub struct WheelFile {
     pub core_metadata: bool,
     /// `upload-time`.
     pub uploaded: Option<Date>,
+    /// Its size, as the index states it (PEP 700).
+    pub size: Option<u64>,
 }
 
 /// A project page.
@@ -110,6 +112,7 @@ fn wheel_files(files: Vec<IndexFile>) -> Vec<WheelFile> {
             sha256: f.sha256,
             requires_python: f.requires_python,
             core_metadata: f.core_metadata,
+            size: f.size,
         })
         .collect()
 }

@@ -42,6 +42,7 @@ pub fn run(
     path: &[PathBuf],
     no_uv: bool,
     guard: bool,
+    uv: &crate::install::uv::UvPin,
     home: &Home,
     net: &Net,
     progress: Arc<dyn Reporter>,
@@ -50,6 +51,7 @@ pub fn run(
     let log = log_path(home, "install");
     // The installer: a new enough uv on PATH, cudaup's own, or uv fetched and verified now.
     let (tool, choice) = crate::install::uv::installer(
+        uv,
         home,
         runner,
         path,
@@ -111,6 +113,8 @@ pub struct Repair<'a> {
     pub no_uv: bool,
     /// `$CUDAUP_HOME` (cudaup's uv, the log, the cache).
     pub home: &'a Home,
+    /// The uv the catalog pins.
+    pub uv: &'a crate::install::uv::UvPin,
     /// Fetches uv when it must be brought.
     pub fetcher: &'a Fetcher,
     /// The installer's progress.
@@ -144,6 +148,7 @@ fn repair(
     on_installer: &mut dyn FnMut(&str),
 ) -> Result<(), StepError> {
     let (tool, choice) = crate::install::uv::installer(
+        with.uv,
         with.home,
         with.runner,
         with.path,

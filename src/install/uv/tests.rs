@@ -47,6 +47,7 @@ fn mirror(dir: &Path, wheel: &[u8], pinned_wheel_sha: &str, pinned_binary_sha: &
             sha256: pinned_wheel_sha.into(),
             binary_size: BINARY.len() as u64,
             binary_sha256: pinned_binary_sha.into(),
+            source: "https://pypi.org/simple/uv/ (a stand-in)".into(),
         }],
     }
 }
@@ -105,7 +106,7 @@ impl Setup {
 
 #[test]
 fn the_shipped_pin_parses_and_malformed_rows_are_refused() {
-    let pin = UvPin::builtin();
+    let pin = crate::catalog::Catalog::embedded().uv;
     assert!(Version::parse(&pin.version).is_some());
     for arch in ["x86_64", "aarch64"] {
         let w = pin.wheel_for(arch).unwrap();
@@ -115,15 +116,16 @@ fn the_shipped_pin_parses_and_malformed_rows_are_refused() {
         );
     }
     assert!(matches!(
-        pin.wheel_for("riscv64"),
+        wheel_of(&pin, "riscv64"),
         Err(UvError::NoWheel { .. })
     ));
+    let manifest = crate::catalog::embedded_text("uv.toml").expect("embedded");
     let bad = [
-        MANIFEST.replacen("sha256 = \"2c", "sha256 = \"2C", 1),
-        MANIFEST.replacen("filename = \"uv-0.13.9-", "filename = \"../uv-0.13.9-", 1),
-        MANIFEST.replacen("schema_version = 1", "schema_version = 2", 1),
-        MANIFEST.replacen("arch = \"aarch64\"", "arch = \"x86_64\"", 1),
-        MANIFEST.replacen("version = \"0.13.9\"", "version = \"0.13.9\"\nextra = 1", 1),
+        manifest.replacen("sha256 = \"2c", "sha256 = \"2C", 1),
+        manifest.replacen("filename = \"uv-0.13.9-", "filename = \"../uv-0.13.9-", 1),
+        manifest.replacen("schema_version = 1", "schema_version = 2", 1),
+        manifest.replacen("arch = \"aarch64\"", "arch = \"x86_64\"", 1),
+        manifest.replacen("version = \"0.13.9\"", "version = \"0.13.9\"\nextra = 1", 1),
     ];
     for text in bad {
         assert!(UvPin::parse(&text).is_err(), "{text}");
@@ -218,7 +220,7 @@ fn a_uv_on_path_is_used_only_when_new_enough_and_never_when_disabled() {
     use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().unwrap();
     let home = Home::at(&tmp.path().join("home"));
-    let pin = UvPin::builtin();
+    let pin = crate::catalog::Catalog::embedded().uv;
     let bin = tmp.path().join("bin");
     fs_err::create_dir_all(&bin).unwrap();
     let uv = bin.join("uv");
@@ -240,7 +242,7 @@ fn a_uv_on_path_is_used_only_when_new_enough_and_never_when_disabled() {
             &runner,
             std::slice::from_ref(&bin),
             false,
-            || Err(UvError::Manifest("offline".into())),
+            || Err(UvError::Io(std::io::Error::other("offline"))),
         );
         match (&c, used) {
             (Choice::Uv { path, why, .. }, true) => {
