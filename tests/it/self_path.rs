@@ -32,9 +32,11 @@ const SHELLS: [(&str, &str); 5] = [
     ),
 ];
 
-/// A user's home (HOME) with cudaup's at its default place, and a mirror to install from.
+/// A user's home (HOME) with cudaup's at its default place (a [`TestContext`] that passes no
+/// `--home`), and a mirror to install from.
 struct Machine {
-    home: tempfile::TempDir,
+    ctx: TestContext,
+    home: PathBuf,
     mirror: tempfile::TempDir,
     /// Where test copies of the binary live (outside HOME, as a build directory would be).
     builds: tempfile::TempDir,
@@ -42,30 +44,34 @@ struct Machine {
 
 impl Machine {
     fn new() -> Machine {
+        let ctx = TestContext::new().with_default_home();
         Machine {
-            home: tempfile::tempdir().unwrap(),
+            home: ctx.home(),
+            ctx,
             mirror: synthetic_mirror(&[]),
             builds: tempfile::tempdir().unwrap(),
         }
     }
 
     fn home(&self) -> &Path {
-        self.home.path()
+        &self.home
     }
 
     fn cudaup_home(&self) -> PathBuf {
-        self.home().join(".local/share/cudaup")
+        self.ctx.cudaup_home()
     }
 
     fn copy(&self) -> PathBuf {
         self.cudaup_home().join("bin/cudaup")
     }
 
-    /// Runs `exe` (the test binary, or a copy of it) with a scrubbed environment.
+    /// Runs `exe` (the test binary, or a copy of it) in the context's environment.
     fn run_with(&self, exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut all = vec![("CUDAUP_TEST_NO_RETRY_DELAY", "1")];
-        all.extend_from_slice(env);
-        cudaup_exe(exe, args, self.home(), &all)
+        let mut cmd = self.ctx.command_of(exe, args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        crate::common::context::run(&mut cmd)
     }
 
     fn run(&self, args: &[&str]) -> Run {
@@ -436,10 +442,8 @@ fn killed_between_the_copy_and_its_receipt_a_rerun_converges() {
         }
         let mut args = m.install_args();
         args.push("--no-modify-path".into());
-        let mut cmd = Command::new(&two);
-        cmd.args(&args).current_dir(m.home());
-        hermetic(&mut cmd, m.home());
-        kill_at_checkpoint(cmd, checkpoint);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        kill_at_checkpoint(m.ctx.command_of(&two, &args), checkpoint);
         let what = format!(
             "{checkpoint}, replacing {replacing}, re-run by {}",
             rerun.display()

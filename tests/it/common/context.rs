@@ -14,6 +14,8 @@ pub struct TestContext {
     dir: tempfile::TempDir,
     system: PathBuf,
     env: Vec<(String, String)>,
+    /// Commands get neither `--home` nor `CUDAUP_HOME`: cudaup finds its default home.
+    default_home: bool,
 }
 
 impl Default for TestContext {
@@ -39,7 +41,15 @@ impl TestContext {
             dir,
             system,
             env: vec![("CUDAUP_TEST_NO_RETRY_DELAY".into(), "1".into())],
+            default_home: false,
         }
+    }
+
+    /// Runs cudaup without `--home` or `CUDAUP_HOME`, so it takes its default home under HOME
+    /// (`~/.local/share/cudaup`), as a user who never chose one does.
+    pub fn with_default_home(mut self) -> Self {
+        self.default_home = true;
+        self
     }
 
     /// Plans for the machine `picture` describes (a `detect --json` document) instead.
@@ -71,9 +81,14 @@ impl TestContext {
         self.dir.path().join("home")
     }
 
-    /// `$CUDAUP_HOME` (passed as `--home` too, so a test reads like a user's command line).
+    /// `$CUDAUP_HOME` (passed as `--home` too, so a test reads like a user's command line), or
+    /// the default home under HOME ([`Self::with_default_home`]).
     pub fn cudaup_home(&self) -> PathBuf {
-        self.home().join(".cudaup")
+        if self.default_home {
+            self.home().join(".local/share/cudaup")
+        } else {
+            self.home().join(".cudaup")
+        }
     }
 
     /// The stand-ins' directory, first on `PATH`.
@@ -125,11 +140,15 @@ impl TestContext {
     pub fn command_of(&self, exe: &Path, args: &[&str]) -> Command {
         let home = self.home();
         let mut cmd = Command::new(exe);
-        cmd.arg("--home").arg(self.cudaup_home()).args(args);
-        cmd.current_dir(&home);
+        if !self.default_home {
+            cmd.arg("--home").arg(self.cudaup_home());
+        }
+        cmd.args(args).current_dir(&home);
         hermetic(&mut cmd, &home);
-        cmd.env("PATH", self.path_var())
-            .env(cudaup::world::vars::CUDAUP_HOME, self.cudaup_home());
+        cmd.env("PATH", self.path_var());
+        if !self.default_home {
+            cmd.env(cudaup::world::vars::CUDAUP_HOME, self.cudaup_home());
+        }
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
