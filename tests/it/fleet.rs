@@ -149,17 +149,14 @@ impl Lab {
     pub(crate) fn playbook(&self) -> (i32, BTreeMap<String, BTreeMap<String, u64>>, String) {
         let site = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/ansible/site.yml");
         fs_err::create_dir_all(self.path("control-home/.ansible")).unwrap();
-        let out = Command::new(&self.python)
-            .arg(self.ansible.join("bin/ansible-playbook"))
+        let mut cmd = Command::new(&self.python);
+        cmd.arg(self.ansible.join("bin/ansible-playbook"))
             .arg("-i")
             .arg(self.path("inventory.yml"))
             .arg(site)
-            .current_dir(self.dir.path())
-            .env_clear()
-            .env("PATH", crate::common::tools_path())
-            .env(crate::common::GUARD, crate::common::test_name())
+            .current_dir(self.dir.path());
+        let out = crate::common::hermetic(&mut cmd, &self.path("control-home"))
             .env("PYTHONPATH", &self.ansible)
-            .env("HOME", self.path("control-home"))
             .env("ANSIBLE_HOME", self.path("control-home/.ansible"))
             .env("ANSIBLE_LOCAL_TEMP", self.path("ansible-tmp/local"))
             .env("ANSIBLE_REMOTE_TEMP", self.path("ansible-tmp/remote"))
