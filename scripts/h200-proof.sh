@@ -7,6 +7,11 @@
 #      inside); monitor: ResNet-50 fed by 0 and by 8 DataLoader workers, each against
 #      `nvidia-smi dmon` sampled beside it, with a --plot PNG.
 #   b  `bench --quick` against an independent measurement (scripts/h200-bench-reference.py).
+#   f  the full profile with uv brought by cudaup: the image's torch, torchvision and torchaudio
+#      packed back into wheels (with every requirement) beside uv's real wheel, `install --profile
+#      full` from that folder (cuDNN pinned to the image's own nvidia-cudnn-cu13, the only one
+#      there), verify, doctor, torch's CUDA library removed -> doctor -> repair -> verify ->
+#      repair (nothing to do), uninstall --purge with $HOME byte-exact.
 #   j  JAX: `install --profile jax` from a folder of wheels (the device's installed jax[cuda13]
 #      packed back into wheels by scripts/wheels-from-venv.py, nvcc/nvvm from the toolkit mirror,
 #      uv's real wheel carried), uv brought and verified by cudaup, `verify` (a jitted matmul on
@@ -24,7 +29,7 @@
 # Writes $OUT/transcript-<part>.txt (device paths replaced by $WORK), the plots, and
 # $OUT/proof-<part>.tar.gz with every file the steps wrote.
 set -uo pipefail
-part=${1:?usage: $0 a|b}
+part=${1:?usage: $0 a|b|c|f|j|m}
 here=$(cd "$(dirname "$0")/.." && pwd)
 D=$here/.devc
 C=$D/cudaup
@@ -36,7 +41,7 @@ chmod +x "$C" 2>/dev/null
 export NCCL_NVLS_ENABLE=0
 py=/opt/torch/.venv/bin/python; [ -x "$py" ] || py=python3
 T=$P/transcript.txt
-exec > >(sed -u "s#$W#\$WORK#g" | tee "$T") 2>&1
+exec > >(sed -u "s#$W#\$WORK#g" | tee "$T" "$OUT/transcript-$part.txt") 2>&1  # $OUT's copy survives a timeout
 began=$(date +%s)
 step() {
   local t0; t0=$(date +%s.%N)
@@ -48,7 +53,6 @@ step() {
 finish() {
   echo; echo "== wall time of part $part: $(( $(date +%s) - began )) s"
   sleep 1
-  cp "$T" "$OUT/transcript-$part.txt"
   cp "$P"/*.png "$OUT/" 2>/dev/null
   tar -C "$P" -czf "$OUT/proof-$part.tar.gz" . 2>/dev/null
 }
@@ -60,9 +64,14 @@ echo "CPUs: $(nproc); $(uname -srm); $(. /etc/os-release; echo "$PRETTY_NAME")"
 $py -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)'
 step "$C" --version
 ldconfig -p | grep -E "libnvidia-ml.so.1|libcuda.so.1" || echo "NVML/libcuda not in the loader cache"
+# The image sets LD_LIBRARY_PATH to its own toolkit, which shadows a venv's CUDA wheels (verify
+# says so, and its fix is to unset it): the steps run as a user who followed that fix; part j
+# puts it back for one verify to show the finding.
+echo "LD_LIBRARY_PATH in the image: ${LD_LIBRARY_PATH:-<unset>}"; unset LD_LIBRARY_PATH
 
-snapshot() {  # $HOME's files (caches aside: the CUDA driver's JIT cache ~/.nv is the GPU programs', not cudaup's) and the work tree, with their sha256
-  (cd ~ && find . -xdev \( -path ./.cache -o -path ./.nv -o -path ./.local/share/containers -o -path ./.config/containers \) -prune -o -type f -print0 | sort -z | xargs -0 sha256sum)
+snapshot() {  # $HOME's files (caches aside: the CUDA driver's JIT cache ~/.nv is the GPU programs', not cudaup's; $OUT is this script's) and the work tree, with their sha256
+  local out_rel="./${OUT#"$HOME"/}"
+  (cd ~ && find . -xdev \( -path ./.cache -o -path ./.nv -o -path ./.local/share/containers -o -path ./.config/containers -o -path "$out_rel" \) -prune -o -type f -print0 | sort -z | xargs -0 sha256sum)
   find "$W/t" -mindepth 1 -maxdepth 1 ! -name wheels ! -name mirror | sort  # the mirror is the proof's own
 }
 
@@ -166,7 +175,38 @@ part_j() {
   step "$C" --home "$home" uninstall --purge --yes
 }
 
+part_f() {
+  local home=$W/f/home venv=$W/f/venv wheels=$W/f/wheels site tv cudnn
+  site=$(/opt/torch/.venv/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  mkdir -p "$W/f" "$wheels"
+  echo; echo "== 1. the full profile: the image's torch packed back into wheels, uv's real wheel"
+  snapshot > "$P/before.txt"
+  step "$py" "$here/scripts/wheels-from-venv.py" "$site" "$wheels" torch torchvision torchaudio > "$P/packed.txt"
+  tail -3 "$P/packed.txt"; echo "($(ls "$wheels" | wc -l) wheels, $(du -sh "$wheels" | cut -f1))"
+  cp "$D"/uv/*.whl "$wheels/"
+  tv=$("$py" -c 'import torch; print(torch.__version__.split("+")[0])')
+  cudnn=$("$py" -c 'import importlib.metadata as m; v=m.version("nvidia-cudnn-cu13").split("."); print(".".join(v[:3]))')
+  echo "torch $tv; the image's cuDNN wheel: nvidia-cudnn-cu13 $cudnn"
+  local args=(--profile full --torch "$tv" --cudnn "$cudnn" --driver keep --torch-source pypi --pypi-index "$wheels")
+  step "$C" --home "$home" plan "${args[@]}"
+  step "$C" --home "$home" install "${args[@]}" --venv "$venv" --no-modify-path --yes
+  ls "$home"/tools 2>/dev/null | sed 's/^/  tools: /'
+  step "$C" --home "$home" verify --venv "$venv"
+  step "$C" --home "$home" doctor
+  echo; echo "== torch's libtorch_cuda.so removed: doctor, repair, verify, repair again"
+  step rm -f "$venv"/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so
+  step "$C" --home "$home" doctor
+  step "$C" --home "$home" repair --yes
+  step "$C" --home "$home" verify --venv "$venv" --json > "$P/verify-after-repair.json"; echo "verify after repair: $(grep -c '"passed"' "$P/verify-after-repair.json") passed lines"
+  step "$C" --home "$home" repair --yes
+  step "$C" --home "$home" uninstall --purge --yes
+  ls -la "$W/f"
+  snapshot > "$P/after.txt"
+  if diff "$P/before.txt" "$P/after.txt"; then echo "byte-exact: every file of \$HOME (caches aside) as before"; else echo "DIFFERS (above)"; fi
+}
+
 case "$part" in
+  f) part_f ;;
   j) part_j ;;
   m) monitor_runs ;;
   a) part_a ;;

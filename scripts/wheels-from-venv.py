@@ -10,7 +10,7 @@ well, recursively, with their own requirements), reads `NAME-VERSION.dist-info/R
 writes OUT_DIR/NAME-VERSION-TAG.whl holding every file the RECORD lists under SITE_PACKAGES
 (scripts and data outside it are left out) plus the dist-info, stored uncompressed (a proof
 machine has the disk, not the time to deflate gigabytes). The tag is the dist-info's WHEEL
-`Tag:`. The files are the installed ones: a rebuilt wheel's sha256 is not the index's, so such a
+`Tag:` lines, compressed. The files are the installed ones: a rebuilt wheel's sha256 is not the index's, so such a
 folder proves an install path, never a download's integrity. Prints one line per wheel.
 """
 from __future__ import annotations
@@ -60,7 +60,13 @@ def pack(site: Path, info: Path, out: Path) -> Path:
     meta = (info / "METADATA").read_text(errors="replace")
     name = re.search(r"^Name:\s*(\S+)", meta, re.M).group(1)
     version = re.search(r"^Version:\s*(\S+)", meta, re.M).group(1)
-    tag = re.search(r"^Tag:\s*(\S+)", (info / "WHEEL").read_text(), re.M).group(1)
+    # Every `Tag:` line, compressed back into the file name's tag set (`py2.py3-none-any`):
+    # the first alone would make a py2.py3 wheel a py2 one, which no CPython 3 installs.
+    tags = re.findall(r"^Tag:\s*(\S+)", (info / "WHEEL").read_text(), re.M)
+    parts = [t.split("-") for t in tags]
+    tag = "-".join(
+        ".".join(dict.fromkeys(p[i] for p in parts)) for i in range(3)
+    )
     wheel = out / f"{re.sub(r'[-.]+', '_', name)}-{version}-{tag}.whl"
     members = []
     for row in (info / "RECORD").read_text().splitlines():
