@@ -30,10 +30,13 @@ fn main() {
         Err(e) => {
             let _ = out.flush();
             let mut err = std::io::stderr().lock();
-            let _ = writeln!(err, "error: {e}");
+            // In the language of the run (the message table: cli/i18n/messages.toml).
+            let lang = cli::i18n::report::progress_lang();
+            let say = |line: String| cli::i18n::messages::translate_line(lang, &line);
+            let _ = writeln!(err, "{}", say(format!("error: {e}")));
             let mut source = std::error::Error::source(&e);
             while let Some(s) = source {
-                let _ = writeln!(err, "  caused by: {s}");
+                let _ = writeln!(err, "{}", say(format!("  caused by: {s}")));
                 source = s.source();
             }
             e.exit_code().code()

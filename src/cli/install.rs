@@ -267,7 +267,8 @@ pub(super) fn plan_install(
         if let Err(g) = reach.fits(settings.request.profile) {
             // A refusal, as an error is: on stderr (stdout stays the report, or --json's
             // document), in the run's language.
-            let refusal = super::reach::render_greyed(settings.request.profile, &g, words);
+            let refusal = super::reach::render_greyed(settings.request.profile, &g, words)
+                + &super::reach::render_fix(words);
             out.flush()?;
             write!(std::io::stderr().lock(), "{refusal}")?;
             return Ok(Err(ExitCode::Network));

@@ -319,6 +319,16 @@ pub fn run(
         flag.unwrap_or_else(|| i18n::Lang::from_env(process))
     });
     i18n::report::set_progress_lang(style.lang());
+    // A zh run says the library's English sentences in Chinese (i18n/messages.toml), line by
+    // line, whatever command printed them.
+    let mut translated;
+    let out: &mut dyn Write = match style.lang() {
+        i18n::Lang::Zh => {
+            translated = i18n::messages::Translating::new(out, i18n::Lang::Zh);
+            &mut translated
+        }
+        i18n::Lang::En => out,
+    };
     if cli.version {
         return version::run(process, out);
     }

@@ -14,6 +14,7 @@ use crate::world::process::Process;
 use crate::world::runner::Runner;
 
 use super::args::{IndexArgs, StackArgs};
+use super::i18n::messages::translate;
 use super::i18n::report::pad;
 use super::{GlobalArgs, Style};
 
@@ -179,8 +180,9 @@ pub(super) fn run(
             if let Some(g) = &greyed {
                 writeln!(
                     out,
-                    "{}",
-                    super::reach::render_greyed(request.profile, g, words)
+                    "{}{}",
+                    super::reach::render_greyed(request.profile, g, words),
+                    super::reach::render_fix(words)
                 )?;
             }
         }
@@ -260,7 +262,8 @@ pub fn render(plan: &Plan, system: &System, style: &Style, verbose: bool) -> Str
             };
             o.push_str(&format!(
                 "  {:<12} {action} {version:<22} {}\n",
-                c.name, c.reason
+                c.name,
+                translate(style.lang(), &c.reason)
             ));
             if let Some(p) = &c.path {
                 o.push_str(&format!(
@@ -298,7 +301,11 @@ pub fn render(plan: &Plan, system: &System, style: &Style, verbose: bool) -> Str
         o.push_str(&style.heading(w.constraints));
         o.push('\n');
         for c in &plan.constraints {
-            o.push_str(&format!("  {:<34} {}\n", c.requirement, c.reason));
+            o.push_str(&format!(
+                "  {:<34} {}\n",
+                c.requirement,
+                translate(style.lang(), &c.reason)
+            ));
         }
     }
     if !plan.reasons.is_empty() {

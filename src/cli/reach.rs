@@ -52,7 +52,8 @@ pub(super) fn render(reach: &Reach, words: &ReachWords, style: &Style) -> String
     o
 }
 
-/// `profile` cannot work here: the part no site serves, each site's failure, and the fix.
+/// `profile` cannot work here: the part no site serves, and each site's failure ([`render_fix`]
+/// says what would work).
 pub(super) fn render_greyed(profile: Profile, g: &Greyed, words: &ReachWords) -> String {
     let mut o = format!("{}\n", (words.greyed)(profile.name(), words.part(g.part)));
     for a in &g.failed {
@@ -61,8 +62,12 @@ pub(super) fn render_greyed(profile: Profile, g: &Greyed, words: &ReachWords) ->
             (words.failed)(words.service(a.route.service), &a.route.base, &words.why(a))
         ));
     }
-    o.push_str(&format!("  {} {}\n", words.fix_label, words.fix));
     o
+}
+
+/// What would make a greyed profile work.
+pub(super) fn render_fix(words: &ReachWords) -> String {
+    format!("  {} {}\n", words.fix_label, words.fix)
 }
 
 /// The JSON of a check: the sites and, when the profile cannot work here, why.

@@ -52,3 +52,4 @@ mod uninstall;
 mod uv;
 mod verify;
 mod wizard;
+mod zh;

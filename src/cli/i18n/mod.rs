@@ -6,6 +6,7 @@
 //! and `plan` (tables of versions, paths and reasons) stay in English.
 
 mod en;
+pub mod messages;
 pub mod reach;
 pub mod report;
 mod zh;

@@ -248,6 +248,12 @@ pub fn set_progress_lang(lang: super::Lang) {
     let _ = PROGRESS_LANG.set(lang);
 }
 
+/// The language set at start (English until [`set_progress_lang`] says otherwise): what the
+/// binary prints an error in.
+pub fn progress_lang() -> super::Lang {
+    PROGRESS_LANG.get().copied().unwrap_or(super::Lang::En)
+}
+
 /// The progress words (English until [`set_progress_lang`] says otherwise).
 pub fn progress_words() -> &'static Report {
     PROGRESS_LANG

@@ -412,11 +412,13 @@ pub fn drive(
             )?;
         }
     }
+    if greyed.iter().any(Option::is_some) {
+        write!(out, "{}", ctx.style.dim(&super::reach::render_fix(words)))?;
+    }
     let mut default = PROFILES.iter().position(|p| *p == a.profile).unwrap_or(0);
     if greyed[default].is_some() {
         let Some(other) = greyed.iter().position(Option::is_none) else {
             writeln!(out, "\n{}", ctx.style.bad(words.none_fits))?;
-            writeln!(out, "{} {}", words.fix_label, words.fix)?;
             return Ok(Decision::Unreachable);
         };
         writeln!(

@@ -1,0 +1,82 @@
+//! The message table: every entry has both languages and the same holes, and lines are matched
+//! whole, with their values carried over.
+
+use super::*;
+
+#[test]
+fn every_entry_has_both_languages_and_its_values() {
+    let file: File = toml::from_str(include_str!("../messages.toml")).unwrap();
+    assert!(!file.message.is_empty());
+    let mut seen = std::collections::HashSet::new();
+    for e in &file.message {
+        assert!(seen.insert(e.en.clone()), "twice: {}", e.en);
+        let holes = e.en.matches("{}").count();
+        assert!(!e.zh.trim().is_empty(), "no Chinese for {}", e.en);
+        for i in 0..holes {
+            assert!(
+                e.zh.contains(&format!("{{{i}}}")),
+                "{{{i}}} missing: {}",
+                e.zh
+            );
+        }
+        assert!(!e.zh.contains(&format!("{{{holes}}}")), "{}", e.zh);
+        // The English sentence is not in the Chinese one.
+        assert_ne!(e.en, e.zh);
+    }
+}
+
+#[test]
+fn a_line_is_matched_whole_with_its_values_and_indentation() {
+    assert_eq!(
+        translate(Lang::Zh, "the release that matches torch 2.15.0"),
+        "与 torch 2.15.0 配套的版本"
+    );
+    assert_eq!(
+        translate_line(Lang::Zh, "  - no NVIDIA GPU found"),
+        "  - 没有找到 NVIDIA GPU"
+    );
+    // Not a sentence of the table: as it is.
+    assert_eq!(
+        translate(Lang::Zh, "the release that matches torchvision 0.29"),
+        "the release that matches torchvision 0.29"
+    );
+    // Sentences joined by `; `, each translated; a table row's last cell.
+    assert_eq!(
+        translate(
+            Lang::Zh,
+            "the newest PyTorch with a Python in range; CPU build"
+        ),
+        "本机 Python 可用的最新 PyTorch；CPU 版本"
+    );
+    assert_eq!(
+        translate_line(
+            Lang::Zh,
+            "  driver       skip     -      the cpu profile needs no GPU driver"
+        ),
+        "  driver       skip     -      cpu 配置不需要 GPU 驱动"
+    );
+    // After a Chinese label, the sentences it labels.
+    assert_eq!(
+        translate_line(Lang::Zh, "    修复： CUDA needs an NVIDIA GPU; `cudaup plan --profile cpu` sets up CPU-only frameworks"),
+        "    修复： CUDA 需要 NVIDIA GPU；`cudaup plan --profile cpu` 可以安装只用 CPU 的框架"
+    );
+    // English runs are untouched; JSON too.
+    assert_eq!(
+        translate(Lang::En, "no NVIDIA GPU found"),
+        "no NVIDIA GPU found"
+    );
+    assert_eq!(
+        translate_line(Lang::Zh, r#"  "reason": "no NVIDIA GPU found","#),
+        r#"  "reason": "no NVIDIA GPU found","#
+    );
+    let mut out = Vec::new();
+    {
+        let mut w = Translating::new(&mut out, Lang::Zh);
+        write!(w, "no NVIDIA GPU found\nprompt? ").unwrap();
+        w.flush().unwrap();
+    }
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "没有找到 NVIDIA GPU\nprompt? "
+    );
+}
