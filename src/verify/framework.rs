@@ -216,6 +216,7 @@ try:
                 if path.startswith("/") and base.startswith(want):
                     libs[base] = os.path.realpath(path)
         r["libraries"] = libs
+        r["ld_library_path"] = os.environ.get("LD_LIBRARY_PATH", "")
 except Exception as e:
     r["error"] = err(e)
 print(json.dumps(r))
@@ -251,6 +252,9 @@ pub struct FrameworkReport {
     pub libraries: std::collections::BTreeMap<String, String>,
     /// JAX: why it has no GPU backend, as JAX says.
     pub backend_error: Option<String>,
+    /// JAX: the process's `LD_LIBRARY_PATH` (empty when unset), to name what shadows a wheel.
+    #[serde(default)]
+    pub ld_library_path: Option<String>,
 }
 
 /// One GPU's matmul in [`CHECK_SCRIPT`].
@@ -474,18 +478,54 @@ pub fn judge(
 fn jax_libraries(r: &FrameworkReport, problems: &mut Vec<String>) -> Option<String> {
     let prefix = r.prefix.as_deref()?;
     let inside = |path: &str| Path::new(path).starts_with(prefix);
+    let libs = || {
+        r.libraries
+            .iter()
+            .filter(|(n, _)| !n.starts_with("libcuda.so"))
+    };
+    // The folders the venv's own copies were loaded from: where lookups by name should land.
+    let mut wheel_dirs: Vec<&str> = libs()
+        .filter(|(_, p)| inside(p))
+        .filter_map(|(_, p)| Path::new(p).parent()?.to_str())
+        .collect();
+    wheel_dirs.sort_unstable();
+    wheel_dirs.dedup();
+    let on_path: Vec<&str> = r
+        .ld_library_path
+        .as_deref()
+        .unwrap_or("")
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .collect();
     let mut ours = Vec::new();
-    for (name, path) in &r.libraries {
-        if name.starts_with("libcuda.so") {
-            continue;
-        }
+    for (name, path) in libs() {
         if inside(path) {
             ours.push(name.as_str());
-        } else {
-            problems.push(format!(
-                "{name} is loaded from {path}, not from the CUDA wheels in {prefix}: a copy outside the venv shadows the plugin's (LD_LIBRARY_PATH, or another framework imported first); unset LD_LIBRARY_PATH for this venv"
-            ));
+            continue;
         }
+        let dir = Path::new(path)
+            .parent()
+            .map_or_else(String::new, |d| d.display().to_string());
+        let named = on_path.iter().any(|d| {
+            Path::new(d) == Path::new(&dir)
+                || std::fs::canonicalize(d).is_ok_and(|c| c == Path::new(&dir))
+        });
+        let why = if named {
+            format!("LD_LIBRARY_PATH puts {dir} first; unset it for this venv")
+        } else if wheel_dirs.is_empty() {
+            "a copy outside the venv shadows the plugin's (another framework imported first, or the loader cache); run JAX alone in this venv".to_owned()
+        } else {
+            // Not LD_LIBRARY_PATH: the loader cache (an /etc/ld.so.conf.d entry) answered a
+            // lookup by name, so two copies run in one process (seen on a GPU image whose
+            // system toolkit is in ld.so.conf.d).
+            format!(
+                "{dir} is in the loader cache (ldconfig, an /etc/ld.so.conf.d entry) and answered a lookup by name, so two copies run in one process; start JAX with LD_LIBRARY_PATH={} so the wheels' copies are found first, or take {dir} out of /etc/ld.so.conf.d and run ldconfig",
+                wheel_dirs.join(":")
+            )
+        };
+        problems.push(format!(
+            "{name} is loaded from {path}, not from the CUDA wheels in {prefix}: {why}"
+        ));
     }
     (!ours.is_empty()).then(|| {
         format!(
@@ -867,6 +907,37 @@ mod tests {
                 "libcublas.so.13 is loaded from /usr/local/cuda-13.0/lib64/libcublas.so.13.1.0.3, not from the CUDA wheels in /v/jax"
             ),
             "{c:?}"
+        );
+    }
+
+    /// Seen on a GPU image: with LD_LIBRARY_PATH not naming the system toolkit, its copy is
+    /// loaded beside the wheel's through the loader cache, and the fix names the wheels' folder.
+    #[test]
+    fn a_shadowing_copy_names_ld_library_path_or_the_loader_cache() {
+        let sys = "/usr/local/cuda-13.0/targets/x86_64-linux/lib";
+        let mut r =
+            jax_report("/v/jax/lib/python3.12/site-packages/nvidia/cu13/lib/libcublas.so.13");
+        r.libraries.insert(
+            "libcublasLt.so.13.1.0.3".into(),
+            format!("{sys}/libcublasLt.so.13.1.0.3"),
+        );
+        r.ld_library_path = Some("/usr/local/nvidia/lib64:/usr/local/nvidia/lib".into());
+        let (c, _) = judge("f", &r, &[h200(0)], Some("jax"), None);
+        assert_eq!(c.status, Status::Fail, "{c:?}");
+        let ev = c.evidence.join("\n");
+        assert!(
+            ev.contains(&format!("{sys} is in the loader cache"))
+                && ev.contains("start JAX with LD_LIBRARY_PATH=/v/jax/lib/python3.12/site-packages/nvidia/cu13/lib:/v/jax/lib/python3.12/site-packages/nvidia/cudnn/lib"),
+            "{ev}"
+        );
+        r.ld_library_path = Some(format!("/opt/x:{sys}"));
+        let (c, _) = judge("f", &r, &[h200(0)], Some("jax"), None);
+        let ev = c.evidence.join("\n");
+        assert!(
+            ev.contains(&format!(
+                "LD_LIBRARY_PATH puts {sys} first; unset it for this venv"
+            )),
+            "{ev}"
         );
     }
 
