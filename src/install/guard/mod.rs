@@ -206,6 +206,23 @@ fn contents(venv: &Path, record: &GuardRecord) -> Result<Vec<(PathBuf, String)>,
     if !record.find_links.is_empty() {
         pip += &format!("find-links = {}\n", record.find_links.join("\n    "));
     }
+    // A plain-http mirror (allowed with --allow-http) is ignored by pip and uv unless named.
+    let mut insecure: Vec<String> = record
+        .indexes
+        .iter()
+        .chain(&record.find_links)
+        .filter_map(|u| {
+            u.strip_prefix("http://")?
+                .split(['/', ':'])
+                .next()
+                .map(str::to_owned)
+        })
+        .collect();
+    insecure.sort();
+    insecure.dedup();
+    if !insecure.is_empty() {
+        pip += &format!("trusted-host = {}\n", insecure.join("\n    "));
+    }
     let toml_list = |items: &[String]| {
         let quoted: Vec<String> = items
             .iter()
@@ -217,6 +234,9 @@ fn contents(venv: &Path, record: &GuardRecord) -> Result<Vec<(PathBuf, String)>,
         "{HEADER}\n{off}constraint-dependencies = {}\n",
         toml_list(&pins)
     );
+    if !insecure.is_empty() {
+        uv += &format!("allow-insecure-host = {}\n", toml_list(&insecure));
+    }
     if !record.indexes.is_empty() || !record.find_links.is_empty() {
         uv += "\n[pip]\n";
         if !record.indexes.is_empty() {

@@ -182,3 +182,26 @@ fn utc_minutes_are_civil_dates() {
     assert_eq!(utc_minute(t), "2026-12-05 09:22 UTC");
     assert_eq!(utc_minute(SystemTime::UNIX_EPOCH), "1970-01-01 00:00 UTC");
 }
+
+#[test]
+fn a_plain_http_mirror_is_named_to_pip_and_uv_as_trusted() {
+    let v = venv();
+    let p = Packages {
+        index_url: "http://10.0.0.2:8080/whl/cu130".into(),
+        ..packages()
+    };
+    write(
+        v.path(),
+        &GuardRecord::planned(&p, "cudaup repair".into()).unwrap(),
+    )
+    .unwrap();
+    let pip = fs_err::read_to_string(v.path().join(PIP_CONF)).unwrap();
+    assert!(pip.ends_with("trusted-host = 10.0.0.2\n"), "{pip}");
+    let uv: toml::Value =
+        toml::from_str(&fs_err::read_to_string(v.path().join(UV_TOML)).unwrap()).unwrap();
+    assert_eq!(uv["allow-insecure-host"][0].as_str(), Some("10.0.0.2"));
+    assert_eq!(
+        uv["pip"]["extra-index-url"][0].as_str(),
+        Some("http://10.0.0.2:8080/whl/cu130")
+    );
+}
