@@ -27,14 +27,10 @@ struct Pty {
 impl Pty {
     fn spawn(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Pty {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudaup"));
-        cmd.args(args)
+        // The hermetic environment every test command gets, and a terminal type for the pty.
+        crate::common::hermetic(&mut cmd, home)
+            .args(args)
             .current_dir(home)
-            .env_clear()
-            .env("HOME", home)
-            .env("PATH", crate::common::tools_path())
-            .env(crate::common::GUARD, crate::common::test_name())
-            .env("NO_COLOR", "1")
-            .env("CUDAUP_NO_NVML", "1")
             .env("CUDAUP_TEST_NO_RETRY_DELAY", "1")
             .env("TERM", "xterm");
         // The wizard asks the download sites before its first question: PyPI and PyTorch's

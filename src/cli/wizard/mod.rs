@@ -10,6 +10,7 @@
 mod answers;
 mod ask;
 mod preview;
+mod profile;
 mod show;
 #[cfg(test)]
 mod tests;
@@ -393,74 +394,9 @@ pub fn drive(
             (false, _) => s.preselect_no_gpu.to_owned(),
         }
     )?;
-    // What cannot work here is shown greyed, with why and what would make it work.
-    let words = ctx.reach_words;
-    let greyed: Vec<Option<crate::install::reach::Greyed>> = PROFILES
-        .iter()
-        .map(|p| ctx.reach.as_ref().and_then(|r| r.fits(*p).err()))
-        // A profile none of whose sites was asked (unattended, another profile given) is not
-        // known to fail.
-        .map(|g| g.filter(|g| !g.failed.is_empty()))
-        .collect();
-    for (profile, g) in PROFILES.iter().zip(&greyed) {
-        if let Some(g) = g {
-            write!(
-                out,
-                "{}",
-                ctx.style
-                    .dim(&super::reach::render_greyed(*profile, g, words))
-            )?;
-        }
+    if let Some(stop) = profile::choose(ctx, p, out, &mut a)? {
+        return Ok(stop);
     }
-    if greyed.iter().any(Option::is_some) {
-        write!(out, "{}", ctx.style.dim(&super::reach::render_fix(words)))?;
-    }
-    let mut default = PROFILES.iter().position(|p| *p == a.profile).unwrap_or(0);
-    if greyed[default].is_some() {
-        let Some(other) = greyed.iter().position(Option::is_none) else {
-            writeln!(out, "\n{}", ctx.style.bad(words.none_fits))?;
-            return Ok(Decision::Unreachable);
-        };
-        writeln!(
-            out,
-            "{}",
-            (words.moved)(PROFILES[default].name(), PROFILES[other].name())
-        )?;
-        default = other;
-    }
-    let sizes = answers::toolkit_sizes(ctx, &a, &PROFILES).map_err(Error::from)?;
-    let items: Vec<String> = PROFILES
-        .iter()
-        .zip(s.profile_lines)
-        .zip(greyed.iter().zip(&sizes))
-        .map(|((p, line), (g, size))| {
-            let tag = match (g, size) {
-                (Some(_), _) => format!(" {}", words.greyed_tag),
-                (None, Some(bytes)) => format!(
-                    " {}",
-                    (words.size)(&indicatif::HumanBytes(*bytes).to_string())
-                ),
-                (None, None) => String::new(),
-            };
-            format!("{:<11} {line}{tag}", p.name())
-        })
-        .collect();
-    out.flush()?;
-    loop {
-        let chosen = p.select(s.profile_prompt, &items, default)?;
-        if greyed[chosen].is_none() {
-            a.profile = PROFILES[chosen];
-            break;
-        }
-        writeln!(
-            out,
-            "{}",
-            ctx.style
-                .warn(&(words.chose_greyed)(PROFILES[chosen].name()))
-        )?;
-        default = chosen;
-    }
-    a.fit_profile();
 
     loop {
         let preview = preview(ctx, &a)?;
