@@ -164,6 +164,17 @@ part_j() {
   step "$C" --home "$home" verify --venv "$venv"
   step "$C" --home "$home" verify --venv "$venv" --json > "$P/verify-jax.json"
   step "$C" --home "$home" doctor
+  # The image's loader cache lists its system toolkit, so a by-name lookup of the plugin can land
+  # there (verify says so and names the fix). Follow the fix's second half on this throwaway
+  # machine: the toolkit's ld.so.conf.d entries out, ldconfig, verify again; put back at the end.
+  local confs; confs=$(grep -l '/usr/local/cuda' /etc/ld.so.conf.d/*.conf 2>/dev/null | xargs -r grep -L '/usr/local/nvidia' || true)  # the toolkit's entries, never the driver's
+  if [ -n "$confs" ]; then
+    echo; echo "== verify's advice followed: $(echo $confs) out of /etc/ld.so.conf.d, ldconfig, verify"
+    mkdir -p "$W/j/ldconf"; mv $confs "$W/j/ldconf/"; ldconfig
+    ldconfig -p | grep -E 'libcublasLt|libnvJitLink' | sed 's/^/  cache: /'
+    step "$C" --home "$home" verify --venv "$venv"
+    mv "$W"/j/ldconf/*.conf /etc/ld.so.conf.d/; ldconfig
+  fi
   echo; echo "== the plugin removed: doctor, repair, doctor, repair again"
   step rm -rf "$venv"/lib/python3.12/site-packages/jax_cuda13_plugin*
   step "$C" --home "$home" doctor
@@ -184,6 +195,9 @@ part_f() {
   step "$py" "$here/scripts/wheels-from-venv.py" "$site" "$wheels" torch torchvision torchaudio > "$P/packed.txt"
   tail -3 "$P/packed.txt"; echo "($(ls "$wheels" | wc -l) wheels, $(du -sh "$wheels" | cut -f1))"
   cp "$D"/uv/*.whl "$wheels/"
+  # Real PyPI wheels for what the image lacks (torchaudio 2.11.0 is a 1.7 MiB wheel there);
+  # -n: a distribution the image has stays the packed one.
+  [ -d "$D/fullcarry" ] && cp -n "$D"/fullcarry/*.whl "$wheels/"
   tv=$("$py" -c 'import torch; print(torch.__version__.split("+")[0])')
   cudnn=$("$py" -c 'import importlib.metadata as m; v=m.version("nvidia-cudnn-cu13").split("."); print(".".join(v[:3]))')
   echo "torch $tv; the image's cuDNN wheel: nvidia-cudnn-cu13 $cudnn"

@@ -33,8 +33,21 @@ def dist_infos(site: Path) -> dict[str, Path]:
     return out
 
 
+def marker_class():
+    """PEP 508 markers: `packaging`'s evaluator, or the copy pip vendors (every venv has pip)."""
+    try:
+        from packaging.markers import Marker
+    except ImportError:
+        from pip._vendor.packaging.markers import Marker
+    return Marker
+
+
 def requirements(info: Path, extras: set[str]) -> list[tuple[str, set[str]]]:
-    """The distributions METADATA requires on Linux, with those of `extras`."""
+    """The distributions METADATA requires on this platform, with those of `extras`.
+
+    Each marker is evaluated (a regex cannot: `sys_platform == 'linux' or sys_platform ==
+    'win32'` holds on Linux), once without an extra and once per requested extra."""
+    marker_of = marker_class()
     out = []
     for line in (info / "METADATA").read_text(errors="replace").splitlines():
         if not line.startswith("Requires-Dist:"):
@@ -44,13 +57,10 @@ def requirements(info: Path, extras: set[str]) -> list[tuple[str, set[str]]]:
         if not m:
             continue
         marker = marker.strip()
-        wanted_extra = re.search(r"extra\s*==\s*[\"']([^\"']+)[\"']", marker)
-        if wanted_extra and wanted_extra.group(1) not in extras:
-            continue
-        if re.search(r"sys_platform\s*==\s*[\"'](win32|darwin)", marker):
-            continue
-        if re.search(r"platform_system\s*==\s*[\"'](Windows|Darwin)", marker):
-            continue
+        if marker:
+            wanted = marker_of(marker)
+            if not any(wanted.evaluate({"extra": e}) for e in [""] + sorted(extras)):
+                continue
         sub = {e.strip() for e in (m.group(3) or "").split(",") if e.strip()}
         out.append((normalize(m.group(1)), sub))
     return out
@@ -92,20 +102,25 @@ def main() -> int:
     for arg in sys.argv[3:]:
         m = re.match(r"([^\[]+)(\[(.*)\])?$", arg)
         todo.append((normalize(m.group(1)), set(filter(None, (m.group(3) or "").split(",")))))
-    done: set[str] = set()
+    # A name is packed once, but walked again whenever it is required with an extra not yet
+    # followed (torch requires `cuda-toolkit[cudart]`, `cuda-toolkit[cublas]`, … one per line).
+    followed: dict[str, set[str]] = {}
     missing = []
     while todo:
         name, extras = todo.pop()
-        if name in done:
-            continue
-        done.add(name)
         info = infos.get(name)
         if info is None:
-            missing.append(name)
+            if name not in missing:
+                missing.append(name)
             continue
-        wheel = pack(site, info, out)
-        print(f"{wheel.name} ({wheel.stat().st_size >> 20} MiB)")
-        todo.extend(requirements(info, extras))
+        if name not in followed:
+            wheel = pack(site, info, out)
+            print(f"{wheel.name} ({wheel.stat().st_size >> 20} MiB)")
+            followed[name] = set()
+            todo.extend(requirements(info, extras))
+        elif not extras <= followed[name]:
+            todo.extend(requirements(info, extras - followed[name]))
+        followed[name] |= extras
     for m in missing:
         print(f"not installed here: {m}")
     return 0
