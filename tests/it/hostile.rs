@@ -302,12 +302,13 @@ pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
     out
 }
 
-/// An isolated user: HOME, a CUDAUP_HOME inside it, an rc file of their own, and a `root`
-/// directory holding prefixes (`root/a/b/cuda`) and the canary (`root/canary`), so a link that
-/// climbs four levels out of a staging directory lands in the canary, not in /tmp.
+/// An isolated user on a [`TestContext`]: HOME, a CUDAUP_HOME inside it, an rc file of their
+/// own, bash as their shell, a `PATH` with nothing of the host's on it (no Python to probe, no
+/// fish or zsh to hook), the H200 picture, and a `root` directory holding prefixes
+/// (`root/a/b/cuda`) and the canary (`root/canary`), so a link that climbs four levels out of a
+/// staging directory lands in the canary.
 pub struct Sandbox {
-    pub home: tempfile::TempDir,
-    pub root: tempfile::TempDir,
+    pub ctx: TestContext,
     before: BTreeMap<PathBuf, String>,
     bashrc: Vec<u8>,
 }
@@ -316,42 +317,45 @@ pub const BASHRC: &[u8] = b"alias ll='ls -l'\nexport EDITOR=vim\n";
 
 impl Sandbox {
     pub fn new() -> Sandbox {
-        let home = tempfile::tempdir().unwrap();
-        let root = tempfile::tempdir().unwrap();
-        fs_err::write(home.path().join(".bashrc"), BASHRC).unwrap();
-        let canary = root.path().join("canary");
+        let ctx = TestContext::new()
+            .with_bare_path()
+            .with_system_file(Path::new(H200))
+            .with_env("SHELL", "/bin/bash");
+        fs_err::write(ctx.home().join(".bashrc"), BASHRC).unwrap();
+        let canary = ctx.dir().join("root/canary");
         fs_err::create_dir_all(canary.join("sub")).unwrap();
         fs_err::write(canary.join("victim"), "precious\n").unwrap();
         fs_err::write(canary.join("sub/deep"), "also precious\n").unwrap();
         fs_err::write(canary.join("a.h"), "the user's header\n").unwrap();
         let before = snapshot(&canary);
         Sandbox {
-            home,
-            root,
+            ctx,
             before,
             bashrc: BASHRC.to_vec(),
         }
     }
 
-    pub fn cudaup_home(&self) -> PathBuf {
-        self.home.path().join("cudaup")
+    /// The user's HOME.
+    pub fn home(&self) -> PathBuf {
+        self.ctx.home()
     }
 
-    /// An empty directory as the whole PATH: nothing of the host's (no Python to probe, no
-    /// fish or zsh to hook) takes part, and each run is that much cheaper.
-    fn path_var(&self) -> String {
-        let bin = self.root.path().join("empty-bin");
-        let _ = fs_err::create_dir_all(&bin);
-        bin.display().to_string()
+    /// The directory of prefixes and the canary, beside HOME.
+    pub fn root(&self) -> PathBuf {
+        self.ctx.dir().join("root")
+    }
+
+    pub fn cudaup_home(&self) -> PathBuf {
+        self.ctx.cudaup_home()
     }
 
     pub fn canary(&self) -> PathBuf {
-        self.root.path().join("canary")
+        self.root().join("canary")
     }
 
     /// The prefix four levels below `root`'s parent... see [`Sandbox`].
     pub fn prefix(&self) -> PathBuf {
-        self.root.path().join("a/b/cuda")
+        self.root().join("a/b/cuda")
     }
 
     /// Runs cudaup with this sandbox's HOME and `--home`.
@@ -363,18 +367,9 @@ impl Sandbox {
         crate::common::context::run(&mut self.command(args, env))
     }
 
-    /// cudaup with this sandbox's HOME and `--home`: the [`hermetic`] environment, with the
-    /// sandbox's own `PATH` and bash as the user's shell, then `env`.
-    fn command(&self, args: &[&str], env: &[(&str, &str)]) -> std::process::Command {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cudaup"));
-        cmd.arg("--home")
-            .arg(self.cudaup_home())
-            .args(args)
-            .current_dir(self.home.path());
-        hermetic(&mut cmd, self.home.path())
-            .env("PATH", self.path_var())
-            .env("CUDAUP_TEST_NO_RETRY_DELAY", "1")
-            .env("SHELL", "/bin/bash");
+    /// cudaup with this sandbox's HOME and `--home` ([`TestContext::command`]), then `env`.
+    pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> std::process::Command {
+        let mut cmd = self.ctx.command(args);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -384,10 +379,11 @@ impl Sandbox {
     /// The install arguments for a toolkit from `source` into `prefix` (None: the default
     /// prefix under CUDAUP_HOME), planned for the H200 picture, driver kept.
     pub fn install_args(&self, source: &[&str], prefix: Option<&Path>) -> Vec<String> {
+        let system = self.ctx.system_arg();
         let mut args: Vec<String> = [
             "install",
             "--system",
-            H200,
+            system.as_str(),
             "--driver",
             "keep",
             "--profile",
@@ -447,7 +443,7 @@ impl Sandbox {
     pub fn assert_clean(&self, what: &str) {
         self.assert_canary(what);
         assert_eq!(
-            fs_err::read(self.home.path().join(".bashrc")).unwrap(),
+            fs_err::read(self.home().join(".bashrc")).unwrap(),
             self.bashrc,
             "{what}: .bashrc is not what it was"
         );
@@ -459,10 +455,12 @@ impl Sandbox {
             })
             .unwrap_or_default();
         assert!(left.is_empty(), "{what}: left beside the prefix: {left:?}");
-        let home_left: Vec<String> = fs_err::read_dir(self.home.path())
+        let cudaup_home = self.cudaup_home();
+        let cudaup_home = cudaup_home.file_name().unwrap();
+        let home_left: Vec<String> = fs_err::read_dir(self.home())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n != ".bashrc" && n != "cudaup")
+            .filter(|n| n != ".bashrc" && n.as_str() != cudaup_home)
             .collect();
         assert!(home_left.is_empty(), "{what}: left in HOME: {home_left:?}");
         // The home's marker stays as long as cudaup's cache does (so `--purge` still works).

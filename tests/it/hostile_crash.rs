@@ -53,10 +53,7 @@ fn litter_of_killed_runs_is_counted_and_removed() {
         )])
     };
     let sb = Sandbox::new();
-    let staged = sb.install_args(
-        &["--mirror", &m.arg()],
-        Some(&sb.root.path().join("a/b/other")),
-    );
+    let staged = sb.install_args(&["--mirror", &m.arg()], Some(&sb.root().join("a/b/other")));
     kill(parked(&sb, &staged, "toolkit-staged"));
     let m2 = fresh();
     let args = sb.install_args(&["--mirror", &m2.arg()], Some(&sb.prefix()));
@@ -203,7 +200,7 @@ fn assert_no_litter(sb: &Sandbox, what: &str) {
     assert!(litter_of(sb).is_empty(), "{what}: {:?}", litter_of(sb));
     let mut tmp = Vec::new();
     for dir in [
-        sb.home.path().to_owned(),
+        sb.home(),
         sb.cudaup_home(),
         sb.cudaup_home().join("receipts"),
     ] {
@@ -273,7 +270,7 @@ fn assert_converged(sb: &Sandbox, what: &str) {
     );
     let line = format!(". \"{}/env\"", sb.cudaup_home().display());
     for rc in [".profile", ".bashrc"] {
-        let text = fs_err::read_to_string(sb.home.path().join(rc)).unwrap();
+        let text = fs_err::read_to_string(sb.home().join(rc)).unwrap();
         assert_eq!(text.matches(&line).count(), 1, "{what}: {rc}:\n{text}");
     }
     let shell = fs_err::read_to_string(receipts.join("shell.json")).unwrap();
@@ -336,7 +333,7 @@ fn killed_after_the_commit_every_follow_up_converges() {
     // planned as already there.
     assert!(run.stdout.contains("already installed"), "{}", run.stdout);
     let line = format!(". \"{}/env\"", sb.cudaup_home().display());
-    assert!(fs_err::read_to_string(sb.home.path().join(".profile"))
+    assert!(fs_err::read_to_string(sb.home().join(".profile"))
         .unwrap()
         .contains(&line));
     assert!(sb.cudaup_home().join("env").is_file());
@@ -494,7 +491,7 @@ fn break_it(sb: &Sandbox, rng: &mut Rng) {
         let _ = fs_err::remove_file(sb.cudaup_home().join("env"));
     }
     if rng.below(2) == 0 {
-        let profile = sb.home.path().join(".profile");
+        let profile = sb.home().join(".profile");
         let text = fs_err::read_to_string(&profile).unwrap();
         let line = format!(". \"{}/env\"", sb.cudaup_home().display());
         fs_err::write(&profile, text.replace(&line, "")).unwrap();

@@ -125,7 +125,7 @@ fn compat_links_and_link_chains_stay_inside() {
     )]);
     let run = sb.install(&["--mirror", &m.arg()], Some(&sb.prefix()));
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(!sb.root.path().join("a/b/x86_64-linux").exists());
+    assert!(!sb.root().join("a/b/x86_64-linux").exists());
     assert!(!sb.prefix().join("x86_64-linux").exists());
     sb.assert_canary("targets -> .");
     assert_eq!(sb.uninstall().code, 0);
@@ -183,7 +183,7 @@ fn uninstall_never_follows_a_symlink_in_the_prefix() {
     let sb = Sandbox::new();
     let run = sb.install(&["--mirror", &m.arg()], Some(&sb.prefix()));
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let real = sb.root.path().join("moved");
+    let real = sb.root().join("moved");
     fs_err::rename(sb.prefix(), &real).unwrap();
     fs_err::copy(
         real.join(".cudaup-receipt.json"),

@@ -27,8 +27,8 @@ fn receipts(sb: &Sandbox) -> Vec<String> {
 fn two_prefixes_never_share_a_receipt() {
     let sb = Sandbox::new();
     let m = Redist::new(&[]);
-    let a = sb.root.path().join("a/b/cuda_x");
-    let b = sb.root.path().join("a/b/cuda/x");
+    let a = sb.root().join("a/b/cuda_x");
+    let b = sb.root().join("a/b/cuda/x");
     for p in [&a, &b] {
         let run = sb.install(&["--mirror", &m.arg()], Some(p));
         assert_eq!(run.code, 0, "{}", run.stderr);
@@ -46,7 +46,7 @@ fn two_prefixes_never_share_a_receipt() {
 fn an_edit_through_a_prefix_never_reaches_the_next_install() {
     let sb = Sandbox::new();
     let m = Redist::new(&[]);
-    let first = sb.root.path().join("a/b/first");
+    let first = sb.root().join("a/b/first");
     assert_eq!(sb.install(&["--mirror", &m.arg()], Some(&first)).code, 0);
     let appended = first.join("include/cuda_nvcc.h");
     let forged = first.join("include/cuda_crt.h");
@@ -70,7 +70,7 @@ fn an_edit_through_a_prefix_never_reaches_the_next_install() {
     f.set_modified(mtime).unwrap();
     drop(f);
 
-    let second = sb.root.path().join("a/b/second");
+    let second = sb.root().join("a/b/second");
     let run = sb.install(&["--mirror", &m.arg()], Some(&second));
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
@@ -129,7 +129,7 @@ fn relative_paths_cannot_leave_the_mirror() {
 #[test]
 fn config_errors_echo_nothing_raw_or_huge() {
     let sb = Sandbox::new();
-    let cfg = sb.home.path().join("cudaup.toml");
+    let cfg = sb.home().join("cudaup.toml");
     let run_with = |text: &str| {
         fs_err::write(&cfg, text).unwrap();
         let c = cfg.display().to_string();
@@ -170,9 +170,9 @@ fn config_errors_echo_nothing_raw_or_huge() {
 #[test]
 fn a_hard_linked_bashrc_stays_linked() {
     let sb = Sandbox::new();
-    let dotfiles = sb.home.path().join("dotfiles");
+    let dotfiles = sb.home().join("dotfiles");
     fs_err::create_dir(&dotfiles).unwrap();
-    std::fs::hard_link(sb.home.path().join(".bashrc"), dotfiles.join("bashrc")).unwrap();
+    std::fs::hard_link(sb.home().join(".bashrc"), dotfiles.join("bashrc")).unwrap();
     let ino = fs_err::metadata(dotfiles.join("bashrc")).unwrap().ino();
     let m = Redist::new(&[]);
     let run = sb.install(
@@ -180,7 +180,7 @@ fn a_hard_linked_bashrc_stays_linked() {
         Some(&sb.prefix()),
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let bashrc = sb.home.path().join(".bashrc");
+    let bashrc = sb.home().join(".bashrc");
     assert_eq!(fs_err::metadata(&bashrc).unwrap().ino(), ino);
     assert!(fs_err::read_to_string(dotfiles.join("bashrc"))
         .unwrap()
@@ -203,25 +203,21 @@ fn uninstall_removes_the_fish_directories_it_created() {
         Some(&sb.prefix()),
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(sb
-        .home
-        .path()
-        .join(".config/fish/conf.d/cudaup.fish")
-        .is_file());
+    assert!(sb.home().join(".config/fish/conf.d/cudaup.fish").is_file());
     assert_eq!(sb.uninstall().code, 0);
-    assert!(!sb.home.path().join(".config").exists());
+    assert!(!sb.home().join(".config").exists());
     sb.assert_clean("fish");
 
     let sb = Sandbox::new();
-    fs_err::create_dir_all(sb.home.path().join(".config/fish")).unwrap();
+    fs_err::create_dir_all(sb.home().join(".config/fish")).unwrap();
     let run = sb.install(
         &["--mirror", &m.arg(), "--shell", "fish"],
         Some(&sb.prefix()),
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(sb.uninstall().code, 0);
-    assert!(sb.home.path().join(".config/fish").is_dir());
-    assert!(!sb.home.path().join(".config/fish/conf.d").exists());
+    assert!(sb.home().join(".config/fish").is_dir());
+    assert!(!sb.home().join(".config/fish/conf.d").exists());
 }
 
 /// A read-only `.bashrc`: the install says which line to add by hand (exit 1, not "bad usage") and is otherwise
@@ -230,7 +226,7 @@ fn uninstall_removes_the_fish_directories_it_created() {
 fn a_read_only_bashrc_is_named_once_not_forever() {
     use std::os::unix::fs::PermissionsExt;
     let sb = Sandbox::new();
-    let bashrc = sb.home.path().join(".bashrc");
+    let bashrc = sb.home().join(".bashrc");
     fs_err::set_permissions(&bashrc, std::fs::Permissions::from_mode(0o444)).unwrap();
     let m = Redist::new(&[]);
     let run = sb.install(&["--mirror", &m.arg()], Some(&sb.prefix()));

@@ -8,8 +8,9 @@
 
 use std::path::Path;
 
+use crate::common::context::run;
 use crate::common::server::Server;
-use crate::common::{guarded_output, skipped, Run};
+use crate::common::{skipped, through, Run};
 use crate::hostile::*;
 
 /// `n` bytes no compressor shrinks (xorshift), so the archive is as large as its member.
@@ -29,36 +30,24 @@ fn noise(n: usize) -> Vec<u8> {
 /// blocks, 1 MiB with bash's 1 KiB ones; every file of an install here but the 4 MiB ones fits.
 const LIMIT_BLOCKS: &str = "1024";
 
-/// Runs cudaup as [`Sandbox::spawn`] does, under a file-size limit; `None` without `/bin/sh`.
+/// Runs cudaup as [`Sandbox::run`] does, under a file-size limit; `None` without `/bin/sh`.
 fn run_limited(sb: &Sandbox, args: &[String]) -> Option<Run> {
     let sh = Path::new("/bin/sh");
     if !sh.is_file() {
         return None;
     }
-    let mut cmd = std::process::Command::new(sh);
-    cmd.arg("-c")
-        .arg(r#"trap '' XFSZ; ulimit -f "$1"; shift; exec "$@""#)
-        .arg("sh")
-        .arg(LIMIT_BLOCKS)
-        .arg(env!("CARGO_BIN_EXE_cudaup"))
-        .arg("--home")
-        .arg(sb.cudaup_home())
-        .args(args)
-        .current_dir(sb.home.path())
-        .env_clear()
-        .env("HOME", sb.home.path())
-        .env("PATH", sb.root.path().join("empty-bin"))
-        .env("NO_COLOR", "1")
-        .env("CUDAUP_NO_NVML", "1")
-        .env(crate::common::GUARD, crate::common::test_name())
-        .env("CUDAUP_TEST_NO_RETRY_DELAY", "1")
-        .env("SHELL", "/bin/bash");
-    let out = guarded_output(&mut cmd);
-    Some(Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    })
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut cmd = through(
+        &sb.command(&args, &[]),
+        sh,
+        &[
+            "-c",
+            r#"trap '' XFSZ; ulimit -f "$1"; shift; exec "$@""#,
+            "sh",
+            LIMIT_BLOCKS,
+        ],
+    );
+    Some(run(&mut cmd))
 }
 
 /// The run failed for want of room (exit 1, saying so once and what it needs), and left nothing
@@ -355,14 +344,14 @@ fn a_mirror_the_disk_cannot_hold_is_refused_before_it_downloads() {
     let server = Server::start(m.path().to_owned());
     let url = server.url();
     let sb = Sandbox::new();
-    let bundle = sb.home.path().join("bundle");
+    let bundle = sb.home().join("bundle");
     let bundle_arg = bundle.display().to_string();
     let args = [
         "mirror",
         "create",
         &bundle_arg,
         "--system",
-        H200,
+        &sb.ctx.system_arg(),
         "--profile",
         "cuda-dev",
         "--cuda",

@@ -24,13 +24,12 @@ fn uninstall_refuses_a_directory_cudaup_never_made() {
     fs_err::write(projects.join("active.json"), "{}").unwrap();
     std::os::unix::fs::symlink("manifests.d", projects.join("manifests")).unwrap();
     let before = snapshot(&sb.canary());
-    let p = projects.display().to_string();
     for args in [
-        &["--home", &p, "uninstall", "--yes"][..],
-        &["--home", &p, "uninstall", "--yes", "--purge"],
-        &["--home", &p, "uninstall", "--dry-run", "--purge"],
+        &["uninstall", "--yes"][..],
+        &["uninstall", "--yes", "--purge"],
+        &["uninstall", "--dry-run", "--purge"],
     ] {
-        let run = crate::common::cudaup(args, sb.home.path());
+        let run = crate::common::context::run(&mut sb.ctx.command_at(&projects, args));
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
         assert!(run.stderr.contains("not a cudaup home"), "{}", run.stderr);
         assert!(run.stderr.contains(".cudaup-home"), "{}", run.stderr);

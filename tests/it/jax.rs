@@ -46,38 +46,23 @@ fn needs_network_jax_installs_from_pypi_and_repair_restores_its_plugin() {
         skipped(NAME, "no Python 3.12 or newer on PATH or under pyenv");
         return;
     };
-    let home = tempfile::tempdir().unwrap();
-    let picture = home.path().join("h200.json");
-    fs_err::write(
-        &picture,
-        r#"{"os": {"family": "linux", "distro": "ubuntu", "version": "24.04", "arch": "x86_64", "wsl": false},
-            "gpus": [{"index": 0, "vendor": "nvidia", "name": "NVIDIA H200", "compute_capability": "9.0", "architecture": "Hopper"}],
-            "driver": {"version": "580.95.05"}}"#,
-    )
-    .unwrap();
-    let h = home.path().display().to_string();
-    let venv = home.path().join("venv");
-    let path = path_with(&[python.parent().unwrap()]);
-    let env = [("PATH", path.as_str()), ("CUDAUP_TEST_NO_RETRY_DELAY", "1")];
-    let run = cudaup_env(
-        &[
-            "--home",
-            &h,
-            "install",
-            "--system",
-            &picture.display().to_string(),
-            "--driver",
-            "keep",
-            "--profile",
-            "jax",
-            "--venv",
-            &venv.display().to_string(),
-            "--no-modify-path",
-            "--yes",
-        ],
-        home.path(),
-        &env,
-    );
+    let ctx = TestContext::new().with_system(&serde_json::json!({
+        "os": {"family": "linux", "distro": "ubuntu", "version": "24.04", "arch": "x86_64", "wsl": false},
+        "gpus": [{"index": 0, "vendor": "nvidia", "name": "NVIDIA H200", "compute_capability": "9.0", "architecture": "Hopper"}],
+        "driver": {"version": "580.95.05"}
+    }));
+    // The Python 3.12 first on PATH, so the venv is made from it.
+    let path = path_with(&[&ctx.bin(), python.parent().unwrap()]);
+    let ctx = ctx.with_env("PATH", &path);
+    let venv = ctx.home().join("venv");
+    let run = ctx.install(&[
+        "--profile",
+        "jax",
+        "--venv",
+        &venv.display().to_string(),
+        "--no-modify-path",
+        "--yes",
+    ]);
     let text = format!("{}\n{}", run.stdout, run.stderr);
     if run.code == 3 || text.contains("error sending request") {
         skipped(NAME, "PyPI did not answer");
@@ -100,7 +85,7 @@ fn needs_network_jax_installs_from_pypi_and_repair_restores_its_plugin() {
             "import jax, importlib.metadata as m; print(jax.__version__, m.version('jax-cuda13-plugin'))",
         ])
         .env_clear()
-        .env("HOME", home.path())
+        .env("HOME", ctx.home())
         .env("JAX_PLATFORMS", "cpu")
         .output()
         .unwrap();
@@ -112,7 +97,7 @@ fn needs_network_jax_installs_from_pypi_and_repair_restores_its_plugin() {
     );
 
     // verify imports it and skips the GPU part, saying why.
-    let v = cudaup_env(&["--home", &h, "verify", "--json"], home.path(), &env);
+    let v = ctx.cudaup(&["verify", "--json"]);
     let doc: serde_json::Value =
         serde_json::from_str(&v.stdout).unwrap_or_else(|e| panic!("{e}: {}", v.stdout));
     let fw = doc["checks"]
@@ -141,23 +126,23 @@ fn needs_network_jax_installs_from_pypi_and_repair_restores_its_plugin() {
             fs_err::remove_dir_all(e.path()).unwrap();
         }
     }
-    let doc = cudaup_env(&["--home", &h, "doctor"], home.path(), &env);
+    let doc = ctx.cudaup(&["doctor"]);
     assert!(
         doc.stdout.contains("error [jax-cpu-only]"),
         "{}",
         doc.stdout
     );
     assert!(!doc.stdout.contains("receipt-unreadable"), "{}", doc.stdout);
-    let rep = cudaup_env(&["--home", &h, "repair", "--yes"], home.path(), &env);
+    let rep = ctx.cudaup(&["repair", "--yes"]);
     assert_eq!(rep.code, 0, "{}\n{}", rep.stdout, rep.stderr);
     assert!(
         rep.stdout.contains("repaired [venv-packages]"),
         "{}",
         rep.stdout
     );
-    let doc = cudaup_env(&["--home", &h, "doctor"], home.path(), &env);
+    let doc = ctx.cudaup(&["doctor"]);
     assert!(!doc.stdout.contains("jax-cpu-only"), "{}", doc.stdout);
-    let again = cudaup_env(&["--home", &h, "repair", "--yes"], home.path(), &env);
+    let again = ctx.cudaup(&["repair", "--yes"]);
     assert!(
         again.stdout.contains("nothing to repair"),
         "{}",

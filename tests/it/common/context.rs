@@ -16,6 +16,8 @@ pub struct TestContext {
     env: Vec<(String, String)>,
     /// Commands get neither `--home` nor `CUDAUP_HOME`: cudaup finds its default home.
     default_home: bool,
+    /// `PATH` is the stand-ins' directory alone, without the host's tools.
+    bare_path: bool,
 }
 
 impl Default for TestContext {
@@ -42,6 +44,7 @@ impl TestContext {
             system,
             env: vec![("CUDAUP_TEST_NO_RETRY_DELAY".into(), "1".into())],
             default_home: false,
+            bare_path: false,
         }
     }
 
@@ -49,6 +52,14 @@ impl TestContext {
     /// (`~/.local/share/cudaup`), as a user who never chose one does.
     pub fn with_default_home(mut self) -> Self {
         self.default_home = true;
+        self
+    }
+
+    /// Gives commands a `PATH` of the stand-ins' directory alone (empty until a test writes a
+    /// stand-in): nothing of the host's takes part (no Python to probe, no fish or zsh to hook),
+    /// and each run is that much cheaper.
+    pub fn with_bare_path(mut self) -> Self {
+        self.bare_path = true;
         self
     }
 
@@ -106,9 +117,14 @@ impl TestContext {
         self.system.display().to_string()
     }
 
-    /// The `PATH` every command gets: the stand-ins, then the host's ordinary tools.
+    /// The `PATH` every command gets: the stand-ins, then the host's ordinary tools (only the
+    /// stand-ins [`Self::with_bare_path`]).
     pub fn path_var(&self) -> String {
-        super::path_with(&[&self.bin()])
+        if self.bare_path {
+            self.bin().display().to_string()
+        } else {
+            super::path_with(&[&self.bin()])
+        }
     }
 
     /// Writes an executable stand-in `name` into [`Self::bin`] (replacing, never writing
@@ -138,16 +154,32 @@ impl TestContext {
 
     /// Like [`Self::command`] for `exe`: another build of cudaup, or its installed copy.
     pub fn command_of(&self, exe: &Path, args: &[&str]) -> Command {
+        let cudaup_home = (!self.default_home).then(|| self.cudaup_home());
+        self.build(exe, cudaup_home.as_deref(), args)
+    }
+
+    /// Like [`Self::command`] with `--home cudaup_home`: a home other than the context's.
+    pub fn command_at(&self, cudaup_home: &Path, args: &[&str]) -> Command {
+        self.build(
+            Path::new(env!("CARGO_BIN_EXE_cudaup")),
+            Some(cudaup_home),
+            args,
+        )
+    }
+
+    /// `exe args` in HOME with the context's environment, and `--home` and `CUDAUP_HOME` set to
+    /// `cudaup_home` when there is one.
+    fn build(&self, exe: &Path, cudaup_home: Option<&Path>, args: &[&str]) -> Command {
         let home = self.home();
         let mut cmd = Command::new(exe);
-        if !self.default_home {
-            cmd.arg("--home").arg(self.cudaup_home());
+        if let Some(h) = cudaup_home {
+            cmd.arg("--home").arg(h);
         }
         cmd.args(args).current_dir(&home);
         hermetic(&mut cmd, &home);
         cmd.env("PATH", self.path_var());
-        if !self.default_home {
-            cmd.env(cudaup::world::vars::CUDAUP_HOME, self.cudaup_home());
+        if let Some(h) = cudaup_home {
+            cmd.env(cudaup::world::vars::CUDAUP_HOME, h);
         }
         for (k, v) in &self.env {
             cmd.env(k, v);

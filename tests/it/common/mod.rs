@@ -70,6 +70,26 @@ pub fn hermetic<'a>(cmd: &'a mut Command, home: &Path) -> &'a mut Command {
         .env(cudaup::world::vars::CUDAUP_TEST_GUARD, test_name())
 }
 
+/// `cmd` run through `wrapper args…` (a shell that sets a limit, then `exec "$@"`s the rest):
+/// the same program and arguments after the wrapper's, in the same directory with the same
+/// environment (and nothing else: `cmd` is built on [`hermetic`]).
+pub fn through(cmd: &Command, wrapper: &Path, args: &[&str]) -> Command {
+    let mut out = Command::new(wrapper);
+    out.args(args)
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .env_clear();
+    if let Some(dir) = cmd.get_current_dir() {
+        out.current_dir(dir);
+    }
+    for (k, v) in cmd.get_envs() {
+        if let Some(v) = v {
+            out.env(k, v);
+        }
+    }
+    out
+}
+
 /// The test guard's variable: set to the running test's name on every command a test starts.
 pub const GUARD: &str = cudaup::world::vars::CUDAUP_TEST_GUARD;
 
