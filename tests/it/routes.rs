@@ -234,9 +234,16 @@ fn pypi_route_when_pytorchs_index_is_down_and_the_build_is_pypis() {
         &pypi,
         "--torch-index",
         &format!("{down}/whl"),
+        "--json",
     ]);
     assert_eq!(again.code, 0, "{}", again.stderr);
-    assert!(again.stdout.contains("only checked"), "{}", again.stdout);
+    // The outcome: the venv was only checked (no route, nothing installed), nothing changed.
+    let done = again.installed();
+    assert!(!done.changed, "{}", again.stdout);
+    let venv = done.venv.expect("the venv is reported");
+    assert_eq!(venv.path, b.venv());
+    assert!(venv.route.is_null(), "only checked: {}", again.stdout);
+    assert!(venv.packages.requirements.is_empty(), "{:?}", venv.packages);
     assert!(server.requests().is_empty(), "{:?}", server.requests());
 }
 

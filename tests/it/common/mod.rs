@@ -26,6 +26,24 @@ impl Run {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
     }
+
+    /// stdout read back as `install --json`'s document, the library's own type.
+    pub fn outcome(&self) -> cudaup::install::report::Outcome {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not an install outcome ({e}):\n{}\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    /// The installed shape of [`Self::outcome`]; any other shape fails the test.
+    pub fn installed(&self) -> cudaup::install::report::Installed {
+        match self.outcome() {
+            cudaup::install::report::Outcome::Installed(done) => *done,
+            other => panic!("not the installed shape: {other:?}"),
+        }
+    }
 }
 
 /// Runs the real binary with a scrubbed environment: a temporary HOME, no colours, no NVML, a
