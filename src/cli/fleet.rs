@@ -12,6 +12,7 @@ use clap::{Args, Subcommand};
 use crate::error::{Error, ExitCode, Result};
 use crate::fleet::{self, FleetReport, GpuInfo, HostFiles, HostRow};
 
+use super::i18n::report::{pad, width};
 use super::Style;
 
 /// `cudaup fleet` subcommands.
@@ -159,13 +160,10 @@ fn verify_cell(row: &HostRow) -> String {
     parts.join(", ")
 }
 
-fn pad(text: &str, width: usize) -> String {
-    let n = text.chars().count();
-    format!("{text}{}", " ".repeat(width.saturating_sub(n)))
-}
-
 /// The human report: the table, each host's problems, the groups and the flagged hosts.
 pub fn render(report: &FleetReport, style: &Style) -> String {
+    // In the run's language (a zh run's stdout says the rest of the report through the message
+    // table; a table header is not one sentence it could match).
     let header = [
         "host",
         "GPUs",
@@ -175,7 +173,8 @@ pub fn render(report: &FleetReport, style: &Style) -> String {
         "framework",
         "verify",
         "problems",
-    ];
+    ]
+    .map(|h| crate::cli::i18n::messages::translate(style.lang(), h));
     let cell = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
     let rows: Vec<[String; 8]> = report
         .hosts
@@ -211,10 +210,10 @@ pub fn render(report: &FleetReport, style: &Style) -> String {
             ]
         })
         .collect();
-    let mut widths = header.map(|h| h.chars().count());
+    let mut widths = header.clone().map(|h| width(&h));
     for row in &rows {
         for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
+            *w = (*w).max(width(c));
         }
     }
     let line = |cells: &[String]| -> String {
@@ -235,7 +234,7 @@ pub fn render(report: &FleetReport, style: &Style) -> String {
         if hosts == 1 { "" } else { "s" }
     )));
     o.push('\n');
-    o.push_str(&line(&header.map(str::to_owned)));
+    o.push_str(&line(&header));
     o.push('\n');
     for (row, r) in rows.iter().zip(&report.hosts) {
         let text = line(row);

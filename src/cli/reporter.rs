@@ -120,13 +120,13 @@ impl Reporter for Bars {
                 b.abandon_with_message(if cancelled(outcome) {
                     progress_words().outcome("stopped")
                 } else {
-                    outcome.to_owned()
+                    progress_words().say(outcome)
                 });
             }
         }
     }
     fn message(&self, text: &str) {
-        let _ = self.multi.println(text);
+        let _ = self.multi.println(progress_words().say(text));
     }
 }
 
@@ -209,14 +209,17 @@ impl Reporter for Lines {
             } else {
                 String::new()
             };
-            let outcome = pad(&progress_words().outcome(outcome), 6);
-            self.line(&format!("{outcome} {name} in {secs:.1}s{rate}"));
+            let words = progress_words();
+            let outcome = pad(&words.outcome(outcome), 6);
+            self.line(&format!("{outcome} {name} {}{rate}", (words.took)(secs)));
         }
     }
     fn message(&self, text: &str) {
+        let words = progress_words();
         self.line(&format!(
-            "{} {text}",
-            pad(progress_words().progress_note, 6)
+            "{} {}",
+            pad(words.progress_note, 6),
+            words.say(text)
         ));
     }
 }

@@ -53,3 +53,4 @@ mod uv;
 mod verify;
 mod wizard;
 mod zh;
+mod zh_commands;

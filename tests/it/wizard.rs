@@ -302,7 +302,7 @@ fn chinese_run_edits_the_prefix_saves_the_answers_and_skips_verify() {
     w.expect("不修改任何启动文件");
     w.answer("开始安装吗？", ENTER);
     w.expect("已把你的选择保存到");
-    w.expect("installed CUDA 13.0.2 in");
+    w.expect("已安装 CUDA 13.0.2 到");
     w.expect("完成。接下来：");
     let code = w.finish();
     let text = w.text();

@@ -2,7 +2,9 @@
 //! an install refused, a dry-run install, `wizard --yes --dry-run`, a refusal for want of any
 //! download site, an error — print no English sentence. What counts as one: three or more
 //! lower-case English words in a row, or two small words such as `the`, `no`, once URLs,
-//! paths, flags, `code`, commands (`$ …`) and JSON are set aside (names — NVIDIA, PyTorch,
+//! paths, flags, `code`, "quoted" words of other programs, commands (`$ …`, `sudo …`,
+//! `cudaup …`, whatever comes before a `   # comment`), lists of bare names and JSON are set
+//! aside (names — NVIDIA, PyTorch,
 //! CUDA — and versions are not sentences). The
 //! machine has no GPU; PyPI is a local index of stand-in wheels, PyTorch's index a dead port.
 
@@ -33,17 +35,27 @@ pub fn english_lines(text: &str) -> Vec<String> {
         if t.starts_with("$ ") || t.starts_with(['{', '}', '[', ']', '"']) {
             continue;
         }
-        // `code` spans are commands and names.
+        // `code` spans are commands and names; "quoted" text is another program's own words
+        // (CUDA's "no kernel image is available…"), which users search for as printed.
         let mut plain = String::new();
-        let mut in_code = false;
+        let mut quote = None;
         for c in t.chars() {
-            if c == '`' {
-                in_code = !in_code;
+            if quote == Some(c) {
+                quote = None;
                 plain.push(' ');
-            } else if !in_code {
+            } else if quote.is_none() && (c == '`' || c == '"') {
+                quote = Some(c);
+                plain.push(' ');
+            } else if quote.is_none() {
                 plain.push(c);
             }
         }
+        // A command with its comment (`CMD   # why`): the command is as typed.
+        let plain = match plain.find("   # ") {
+            Some(i) => plain[i..].to_owned(),
+            None => plain,
+        };
+        let plain = without_commands(&plain);
         let mut run = 0;
         let mut worst = 0;
         let mut small = 0;
@@ -63,11 +75,43 @@ pub fn english_lines(text: &str) -> Vec<String> {
                 small += 1;
             }
         }
-        if worst >= 3 || small >= 2 {
+        // A line of bare lower-case names (the toolkit's components) is a list, not a sentence.
+        let names = plain.split_whitespace().all(|w| {
+            w.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_-+".contains(c))
+        });
+        if (worst >= 3 || small >= 2) && !(names && small == 0) {
             found.push(line.to_owned());
         }
     }
     found
+}
+
+/// `text` with the shell commands it shows set aside: from `sudo ` or `cudaup ` (at the start
+/// or after a space or a Chinese mark) to a `  # ` comment, a Chinese character or the end.
+fn without_commands(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let starts = rest.starts_with("sudo ") || rest.starts_with("cudaup ");
+        let after_break =
+            out.is_empty() || out.ends_with(|c: char| c.is_whitespace() || (c as u32) >= 0x3000);
+        if starts && after_break {
+            let end = rest
+                .find("  # ")
+                .into_iter()
+                .chain(rest.find(|c: char| (c as u32) >= 0x3000))
+                .min()
+                .unwrap_or(rest.len());
+            out.push(' ');
+            rest = &rest[end..];
+            continue;
+        }
+        let c = rest.chars().next().expect("not empty");
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }
 
 fn pypi_with_the_cuda_build() -> tempfile::TempDir {
@@ -188,4 +232,17 @@ fn the_english_sentence_check_finds_sentences_and_spares_names() {
         "来自 https://pypi.org/simple/the/long/path 的 `cudaup mirror create` --allow-http"
     )
     .is_empty());
+    // Commands, other programs' quoted words and lists of names are not sentences…
+    assert!(english_lines(concat!(
+        "    修复：    sudo modprobe nvidia   # 它打印的错误会说明原因\n",
+        "    修复：    cudaup container setup\n",
+        "CUDA 调用会报 \"no kernel image is available for execution on the device\"\n",
+        "  nvcc crt nvvm nvptxcompiler cudart culibos cccl nvrtc\n",
+    ))
+    .is_empty());
+    // …but a sentence after a command's comment still is.
+    assert_eq!(
+        english_lines("  sudo reboot   # and the module will load then\n").len(),
+        1
+    );
 }

@@ -144,11 +144,9 @@ pub fn translate_line(lang: Lang, line: &str) -> String {
     }
     let (head, body) = split_head(line);
     let (body, tail) = split_tail(body);
-    if let Some(zh) = sentence(body) {
-        return format!("{head}{zh}{tail}");
-    }
     // A table row or a labelled line: the cell after the last column gap, or the text after a
-    // Chinese label (`修复： …`).
+    // Chinese label (`修复： …`), first — a template that starts with a value would otherwise
+    // take the label into that value.
     let cut = body.rfind("  ").map(|i| i + 2).or_else(|| {
         body.find("： ").map(|i| i + "： ".len()).or_else(|| {
             body.find(": ")
@@ -162,6 +160,9 @@ pub fn translate_line(lang: Lang, line: &str) -> String {
             let gap = &cell[..cell.len() - cell.trim_start().len()];
             return format!("{head}{label}{gap}{zh}{tail}");
         }
+    }
+    if let Some(zh) = sentence(body) {
+        return format!("{head}{zh}{tail}");
     }
     match say(body) {
         Some(zh) => format!("{head}{zh}{tail}"),

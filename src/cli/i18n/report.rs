@@ -93,6 +93,8 @@ pub struct Report {
     pub phases: [&'static str; 5],
     /// progress: how a task ended (done, cached, downloaded, stopped), in that order.
     pub outcomes: [&'static str; 4],
+    /// progress: how long a task took (`in 1.2s`).
+    pub took: fn(f64) -> String,
 }
 
 fn plural(k: usize, one: &str, many: &str) -> String {
@@ -168,6 +170,7 @@ pub static EN: Report = Report {
         "installing",
     ],
     outcomes: ["done", "cached", "downloaded", "stopped"],
+    took: |secs| format!("in {secs:.1}s"),
 };
 
 /// Simplified Chinese.
@@ -176,7 +179,12 @@ pub static ZH: Report = Report {
     os: "操作系统",
     kernel: "内核",
     secure_boot: "安全启动",
-    gpus: |source| format!("GPU（{source}）"),
+    gpus: |source| {
+        format!(
+            "GPU（{}）",
+            super::messages::translate(super::Lang::Zh, source)
+        )
+    },
     none_found: "未找到",
     installed: "已安装",
     driver: "驱动",
@@ -205,7 +213,12 @@ pub static ZH: Report = Report {
     comma: "，",
     doctor: "诊断",
     doctor_summary: |e, w, n| format!("错误 {e} 个，警告 {w} 个，提示 {n} 个"),
-    skipped_checks: |s| format!("未检查：{s}"),
+    skipped_checks: |s| {
+        format!(
+            "未检查：{}",
+            super::messages::translate(super::Lang::Zh, s)
+        )
+    },
     secure_boot_state: ["开启（内核模块必须签名）", "关闭", "未知（没有 EFI 变量）"],
     no_driver: "没有加载 NVIDIA 驱动",
     catalog: |origin, date, age| format!("兼容性目录：{origin}，{date}（{age} 天前）"),
@@ -215,6 +228,7 @@ pub static ZH: Report = Report {
     queued: "排队中",
     phases: ["下载中", "续传中", "校验中", "解包中", "安装中"],
     outcomes: ["完成", "已缓存", "已下载", "已停止"],
+    took: |secs| format!("用时 {secs:.1} 秒"),
 };
 
 impl Report {
@@ -231,12 +245,22 @@ impl Report {
     }
 
     /// A task's outcome as the library names it (`done`, `cached`…) in this language; others
-    /// (`failed: …`, with the library's own words) as they are.
+    /// (`failed: …`, `mirrored`, in the library's own words) as the message table says them.
     pub fn outcome(&self, outcome: &str) -> String {
         match EN.outcomes.iter().position(|o| *o == outcome) {
             Some(i) => self.outcomes[i].to_owned(),
-            None => outcome.to_owned(),
+            None => self.say(outcome),
         }
+    }
+
+    /// One of the library's sentences (a progress note, a failure) in this language.
+    pub fn say(&self, text: &str) -> String {
+        let lang = if std::ptr::eq(self, &ZH) {
+            super::Lang::Zh
+        } else {
+            super::Lang::En
+        };
+        super::messages::translate(lang, text)
     }
 }
 

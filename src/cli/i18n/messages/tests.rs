@@ -80,3 +80,21 @@ fn a_line_is_matched_whole_with_its_values_and_indentation() {
         "没有找到 NVIDIA GPU\nprompt? "
     );
 }
+
+#[test]
+fn a_value_that_is_a_sentence_of_the_table_is_said_too() {
+    assert_eq!(
+        translate(
+            Lang::Zh,
+            "NVRTC and the driver API not run: the test program did not build (see `libraries`)"
+        ),
+        "NVRTC 和驱动 API 未运行：测试程序没有构建出来（见 `libraries`）"
+    );
+    assert_eq!(
+        translate_line(
+            Lang::Zh,
+            "    fix:      install the open flavour of the same branch (Ubuntu: nvidia-driver-<branch>-open; dnf: nvidia-open), then reboot; `cudaup plan` names the package"
+        ),
+        "    fix:      安装同一分支的开源版本（Ubuntu：nvidia-driver-<branch>-open；dnf：nvidia-open），然后重启；`cudaup plan` 会给出软件包名"
+    );
+}
