@@ -187,9 +187,12 @@ fn run_update(
         .map(|c| c.sources.clone())
         .unwrap_or_default();
     let allow_http = args.allow_http || sources.allow_http == Some(true);
-    let pick = |flag: &Option<String>, file: Option<&String>, default: &str| -> String {
+    let pick = |flag: &Option<String>,
+                file: Option<&crate::fetch::GivenLocation>,
+                default: &str|
+     -> String {
         flag.clone()
-            .or_else(|| file.cloned())
+            .or_else(|| file.map(ToString::to_string))
             .unwrap_or_else(|| default.to_owned())
     };
     let parts: Vec<String> = PARTS

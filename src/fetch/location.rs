@@ -122,6 +122,57 @@ impl Location {
     }
 }
 
+/// A location as the user gave it (a flag, a variable, the config file, a wizard answer):
+/// parsed once where it is checked, and keeping the user's spelling. Plans, receipts, pip's
+/// arguments and the JSON documents show [`GivenLocation::as_str`], never the parser's text,
+/// which adds a `/` to a bare host and drops a default port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GivenLocation {
+    text: String,
+    location: Location,
+}
+
+impl GivenLocation {
+    /// Parses `text` as [`Location::parse`] does, keeping it.
+    pub fn parse(text: &str) -> Result<Self, FetchError> {
+        Ok(Self {
+            location: Location::parse(text)?,
+            text: text.to_owned(),
+        })
+    }
+
+    /// The user's spelling.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The parsed location, to fetch from.
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// The local directory, for a plain path or a `file://` URL.
+    pub fn as_path(&self) -> Option<&Path> {
+        self.location.as_path()
+    }
+
+    /// An `http://` or `https://` URL.
+    pub fn is_http(&self) -> bool {
+        matches!(self.location, Location::Http(_))
+    }
+
+    /// A plain `http://` URL: its bytes would travel unencrypted.
+    pub fn is_plain_http(&self) -> bool {
+        self.is_http() && !self.location.is_authenticated()
+    }
+}
+
+impl fmt::Display for GivenLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -156,6 +207,30 @@ mod tests {
             "x"
         );
         assert!(Location::parse("ftp://host/x").is_err());
+    }
+
+    #[test]
+    fn a_given_location_keeps_the_users_spelling() {
+        for text in [
+            "https://m.example",
+            "https://m.example:443/simple",
+            "/srv/m",
+        ] {
+            let given = GivenLocation::parse(text).unwrap();
+            assert_eq!(given.to_string(), text);
+            assert_eq!(given.location(), &Location::parse(text).unwrap());
+        }
+        // The parser's own text is not the user's: a bare host gains a `/`.
+        let bare = GivenLocation::parse("https://m.example").unwrap();
+        assert_eq!(bare.location().to_string(), "https://m.example/");
+        assert!(bare.is_http() && !bare.is_plain_http());
+        assert!(GivenLocation::parse("http://10.0.0.2/simple")
+            .unwrap()
+            .is_plain_http());
+        let dir = GivenLocation::parse("file:///srv/m").unwrap();
+        assert_eq!(dir.as_path(), Some(Path::new("/srv/m")));
+        assert_eq!(dir.as_str(), "file:///srv/m");
+        assert!(GivenLocation::parse("ftp://h/x").is_err());
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub fn sha256_file(path: &std::path::Path) -> std::io::Result<String> {
 pub use cause::Cause;
 pub use error::FetchError;
 pub use limit::{Cap, Limit, DEFAULT_MAX_DOWNLOAD, MAX_DOCUMENT, MAX_WHEEL, WHEEL_CAP};
-pub use location::Location;
+pub use location::{GivenLocation, Location};
 
 use crate::world::progress::Reporter;
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::catalog::Catalog;
 use crate::detect::Root;
-use crate::fetch::{FetchError, Fetcher, Location};
+use crate::fetch::{FetchError, Fetcher, GivenLocation, Location};
 use crate::model::request::{SourceKind, WithComponent};
 use crate::settings::{InstallSettings, SettingsError};
 use crate::sources::{pypi, redist};
@@ -249,8 +249,8 @@ pub fn local_bundle(s: &InstallSettings) -> Option<(PathBuf, BundleManifest)> {
     [&s.index_url, &s.mirror]
         .into_iter()
         .flatten()
-        .filter_map(|l| super::python::probe::local_dir(l))
-        .find_map(|dir| super::python::bundle::read_dir(&dir).map(|m| (dir, m)))
+        .filter_map(GivenLocation::as_path)
+        .find_map(|dir| super::python::bundle::read_dir(dir).map(|m| (dir.to_owned(), m)))
 }
 
 /// The toolkit's source; an offline bundle found at `index_url` or `mirror` says how its toolkit
@@ -266,15 +266,16 @@ pub fn source_for(
             SourceKind::Redist
         }
     });
+    // The user's location as it was parsed when it was checked; a default is a constant's.
+    let given = |l: Option<&GivenLocation>, default: &str| match l {
+        Some(l) => Ok(l.location().clone()),
+        None => Location::parse(default),
+    };
     Ok(match s.source.or(bundled).unwrap_or(SourceKind::Redist) {
-        SourceKind::Redist => Source::Redist(Location::parse(
-            s.mirror.as_deref().unwrap_or(redist::NVIDIA_BASE),
-        )?),
-        SourceKind::Wheels => Source::Wheels(Location::parse(
-            s.index_url
-                .as_deref()
-                .or(s.mirror.as_deref())
-                .unwrap_or(pypi::PYPI_SIMPLE),
+        SourceKind::Redist => Source::Redist(given(s.mirror.as_ref(), redist::NVIDIA_BASE)?),
+        SourceKind::Wheels => Source::Wheels(given(
+            s.index_url.as_ref().or(s.mirror.as_ref()),
+            pypi::PYPI_SIMPLE,
         )?),
     })
 }
@@ -310,10 +311,9 @@ fn find_bundle(s: &InstallSettings, net: &Net) -> Option<(String, BundleManifest
     [&s.index_url, &s.mirror]
         .into_iter()
         .flatten()
-        .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+        .filter(|u| u.is_http())
         .find_map(|u| {
-            let loc = Location::parse(u).ok()?;
-            super::python::bundle::read(net.probe(), &loc).map(|m| (u.clone(), m))
+            super::python::bundle::read(net.probe(), u.location()).map(|m| (u.to_string(), m))
         })
 }
 
@@ -326,9 +326,11 @@ pub(super) fn refuse_plain_http(
     match [&indexes.pypi, &indexes.torch]
         .into_iter()
         .flatten()
-        .find(|url| url.starts_with("http://") && !allow_http)
+        .find(|url| url.is_plain_http() && !allow_http)
     {
-        Some(url) => Err(FetchError::InsecureHttp { url: url.clone() }),
+        Some(url) => Err(FetchError::InsecureHttp {
+            url: url.to_string(),
+        }),
         None => Ok(()),
     }
 }

@@ -304,18 +304,16 @@ pub fn create(
         // index that lacks it, or bytes that are not the pinned ones) the bundle still serves,
         // and its installs use pip: said, never silent.
         let pin = &ctx.catalog.uv;
-        let index = s
-            .pypi_index
-            .clone()
-            .unwrap_or_else(|| crate::sources::pypi::PYPI_SIMPLE.to_owned());
+        let index = match &s.pypi_index {
+            Some(given) => Ok(given.location().clone()),
+            None => crate::fetch::Location::parse(crate::sources::pypi::PYPI_SIMPLE),
+        };
         // The framework's machine: the bundle's Python wheels are for it alone.
         let arch = &system.os.arch;
-        let got = crate::fetch::Location::parse(&index)
-            .map_err(|e| e.to_string())
-            .and_then(|at| {
-                crate::install::uv::verified_wheel(pin, arch, &fetcher, &[at])
-                    .map_err(|e| e.to_string())
-            });
+        let got = index.map_err(|e| e.to_string()).and_then(|at| {
+            crate::install::uv::verified_wheel(pin, arch, &fetcher, &[at])
+                .map_err(|e| e.to_string())
+        });
         match got {
             Ok((path, wheel)) => {
                 let f = bundle::add_wheel(dir, &path, Some(&wheel.filename), Some(&wheel.sha256))?;

@@ -12,7 +12,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::fetch::{FetchError, Fetcher, Location};
+use crate::fetch::{FetchError, Fetcher, GivenLocation, Location};
 use crate::model::request::{Profile, TorchSource};
 use crate::settings::InstallSettings;
 use crate::sources::{pypi, redist};
@@ -243,9 +243,12 @@ const TORCH_INDEX: &str = super::python::route::TORCH_INDEX;
 
 /// The routes the settings name: each service's configured base, else its public default.
 pub fn routes(s: &InstallSettings) -> Vec<Route> {
-    let route = |service, given: &Option<String>, default: &str, flag: &str| Route {
+    let route = |service, given: &Option<GivenLocation>, default: &str, flag: &str| Route {
         service,
-        base: given.clone().unwrap_or_else(|| default.to_owned()),
+        base: given
+            .as_ref()
+            .map_or(default, GivenLocation::as_str)
+            .to_owned(),
         origin: if given.is_some() {
             flag.to_owned()
         } else {
@@ -275,7 +278,7 @@ pub fn routes(s: &InstallSettings) -> Vec<Route> {
     if let Some(index) = &s.index_url {
         out.push(Route {
             service: Service::WheelIndex,
-            base: index.clone(),
+            base: index.to_string(),
             origin: "--index-url".into(),
         });
     }

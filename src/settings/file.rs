@@ -66,6 +66,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::catalog::line_col;
+use crate::fetch::GivenLocation;
 pub use crate::model::request::SourceKind;
 use crate::model::request::{DriverPolicy, Pins, Profile};
 use crate::model::version::VersionPin;
@@ -241,13 +242,13 @@ pub struct SourcesConfig {
     pub source: Option<SourceKind>,
     /// A copy of NVIDIA's download layout (`--mirror`, `CUDAUP_MIRROR`): an https://, http:// or
     /// file:// URL, or an absolute directory.
-    pub nvidia_mirror: Option<String>,
+    pub nvidia_mirror: Option<GivenLocation>,
     /// The package index for `source = "wheels"` (`--index-url`, `CUDAUP_INDEX_URL`).
-    pub index_url: Option<String>,
+    pub index_url: Option<GivenLocation>,
     /// PyPI or a mirror of it, for the frameworks (`--pypi-index`, `CUDAUP_PYPI_INDEX`).
-    pub pypi_index: Option<String>,
+    pub pypi_index: Option<GivenLocation>,
     /// PyTorch's wheel index or a mirror of it (`--torch-index`, `CUDAUP_TORCH_INDEX`).
-    pub torch_index: Option<String>,
+    pub torch_index: Option<GivenLocation>,
     /// Which kind of index may serve PyTorch (`--torch-source`, `CUDAUP_TORCH_SOURCE`).
     pub torch_source: Option<crate::model::request::TorchSource>,
     /// Accept plain-http locations (`--allow-http`); required when any of the above is http://.
@@ -477,30 +478,27 @@ impl<'a> Checker<'a> {
         Some(PathBuf::from(s))
     }
 
-    /// A location: https://, http://, file:// or an absolute directory.
-    fn location(&mut self, key: &'static str, v: &Option<Spanned<String>>) -> Option<String> {
+    /// A location: https://, http://, file:// or an absolute directory, parsed once here.
+    fn location(
+        &mut self,
+        key: &'static str,
+        v: &Option<Spanned<String>>,
+    ) -> Option<GivenLocation> {
         let s = self.string(key, v)?;
         let at = self.positions.0[key];
-        let problem = if s.contains("://") {
-            match crate::fetch::Location::parse(&s) {
-                Ok(_) => None,
-                Err(crate::fetch::FetchError::BadLocation { message, .. }) => Some(message),
-                Err(e) => Some(e.to_string()),
+        let problem = if s.contains("://") || is_absolute(&s) {
+            match GivenLocation::parse(&s) {
+                Ok(given) => return Some(given),
+                Err(crate::fetch::FetchError::BadLocation { message, .. }) => message,
+                Err(e) => e.to_string(),
             }
-        } else if is_absolute(&s) {
-            None
         } else {
-            Some(
-                "neither a URL nor an absolute directory: use https://, http://, file://, or \
-                 an absolute path"
-                    .to_owned(),
-            )
+            "neither a URL nor an absolute directory: use https://, http://, file://, or an \
+             absolute path"
+                .to_owned()
         };
-        if let Some(problem) = problem {
-            self.error_at(at, format!("{key} = {}: {problem}", quote(&s)));
-            return None;
-        }
-        Some(s)
+        self.error_at(at, format!("{key} = {}: {problem}", quote(&s)));
+        None
     }
 }
 
@@ -849,7 +847,7 @@ impl Config {
                 ("sources.pypi_index", &s.pypi_index),
                 ("sources.torch_index", &s.torch_index),
             ] {
-                if value.as_deref().is_some_and(|v| v.starts_with("http://")) {
+                if value.as_ref().is_some_and(GivenLocation::is_plain_http) {
                     errors.push(self.error(
                         key,
                         format!(
@@ -892,7 +890,7 @@ impl Config {
             }
             .expect("writing to a String");
         };
-        let s = |v: &Option<String>| v.as_deref().map(quote);
+        let s = |v: &Option<GivenLocation>| v.as_ref().map(|l| quote(l.as_str()));
         let b = |v: Option<bool>| v.map(|b| b.to_string());
         let p = |v: &Option<PathBuf>| v.as_deref().map(|p| quote(&p.to_string_lossy()));
 

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::catalog::Catalog;
+use crate::fetch::GivenLocation;
 use crate::model::request::TorchSource;
 use crate::model::request::{DriverPolicy, Pins, Profile, Request, SourceKind, WithComponent};
 use crate::model::system::System;
@@ -92,13 +93,13 @@ pub struct InstallOptions {
     /// `--source`.
     pub source: Option<SourceKind>,
     /// `--mirror`.
-    pub mirror: Option<String>,
+    pub mirror: Option<GivenLocation>,
     /// `--index-url`.
-    pub index_url: Option<String>,
+    pub index_url: Option<GivenLocation>,
     /// `--pypi-index`.
-    pub pypi_index: Option<String>,
+    pub pypi_index: Option<GivenLocation>,
     /// `--torch-index`.
-    pub torch_index: Option<String>,
+    pub torch_index: Option<GivenLocation>,
     /// `--torch-source`.
     pub torch_source: Option<TorchSource>,
     /// `--allow-http`.
@@ -229,13 +230,13 @@ pub struct InstallSettings {
     /// The toolkit's source (`None`: the default, or what an offline bundle holds).
     pub source: Option<SourceKind>,
     /// A copy of NVIDIA's layout.
-    pub mirror: Option<String>,
+    pub mirror: Option<GivenLocation>,
     /// The package index for the wheel toolkit.
-    pub index_url: Option<String>,
+    pub index_url: Option<GivenLocation>,
     /// PyPI or a mirror, for the frameworks.
-    pub pypi_index: Option<String>,
+    pub pypi_index: Option<GivenLocation>,
     /// PyTorch's index or a copy of its layout.
-    pub torch_index: Option<String>,
+    pub torch_index: Option<GivenLocation>,
     /// Which index may serve PyTorch.
     pub torch_source: TorchSource,
     /// Plain-http locations accepted.
@@ -373,7 +374,7 @@ fn check_cpu_pins(profile: Profile, cudnn_pinned: bool) -> Result<(), SettingsEr
 /// `https://`, `http://` or `file://` URL, or a directory that exists (a relative one is taken
 /// from `cwd` and made absolute). Anything else — an option-looking `--extra-index-url=…`, a
 /// control character, a missing directory — is refused before any of it is used.
-pub fn check_location(what: &str, value: &str, cwd: &Path) -> Result<String, SettingsError> {
+pub fn check_location(what: &str, value: &str, cwd: &Path) -> Result<GivenLocation, SettingsError> {
     let bad = |m: &str| SettingsError::invalid(what, value, m);
     if value.trim().is_empty() {
         return Err(bad("empty: give a URL or a directory"));
@@ -387,8 +388,8 @@ pub fn check_location(what: &str, value: &str, cwd: &Path) -> Result<String, Set
         return Err(bad("contains a control character"));
     }
     if value.contains("://") {
-        return match crate::fetch::Location::parse(value) {
-            Ok(_) => Ok(value.to_owned()),
+        return match GivenLocation::parse(value) {
+            Ok(given) => Ok(given),
             Err(crate::fetch::FetchError::BadLocation { message, .. }) => Err(bad(&message)),
             Err(e) => Err(bad(&e.to_string())),
         };
@@ -399,7 +400,7 @@ pub fn check_location(what: &str, value: &str, cwd: &Path) -> Result<String, Set
             "neither a URL nor an existing directory: give an https://, http:// or file:// URL, or the directory of a mirror",
         ));
     }
-    Ok(dir.display().to_string())
+    GivenLocation::parse(&dir.display().to_string()).map_err(|e| bad(&e.to_string()))
 }
 
 /// A version pin from a flag (`--cuda 12.8`), parsed once.
@@ -485,8 +486,16 @@ mod tests {
         let s = InstallSettings::resolve(flags, &env, Some(&file)).unwrap();
         assert_eq!(s.request.profile, Profile::CudaDev);
         assert_eq!(s.request.pins.cuda.unwrap().to_string(), "13.0.2");
-        assert_eq!(s.pypi_index.as_deref(), Some("https://env.example/simple"));
-        assert_eq!(s.mirror.as_deref(), Some(d.as_str()));
+        assert_eq!(
+            s.pypi_index
+                .as_ref()
+                .map(crate::fetch::GivenLocation::as_str),
+            Some("https://env.example/simple")
+        );
+        assert_eq!(
+            s.mirror.as_ref().map(crate::fetch::GivenLocation::as_str),
+            Some(d.as_str())
+        );
         assert!(s.modify_path);
     }
 
@@ -521,8 +530,14 @@ mod tests {
         }
         fs_err::create_dir(cwd.path().join("mirror")).unwrap();
         let ok = check_location("--mirror", "mirror", cwd.path()).unwrap();
-        assert!(Path::new(&ok).is_absolute());
+        // The directory is made absolute, and parsed once: a local location.
+        assert!(Path::new(ok.as_str()).is_absolute());
+        assert_eq!(ok.as_path(), Some(cwd.path().join("mirror").as_path()));
         assert!(check_location("--mirror", "https://m.example/nvidia", cwd.path()).is_ok());
+        // A URL keeps the user's spelling (the parser's text would add a `/` to a bare host).
+        let bare = check_location("--pypi-index", "https://m.example", cwd.path()).unwrap();
+        assert_eq!(bare.as_str(), "https://m.example");
+        assert!(bare.is_http());
         let env = process(&[(vars::CUDAUP_TORCH_INDEX, "--index-url=x")]);
         let e = InstallOptions::from_env(&env).unwrap_err();
         assert!(e.to_string().starts_with("CUDAUP_TORCH_INDEX"), "{e}");

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use crate::catalog::Catalog;
 use crate::cli::i18n::Lang;
+use crate::fetch::GivenLocation;
 use crate::model::request::{DriverPolicy, Pins, Profile, SourceKind};
 use crate::model::system::System;
 use crate::model::version::VersionPin;
@@ -51,13 +52,13 @@ pub struct Answers {
     /// archives where NVIDIA's server answers, else NVIDIA's CUDA 13+ wheels from the index).
     pub source: Option<SourceKind>,
     /// A mirror of NVIDIA's layout.
-    pub nvidia_mirror: Option<String>,
+    pub nvidia_mirror: Option<GivenLocation>,
     /// The index for `source = wheels`.
-    pub index_url: Option<String>,
+    pub index_url: Option<GivenLocation>,
     /// PyPI or a mirror, for the framework.
-    pub pypi_index: Option<String>,
+    pub pypi_index: Option<GivenLocation>,
     /// PyTorch's index or a mirror.
-    pub torch_index: Option<String>,
+    pub torch_index: Option<GivenLocation>,
     /// Which index may serve PyTorch.
     pub torch_source: crate::model::request::TorchSource,
     /// Accept plain-http sources.

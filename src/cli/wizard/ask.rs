@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::cli::i18n::Strings;
+use crate::fetch::GivenLocation;
 use crate::model::request::Profile;
 use crate::model::request::SourceKind;
 use crate::model::version::Version;
@@ -110,16 +111,13 @@ pub(super) fn customise(
             }
             2 => {
                 a.source = Some(SourceKind::Redist);
-                let text = p.input(
-                    s.mirror_prompt,
-                    a.nvidia_mirror.as_deref().unwrap_or(""),
-                    &|t| location_ok(s, t),
-                )?;
-                a.nvidia_mirror = Some(text);
+                let start = a.nvidia_mirror.as_ref().map_or("", GivenLocation::as_str);
+                a.nvidia_mirror = Some(input_location(p, s, s.mirror_prompt, start)?);
             }
             _ => {
                 a.source = Some(SourceKind::Wheels);
-                a.index_url = ask_index(ctx, p, s.wheels_index_prompt, a.index_url.as_deref())?;
+                let current = a.index_url.as_ref().map(GivenLocation::as_str);
+                a.index_url = ask_index(ctx, p, s.wheels_index_prompt, current)?;
             }
         }
         a.components = ask_components(ctx, p, a, fresh.as_ref().unwrap_or(preview))?;
@@ -130,7 +128,8 @@ pub(super) fn customise(
         let text = p.input(s.venv_prompt, &current.display().to_string(), &path_ok)?;
         let chosen = expand(&text, home.as_deref());
         a.venv = (chosen != default).then_some(chosen);
-        a.pypi_index = ask_index(ctx, p, s.pypi_prompt, a.pypi_index.as_deref())?;
+        let current = a.pypi_index.as_ref().map(GivenLocation::as_str);
+        a.pypi_index = ask_index(ctx, p, s.pypi_prompt, current)?;
         if a.profile.has_torch() {
             ask_torch_index(ctx, p, out, a)?;
         }
@@ -172,8 +171,8 @@ pub(super) fn customise(
         ]
         .into_iter()
         .flatten()
-        .filter(|u| u.starts_with("http://"))
-        .cloned()
+        .filter(|u| u.is_plain_http())
+        .map(ToString::to_string)
         .collect()
     };
     a.allow_http = false;
@@ -186,7 +185,7 @@ pub(super) fn customise(
                 &mut a.pypi_index,
                 &mut a.torch_index,
             ] {
-                if slot.as_deref().is_some_and(|u| u.starts_with("http://")) {
+                if slot.as_ref().is_some_and(GivenLocation::is_plain_http) {
                     *slot = None;
                 }
             }
@@ -258,7 +257,7 @@ fn ask_index(
     p: &mut dyn Prompter,
     prompt: &str,
     current: Option<&str>,
-) -> std::result::Result<Option<String>, Stop> {
+) -> std::result::Result<Option<GivenLocation>, Stop> {
     let s = ctx.s;
     let known = mirrors(RouteKind::Pypi);
     let mut items = vec![s.pypi_default.to_owned()];
@@ -275,14 +274,14 @@ fn ask_index(
     };
     Ok(match p.select(prompt, &items, default)? {
         0 => None,
-        i if i < other => Some(known[i - 1].url.to_owned()),
+        i if i < other => Some(known_location(known[i - 1])),
         _ => {
             let start = if default == other {
                 current.unwrap_or("")
             } else {
                 ""
             };
-            Some(p.input(s.location_prompt, start, &|t| location_ok(s, t))?)
+            Some(input_location(p, s, s.location_prompt, start)?)
         }
     })
 }
@@ -307,7 +306,7 @@ fn ask_torch_index(
         (None, _) => 0,
         (Some(u), _) => known
             .iter()
-            .position(|m| m.url == u.trim_end_matches('/'))
+            .position(|m| m.url == u.as_str().trim_end_matches('/'))
             .map_or(other, |i| i + 1),
     };
     out.flush()?;
@@ -321,20 +320,35 @@ fn ask_torch_index(
             a.torch_source = TorchSource::Pypi;
         }
         i if i < pypi_only => {
-            a.torch_index = Some(known[i - 1].url.to_owned());
+            a.torch_index = Some(known_location(known[i - 1]));
             a.torch_source = TorchSource::Auto;
         }
         _ => {
-            let start = if current == other {
-                a.torch_index.clone().unwrap_or_default()
-            } else {
-                String::new()
+            let start = match &a.torch_index {
+                Some(u) if current == other => u.to_string(),
+                _ => String::new(),
             };
-            a.torch_index = Some(p.input(s.location_prompt, &start, &|t| location_ok(s, t))?);
+            a.torch_index = Some(input_location(p, s, s.location_prompt, &start)?);
             a.torch_source = TorchSource::Auto;
         }
     }
     Ok(())
+}
+
+/// A URL or folder typed in, asked until [`location_ok`] takes it.
+fn input_location(
+    p: &mut dyn Prompter,
+    s: &Strings,
+    prompt: &str,
+    start: &str,
+) -> std::result::Result<GivenLocation, Stop> {
+    let text = p.input(prompt, start, &|t| location_ok(s, t))?;
+    Ok(GivenLocation::parse(&text).expect("location_ok accepted only a location that parses"))
+}
+
+/// A known mirror's URL as a location (`every_known_mirror_is_an_https_location` parses each).
+fn known_location(m: &KnownMirror) -> GivenLocation {
+    GivenLocation::parse(m.url).expect("the known mirrors' URLs parse")
 }
 
 fn location_ok(s: &Strings, text: &str) -> std::result::Result<(), String> {

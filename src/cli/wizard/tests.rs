@@ -319,10 +319,17 @@ fn mirrors_from_the_list_and_plain_http_needs_a_yes() {
     let (r, p, out) = drive_with(&ctx, script(true));
     let (a, _) = go(r.unwrap());
     assert_eq!(
-        a.pypi_index.as_deref(),
+        a.pypi_index
+            .as_ref()
+            .map(crate::fetch::GivenLocation::as_str),
         Some("https://pypi.tuna.tsinghua.edu.cn/simple")
     );
-    assert_eq!(a.torch_index.as_deref(), Some("http://mirror.lan/whl"));
+    assert_eq!(
+        a.torch_index
+            .as_ref()
+            .map(crate::fetch::GivenLocation::as_str),
+        Some("http://mirror.lan/whl")
+    );
     assert!(a.allow_http);
     assert!(p.was_asked("refused \"ftp://mirror.lan/whl\""));
     assert!(p.was_asked("http://mirror.lan/whl is plain http"));
@@ -337,7 +344,9 @@ fn mirrors_from_the_list_and_plain_http_needs_a_yes() {
     let (a, _) = go(r.unwrap());
     assert_eq!(a.torch_index, None);
     assert_eq!(
-        a.pypi_index.as_deref(),
+        a.pypi_index
+            .as_ref()
+            .map(crate::fetch::GivenLocation::as_str),
         Some("https://pypi.tuna.tsinghua.edu.cn/simple")
     );
     assert!(!a.allow_http);
@@ -354,7 +363,7 @@ fn the_saved_config_has_the_agreed_keys_and_reads_back() {
     a.torch = Some(crate::model::version::VersionPin::parse("2.8").unwrap()); // no use to cuda-dev: not saved
     a.driver = Some(crate::model::request::DriverPolicy::Keep);
     a.prefix = Some("/opt/cuda".into());
-    a.nvidia_mirror = Some("/srv/mirror".into());
+    a.nvidia_mirror = crate::fetch::GivenLocation::parse("/srv/mirror").ok();
     a.shells = vec![Shell::Posix];
     let path = w.home.path().join("cudaup.toml");
     let text = a

@@ -65,3 +65,16 @@ pub const KNOWN_MIRRORS: &[KnownMirror] = &[
         source: "a flat `<base>/<variant>/` listing for pip --find-links, as its users pass it (Aliyun's page not readable here: unconfirmed)",
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    /// The wizard offers each as a location: every one is an https URL that parses.
+    #[test]
+    fn every_known_mirror_is_an_https_location() {
+        for m in super::KNOWN_MIRRORS {
+            let at = crate::fetch::GivenLocation::parse(m.url).expect(m.url);
+            assert!(at.is_http() && !at.is_plain_http(), "{}", m.url);
+            assert_eq!(at.as_str(), m.url);
+        }
+    }
+}

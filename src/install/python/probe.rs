@@ -751,7 +751,7 @@ mod tests {
         let torch = tmp.path().join("whl");
         page(&torch, "cu132", &[TAGGED]);
         let s = IndexSettings {
-            torch: Some(torch.display().to_string()),
+            torch: crate::fetch::GivenLocation::parse(&torch.display().to_string()).ok(),
             source: TorchSource::Pytorch,
             ..IndexSettings::default()
         };
@@ -765,7 +765,7 @@ mod tests {
         let pypi = tmp.path().join("simple");
         page(&pypi, "", &[UNTAGGED]);
         let s = IndexSettings {
-            torch: Some(pypi.display().to_string()),
+            torch: crate::fetch::GivenLocation::parse(&pypi.display().to_string()).ok(),
             source: TorchSource::Pytorch,
             ..IndexSettings::default()
         };
@@ -777,7 +777,7 @@ mod tests {
         fs_err::create_dir_all(&flat).unwrap();
         fs_err::write(flat.join(UNTAGGED), "").unwrap();
         let s = IndexSettings {
-            pypi: Some(flat.display().to_string()),
+            pypi: crate::fetch::GivenLocation::parse(&flat.display().to_string()).ok(),
             source: TorchSource::Pypi,
             ..IndexSettings::default()
         };
@@ -809,7 +809,7 @@ mod tests {
             ],
         );
         let s = IndexSettings {
-            pypi: Some(dir.display().to_string()),
+            pypi: crate::fetch::GivenLocation::parse(&dir.display().to_string()).ok(),
             source: TorchSource::Pypi,
             ..IndexSettings::default()
         };
@@ -835,7 +835,10 @@ mod tests {
         );
         // A directory that is not there is "missing", not a network failure.
         let s = IndexSettings {
-            pypi: Some(tmp.path().join("nope").display().to_string()),
+            pypi: crate::fetch::GivenLocation::parse(
+                &tmp.path().join("nope").display().to_string(),
+            )
+            .ok(),
             source: TorchSource::Pypi,
             ..IndexSettings::default()
         };

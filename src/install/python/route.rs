@@ -21,6 +21,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::catalog::Catalog;
+use crate::fetch::GivenLocation;
 use crate::model::plan::Plan;
 use crate::model::request::Profile;
 use crate::model::system::{OsFamily, System};
@@ -315,9 +316,9 @@ fn cuda_build_on_the_cpu(catalog: &Catalog, version: &str, d: &str, arch: &str) 
 #[derive(Debug, Clone, Default)]
 pub struct IndexSettings {
     /// `--pypi-index` (or its variable or config key), when given.
-    pub pypi: Option<String>,
+    pub pypi: Option<GivenLocation>,
     /// `--torch-index`, when given.
-    pub torch: Option<String>,
+    pub torch: Option<GivenLocation>,
     /// `--torch-source`.
     pub source: TorchSource,
     /// An offline bundle found at `--index-url` or `--mirror`.
@@ -325,16 +326,20 @@ pub struct IndexSettings {
 }
 
 impl IndexSettings {
-    /// PyPI's simple index or the mirror given.
+    /// PyPI's simple index or the mirror given (as the user spelled it: pip gets it so).
     pub fn pypi_base(&self) -> String {
         self.pypi
-            .clone()
-            .unwrap_or_else(|| crate::sources::pypi::PYPI_SIMPLE.to_owned())
+            .as_ref()
+            .map_or(crate::sources::pypi::PYPI_SIMPLE, GivenLocation::as_str)
+            .to_owned()
     }
 
-    /// PyTorch's index base or the mirror given.
+    /// PyTorch's index base or the mirror given (as the user spelled it).
     pub fn torch_base(&self) -> String {
-        self.torch.clone().unwrap_or_else(|| TORCH_INDEX.to_owned())
+        self.torch
+            .as_ref()
+            .map_or(TORCH_INDEX, GivenLocation::as_str)
+            .to_owned()
     }
 }
 
@@ -663,9 +668,10 @@ mod tests {
         };
         let mut s = IndexSettings::default();
         assert_eq!(kinds(&s), [RouteKind::Pytorch, RouteKind::Pypi]);
-        s.pypi = Some("https://pypi.tuna.tsinghua.edu.cn/simple".into());
+        s.pypi =
+            crate::fetch::GivenLocation::parse("https://pypi.tuna.tsinghua.edu.cn/simple").ok();
         assert_eq!(kinds(&s), [RouteKind::Pypi, RouteKind::Pytorch]);
-        s.torch = Some("https://mirrors.nju.edu.cn/pytorch/whl".into());
+        s.torch = crate::fetch::GivenLocation::parse("https://mirrors.nju.edu.cn/pytorch/whl").ok();
         assert_eq!(kinds(&s), [RouteKind::Pytorch, RouteKind::Pypi]);
         s.source = TorchSource::Pypi;
         assert_eq!(kinds(&s), [RouteKind::Pypi]);
@@ -682,7 +688,7 @@ mod tests {
         assert_eq!(c[1].refused.as_deref(), Some("PyPI's is cu132"));
         // A directory is looked at anyway: it may hold the tagged build.
         let s = IndexSettings {
-            pypi: Some("/srv/wheels".into()),
+            pypi: crate::fetch::GivenLocation::parse("/srv/wheels").ok(),
             ..IndexSettings::default()
         };
         assert!(candidates(&w, &s).iter().all(|c| c.refused.is_none()));

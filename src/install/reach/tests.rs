@@ -76,8 +76,9 @@ fn the_routes_are_the_settings_or_the_public_defaults() {
         ]
     );
     let r = routes(&settings(InstallOptions {
-        pypi_index: Some("https://mirrors.example.cn/pypi/simple".into()),
-        index_url: Some("/srv/bundle".into()),
+        pypi_index: crate::fetch::GivenLocation::parse("https://mirrors.example.cn/pypi/simple")
+            .ok(),
+        index_url: crate::fetch::GivenLocation::parse("/srv/bundle").ok(),
         ..Default::default()
     }));
     assert_eq!(r[1].origin, "--pypi-index");
@@ -212,7 +213,7 @@ fn a_pinned_source_kind_leaves_the_other_routes_unasked() {
     );
     // A --mirror pins the toolkit to the archives, at the mirror; PyTorch is still decided here.
     let mirror = settings(InstallOptions {
-        mirror: Some("/srv/mirror".into()),
+        mirror: crate::fetch::GivenLocation::parse("/srv/mirror").ok(),
         ..Default::default()
     });
     assert!(wanted(&mirror));
@@ -221,7 +222,8 @@ fn a_pinned_source_kind_leaves_the_other_routes_unasked() {
     // TensorFlow from a given PyPI mirror: pinned, and that mirror is its route.
     let tf = settings(InstallOptions {
         profile: Some(Profile::Tensorflow),
-        pypi_index: Some("https://mirrors.example.cn/pypi/simple".into()),
+        pypi_index: crate::fetch::GivenLocation::parse("https://mirrors.example.cn/pypi/simple")
+            .ok(),
         ..Default::default()
     });
     assert!(!wanted(&tf));

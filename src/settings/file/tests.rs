@@ -114,10 +114,11 @@ fn full_config_reads_every_key() {
         c.sources,
         SourcesConfig {
             source: Some(SourceKind::Redist),
-            nvidia_mirror: Some("https://mirror.example/nvidia".into()),
-            index_url: Some("https://mirrors.example/pypi/simple".into()),
-            pypi_index: Some("file:///srv/pypi/simple".into()),
-            torch_index: Some("/srv/pytorch/whl".into()),
+            nvidia_mirror: crate::fetch::GivenLocation::parse("https://mirror.example/nvidia").ok(),
+            index_url: crate::fetch::GivenLocation::parse("https://mirrors.example/pypi/simple")
+                .ok(),
+            pypi_index: crate::fetch::GivenLocation::parse("file:///srv/pypi/simple").ok(),
+            torch_index: crate::fetch::GivenLocation::parse("/srv/pytorch/whl").ok(),
             torch_source: None,
             allow_http: Some(false),
         }
@@ -151,7 +152,7 @@ fn a_config_built_in_code_round_trips() {
     c.install.prefix = Some("/opt/cuda \"13\"".into());
     c.shell.shells = Some(vec![ShellName::Sh]);
     c.sources.source = Some(SourceKind::Wheels);
-    c.sources.nvidia_mirror = Some("/mnt/c/mirror".into());
+    c.sources.nvidia_mirror = crate::fetch::GivenLocation::parse("/mnt/c/mirror").ok();
     let written = c.to_toml();
     assert!(
         written.contains("# The format of this file.\nversion = 1\n"),
@@ -206,7 +207,10 @@ fn http_is_fine_with_allow_http() {
     )
     .unwrap();
     assert_eq!(
-        c.sources.nvidia_mirror.as_deref(),
+        c.sources
+            .nvidia_mirror
+            .as_ref()
+            .map(crate::fetch::GivenLocation::as_str),
         Some("http://10.0.0.2/nvidia")
     );
 }
