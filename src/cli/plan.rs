@@ -106,7 +106,11 @@ pub(super) fn run(
                 source: settings.torch_source,
                 bundle: None,
             };
-            let candidates = crate::install::python::route::candidates(&want, &index);
+            let mut candidates = crate::install::python::route::candidates(&want, &index);
+            // A site this machine did not reach just now is not the route install will take.
+            if let Some(r) = &reach {
+                crate::install::python::route::leave_out_unreached(&mut candidates, r);
+            }
             Some(if args.probe {
                 let probe = super::probe_fetcher(
                     process,

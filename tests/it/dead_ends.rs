@@ -127,6 +127,84 @@ fn without_a_gpu_and_pytorchs_index_the_cpu_profile_takes_pypis_build() {
     assert!(Path::new(&venv).join("bin/python").exists());
 }
 
+/// The plan names the route install will take (issue 37): where the download sites asked up
+/// front found PyTorch's index silent, the torch row is PyPI's build, with why, and the route
+/// says the index did not answer; where the index answers, the row is the index's as before.
+/// `plan` asks this machine's sites only without `--system`: the profile is given (cpu plans on
+/// any machine), the indexes are a local PyPI and a dead port or a loopback server.
+#[test]
+fn the_plans_torch_row_names_the_route_install_takes_when_pytorchs_index_is_down() {
+    let index = pypi_with_the_cuda_build();
+    let pypi = index.path().join("simple").display().to_string();
+    let down = format!("{}/whl", dead());
+    let ctx = context()
+        .with_env("CUDAUP_PYPI_INDEX", &pypi)
+        .with_env("CUDAUP_TORCH_INDEX", &down)
+        .with_env("CUDAUP_MIRROR", &dead());
+    let args = ["plan", "--profile", "cpu", "--allow-http"];
+
+    let shown = ctx.cudaup(&args);
+    assert_eq!(shown.code, 0, "{}\n{}", shown.stdout, shown.stderr);
+    let text = &shown.stdout;
+    let torch_row = row(text, "torch");
+    assert!(torch_row.contains(&format!("from {pypi}")), "{text}");
+    assert!(
+        torch_row.contains(
+            "PyPI's torch 2.15.0 for Linux x86_64 is the cu132 build, which runs on the CPU too"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains(&format!("{down}/cpu")), "{text}");
+    assert!(
+        text.contains(&format!(
+            "PyTorch's index {down} (not usable: it did not answer just now (see Download sites)), then PyPI {pypi}"
+        )),
+        "{text}"
+    );
+
+    let doc = ctx.cudaup(&[&args[..], &["--json"]].concat()).json();
+    let torch = doc["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "torch")
+        .expect("a torch row");
+    assert_eq!(torch["index_url"], pypi.as_str(), "{doc:#}");
+    assert_eq!(torch["route"], "pypi", "{doc:#}");
+    let candidates = doc["framework_route"]["candidates"].as_array().unwrap();
+    assert_eq!(candidates[0]["route"], "pytorch");
+    assert_eq!(
+        candidates[0]["refused"],
+        "it did not answer just now (see Download sites)"
+    );
+    assert!(candidates[1]["refused"].is_null(), "{doc:#}");
+
+    // PyTorch's index answers (an empty loopback server: a 404 is an answer): its CPU build,
+    // from it, as before.
+    let empty = tempfile::tempdir().unwrap();
+    let server = Server::start(empty.path().to_owned());
+    let up = format!("{}/whl", server.url());
+    let shown = ctx.cudaup_env(&args, &[("CUDAUP_TORCH_INDEX", &up)]);
+    assert_eq!(shown.code, 0, "{}\n{}", shown.stdout, shown.stderr);
+    let torch_row = row(&shown.stdout, "torch");
+    assert!(
+        torch_row.contains(&format!("from {up}/cpu")),
+        "{}",
+        shown.stdout
+    );
+    assert!(!torch_row.contains("PyPI's torch"), "{}", shown.stdout);
+    assert!(!shown.stdout.contains("not usable"), "{}", shown.stdout);
+}
+
+/// The plan's row of `name` with its continuation line (`from …`).
+fn row(plan: &str, name: &str) -> String {
+    plan.lines()
+        .skip_while(|l| !l.trim_start().starts_with(&format!("{name} ")))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// A machine picture with this machine's Python (the framework would go into it).
 fn picture(
     os: (&str, &str),

@@ -428,6 +428,28 @@ pub fn candidates(want: &Want, s: &IndexSettings) -> Vec<Candidate> {
     out
 }
 
+/// Marks the candidates that `reach` (the download sites asked up front, on this machine) found
+/// silent as not usable, with how they failed: the plan then names the route install will
+/// actually take — PyPI's build when PyTorch's index does not answer — and says why.
+pub fn leave_out_unreached(candidates: &mut [Candidate], reach: &crate::install::reach::Reach) {
+    use crate::install::reach::Service;
+    for c in candidates.iter_mut().filter(|c| c.refused.is_none()) {
+        let service = match c.route {
+            RouteKind::Pytorch => Service::PytorchIndex,
+            RouteKind::Pypi => Service::Pypi,
+            RouteKind::Bundle => continue,
+        };
+        let silent = reach
+            .answers
+            .iter()
+            .any(|a| a.route.service == service && a.route.base == c.base && !a.reached);
+        if silent {
+            // How it failed is in the plan's "Download sites" section, in the run's language.
+            c.refused = Some("it did not answer just now (see Download sites)".to_owned());
+        }
+    }
+}
+
 /// How pip finds the files on a route that answered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

@@ -12,10 +12,22 @@ use super::route::{Attempt, Candidate, Layout, Route, RouteKind, TorchSource};
 pub fn apply(plan: &Plan, route: &RouteView) -> Plan {
     let mut plan = plan.clone();
     let main = plan.profile.framework_component().unwrap_or("torch");
+    // The route first in line serves another build than the planned one (PyPI's CUDA torch
+    // for the cpu profile, PyTorch's index being out of reach): the row says so.
+    let note = match route {
+        RouteView::NotProbed { candidates, .. } => candidates
+            .iter()
+            .find(|c| c.refused.is_none())
+            .and_then(|c| c.note.clone()),
+        _ => None,
+    };
     if let Some(index) = route.index() {
         for c in plan.components.iter_mut() {
             if c.name == main && c.action != Action::Keep {
                 c.index_url = Some(index.clone());
+                if let Some(note) = &note {
+                    c.reason = format!("{}; {note}", c.reason);
+                }
             }
         }
     }
