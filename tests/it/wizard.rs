@@ -33,13 +33,15 @@ impl Pty {
             .current_dir(home)
             .env("CUDAUP_TEST_NO_RETRY_DELAY", "1")
             .env("TERM", "xterm");
-        // The wizard asks the download sites before its first question: PyPI and PyTorch's
-        // index are local stand-ins here (folders, which answer by existing), so no public host
-        // decides what the tests see; a test's own variables win.
+        // The wizard asks the download sites before its first question: PyPI, PyTorch's index
+        // and NVIDIA's redistributables (a mirror of their layout) are local stand-ins here
+        // (folders, which answer by existing), so no public host is asked or decides what the
+        // tests see; a test's own variables win (its synthetic mirror).
         let stand_in = home.join("index-stand-in");
         fs_err::create_dir_all(&stand_in).expect("a stand-in index folder");
         cmd.env("CUDAUP_PYPI_INDEX", &stand_in)
             .env("CUDAUP_TORCH_INDEX", &stand_in)
+            .env("CUDAUP_MIRROR", &stand_in)
             .env("CUDAUP_PROBE_TIMEOUT", "2");
         for (k, v) in env {
             cmd.env(k, v);
@@ -163,6 +165,22 @@ fn nvcc_version(prefix: &Path) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The download sites the wizard listed (all three) are the local stand-ins: no host was asked.
+fn asked_no_public_host(text: &str) {
+    let sites: Vec<&str> = text
+        .split("\nDownload sites (asked now)\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no list of the sites asked:\n{text}"))
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(sites.len(), 3, "{text}");
+    for site in sites {
+        // A local stand-in is a folder; a host would be a URL.
+        assert!(!site.contains("://"), "a host was asked: {site}\n{text}");
+    }
+}
+
 fn cudaup_home(home: &Path) -> PathBuf {
     home.join(".local/share/cudaup")
 }
@@ -172,7 +190,12 @@ fn english_run_customises_installs_from_a_mirror_verifies_and_says_what_next() {
     // The wizard asks no cuDNN question: the mirror carries the cuDNN the plan picks for 13.0.
     let mirror = synthetic_mirror(&["--cudnn", "9.28.1"]);
     let home = tempfile::tempdir().unwrap();
-    let mut w = Pty::spawn(home.path(), &["wizard"], &[("LANG", "en_US.UTF-8")]);
+    let mirror_dir = mirror.path().display().to_string();
+    let mut w = Pty::spawn(
+        home.path(),
+        &["wizard"],
+        &[("LANG", "en_US.UTF-8"), ("CUDAUP_MIRROR", &mirror_dir)],
+    );
 
     w.expect("This is what cudaup found on this machine:");
     w.expect("No NVIDIA GPU is here, so `cpu` is the suggestion");
@@ -189,14 +212,16 @@ fn english_run_customises_installs_from_a_mirror_verifies_and_says_what_next() {
     );
     w.answer("Install the CUDA toolkit into", ENTER);
     w.expect("Where should the CUDA toolkit come from?");
-    // The first choice is auto (as `cudaup install`), then NVIDIA's server, then a mirror.
-    w.answer(
-        "A mirror of NVIDIA's download layout",
-        &format!("{DOWN}{DOWN}{ENTER}"),
-    );
+    // The choices are auto (as `cudaup install`), NVIDIA's server, a mirror; CUDAUP_MIRROR
+    // makes the mirror the current answer (every site the wizard asks is local): Enter keeps
+    // it, and its prefilled folder is erased and typed again.
+    w.answer("A mirror of NVIDIA's download layout", ENTER);
     w.answer(
         "Mirror URL or folder",
-        &format!("{}\r", mirror.path().display()),
+        &format!(
+            "{}{mirror_dir}\r",
+            BACKSPACE.repeat(mirror_dir.chars().count())
+        ),
     );
     // The component sets, with what each downloads; Enter keeps `standard`.
     w.expect("Which parts of the CUDA toolkit?");
@@ -220,6 +245,7 @@ fn english_run_customises_installs_from_a_mirror_verifies_and_says_what_next() {
     w.expect("Done. Next steps:");
     let code = w.finish();
     let text = w.text();
+    asked_no_public_host(&text);
 
     let cudaup_home = cudaup_home(home.path());
     let prefix = cudaup_home.join("toolkits/cuda-13.0.2");
@@ -410,7 +436,30 @@ fn escape_at_a_text_prompt_cancels() {
     w.expect("Cancelled: nothing was installed or changed.");
     let code = w.finish();
     assert_eq!(code, 130, "{}", w.text());
+    asked_no_public_host(&w.text());
     assert!(!cudaup_home(home.path()).join("toolkits").exists());
+}
+
+/// Escape cancels a list too (docs/wizard.md: at any prompt): at the profile question and at
+/// "Go ahead?", exit 130, nothing installed.
+#[test]
+fn escape_at_a_list_cancels() {
+    for at_confirm in [false, true] {
+        let home = tempfile::tempdir().unwrap();
+        let mut w = Pty::spawn(home.path(), &["wizard"], &[("LANG", "en_US.UTF-8")]);
+        w.expect("cpu         PyTorch without a GPU");
+        if at_confirm {
+            w.answer("", &format!("{UP}{ENTER}"));
+            w.expect("Go ahead?");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        w.session.send("\x1b").unwrap();
+        w.expect("Cancelled: nothing was installed or changed.");
+        let code = w.finish();
+        assert_eq!(code, 130, "{}", w.text());
+        assert!(!cudaup_home(home.path()).join("toolkits").exists());
+        assert!(!home.path().join(".profile").exists());
+    }
 }
 
 #[test]
