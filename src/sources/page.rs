@@ -244,9 +244,42 @@ pub fn resolve(page: &Location, link: &str) -> Option<Location> {
             } else {
                 p.clone()
             };
-            Some(Location::File(normalize_path(&dir.join(link))))
+            // A link is a URL: `torch-2.14.1%2Bcu130-….whl` names the file `…+cu130…` (PyTorch's
+            // pages, and folders copied from them, escape `+`). A segment that decodes to a
+            // separator or a control character names no file.
+            let mut path = if link.starts_with('/') {
+                std::path::PathBuf::from("/")
+            } else {
+                dir
+            };
+            for seg in link.split('/').filter(|s| !s.is_empty()) {
+                let seg = percent_decode(seg)?;
+                if seg.contains(['/', '\\']) || seg.chars().any(char::is_control) {
+                    return None;
+                }
+                path.push(seg);
+            }
+            Some(Location::File(normalize_path(&path)))
         }
     }
+}
+
+/// `seg` with its `%XX` escapes decoded; `None` for a broken escape or bytes that are not UTF-8.
+pub fn percent_decode(seg: &str) -> Option<String> {
+    let b = seg.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 fn normalize_path(p: &std::path::Path) -> std::path::PathBuf {
@@ -326,6 +359,26 @@ mod tests {
         assert_eq!(f[0].requires_python.as_deref(), Some(">=3.10"));
         assert!(f[0].yanked);
         assert!(!f[0].core_metadata);
+    }
+
+    #[test]
+    fn a_folder_pages_escaped_links_name_its_files() {
+        let page = Location::File("/srv/whl/torch/index.html".into());
+        let files = parse_html(
+            &page,
+            r#"<a href="torch-2.14.1%2Bcu130-cp312-cp312-manylinux_2_28_x86_64.whl">torch-2.14.1+cu130-cp312-cp312-manylinux_2_28_x86_64.whl</a>
+               <a href="../up%2Fone.whl">up/one.whl</a>
+               <a href="/abs/x%20y.whl">x y.whl</a>"#,
+        );
+        let at: Vec<String> = files.iter().map(|f| f.location.to_string()).collect();
+        assert_eq!(
+            at,
+            [
+                "/srv/whl/torch/torch-2.14.1+cu130-cp312-cp312-manylinux_2_28_x86_64.whl",
+                "/abs/x y.whl"
+            ],
+            "%2B decodes to `+`; a segment decoding to `/` names no file"
+        );
     }
 
     #[test]

@@ -197,7 +197,7 @@ impl Redist {
 fn plain_relative(path: &str) -> bool {
     !path.is_empty()
         && path.split('/').all(|seg| {
-            let decoded = percent_decode(seg);
+            let decoded = super::page::percent_decode(seg);
             !seg.is_empty()
                 && decoded.as_deref().is_some_and(|d| {
                     d != "."
@@ -206,23 +206,6 @@ fn plain_relative(path: &str) -> bool {
                         && !d.chars().any(char::is_control)
                 })
         })
-}
-
-fn percent_decode(seg: &str) -> Option<String> {
-    let b = seg.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
