@@ -248,7 +248,7 @@ impl Error {
                     L::Mismatch { .. } => ExitCode::Verification,
                     L::Fetch(f) | L::Index(I::Fetch(f)) => fetch_code(f),
                     L::Index(I::NoProject { .. } | I::NoMatch { .. }) => ExitCode::Unsupported,
-                    L::Differs(_) | L::Index(_) | L::Io(_) => ExitCode::Failure,
+                    L::Differs(_) | L::Resolve(_) | L::Index(_) | L::Io(_) => ExitCode::Failure,
                 }
             }
             Error::Update(e) => {
@@ -473,6 +473,7 @@ mod tests {
         };
         assert_eq!(code(changed), ExitCode::Verification);
         assert_eq!(code(L::Differs("x".into())), ExitCode::Failure);
+        assert_eq!(code(L::Resolve("no solution".into())), ExitCode::Failure);
     }
 
     #[test]

@@ -171,7 +171,7 @@ pub(super) fn run_install(
         json: args.json,
     };
     let talk = !flags.json && !global.quiet;
-    let plan = match plan_install(
+    let mut plan = match plan_install(
         &settings,
         args.system.as_deref(),
         talk,
@@ -188,6 +188,7 @@ pub(super) fn run_install(
         let (located, fetcher) =
             crate::lock::make::locate(&plan, catalog, process, &home, cancel.clone())?;
         crate::lock::verify::against(host, &located, &fetcher)?;
+        let hashed = host.hashed_requirements();
         if talk {
             writeln!(
                 out,
@@ -199,6 +200,16 @@ pub(super) fn run_install(
                     .map(|d| d.to_string())
                     .unwrap_or_default()
             )?;
+            if !hashed.is_empty() {
+                writeln!(
+                    out,
+                    "  the installer checks each of the {} distributions it installs against the lock's sha256 (--require-hashes)",
+                    hashed.len()
+                )?;
+            }
+        }
+        if let Some(f) = plan.framework.as_mut() {
+            f.hashed = hashed;
         }
     }
     run_plan(

@@ -140,7 +140,25 @@ pub(super) fn run(
         };
         let (located, fetcher) =
             crate::lock::make::locate(&plan, catalog, process, &home, cancel.clone())?;
-        hosts.push(crate::lock::make::host(&name, &plan, &located, &fetcher)?);
+        let dependency = match crate::lock::make::dependencies(
+            &located,
+            catalog,
+            (process, runner, &home),
+            &fetcher,
+        )? {
+            Ok(d) => d,
+            Err(why) => {
+                // stderr: the lock itself may be going to stdout.
+                writeln!(
+                    std::io::stderr().lock(),
+                    "{name}: the framework's dependencies are not locked, only its own wheels ({why}): uv resolves them"
+                )?;
+                Vec::new()
+            }
+        };
+        hosts.push(crate::lock::make::host(
+            &name, &plan, &located, &fetcher, dependency,
+        )?);
         profile.get_or_insert(plan.plan.profile.name());
     }
     let lock = crate::lock::make::assemble(catalog, profile.unwrap_or("full"), hosts);

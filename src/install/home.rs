@@ -122,6 +122,11 @@ impl Home {
         self.root.join("cache")
     }
 
+    /// uv's cache (the framework step points `UV_CACHE_DIR` here too, through [`Self::cache`]).
+    pub fn uv_cache(&self) -> PathBuf {
+        self.cache().join("uv")
+    }
+
     /// The receipts folder.
     pub fn receipts(&self) -> PathBuf {
         self.root.join("receipts")

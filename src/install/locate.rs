@@ -235,6 +235,14 @@ pub fn locate(
     if s.with.contains(&WithComponent::Tensorrt) {
         add_tensorrt(framework.as_mut(), catalog, &indexes.pypi_base())?;
     }
+    // A locked install hands the installer the lock's hashes for everything it installs.
+    let hashed = plan.framework.as_ref().map(|f| &f.hashed);
+    if let (Some(p), Some(hashed)) = (
+        framework.as_mut().and_then(|f| f.packages.as_mut()),
+        hashed.filter(|h| !h.is_empty()),
+    ) {
+        p.hashed = hashed.clone();
+    }
     Ok(Located {
         driver,
         self_copy,

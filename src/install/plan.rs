@@ -86,6 +86,9 @@ pub struct FrameworkPlan {
     /// Whether the planned GPUs are this machine's and its driver stays, so the framework's
     /// check must see them.
     pub gpus_here: bool,
+    /// `install --locked`: the lock's requirement lines with their sha256
+    /// ([`crate::install::python::Packages::hashed`]); empty otherwise.
+    pub hashed: Vec<String>,
 }
 
 /// What the environment step will do: the env scripts always, and the line that loads them in
@@ -177,6 +180,7 @@ impl InstallPlan {
                 gpus_here: target == Target::Here
                     && driver.is_none()
                     && system.nvidia_gpus().next().is_some(),
+                hashed: Vec::new(),
             });
         Ok(InstallPlan {
             settings: settings.clone(),

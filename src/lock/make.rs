@@ -70,12 +70,67 @@ pub fn assemble(catalog: &Catalog, profile: &str, mut hosts: Vec<Host>) -> Lock 
     }
 }
 
-/// The host part for the machine `plan` was made for, named `name`.
+/// The framework's dependencies for the machine `plan` was made for ([`super::deps`]), with
+/// the uv the install would use (fetched and verified into `home` when it must be); `Ok(Err(why))`
+/// when no uv can be had, so the lock holds the framework's own wheels only.
+pub fn dependencies(
+    located: &Located,
+    catalog: &Catalog,
+    (process, runner, home): (
+        &crate::world::process::Process,
+        &dyn crate::world::runner::Runner,
+        &crate::install::home::Home,
+    ),
+    fetcher: &Fetcher,
+) -> Result<Result<Vec<LockedFile>, String>, LockError> {
+    let Some(step) = &located.framework else {
+        return Ok(Ok(Vec::new()));
+    };
+    let (Some(packages), Some(want)) = (&step.packages, &step.want) else {
+        return Ok(Ok(Vec::new()));
+    };
+    let Some(target) = Target::of(want) else {
+        return Ok(Ok(Vec::new()));
+    };
+    let no_uv = process.var(crate::world::vars::CUDAUP_NO_UV) == Some("1");
+    let (tool, choice) = crate::install::uv::installer(
+        &catalog.uv,
+        home,
+        runner,
+        &process.path_entries(),
+        no_uv,
+        fetcher,
+        Some(packages),
+    );
+    let crate::install::python::Tool::Uv(uv) = tool else {
+        return Ok(Err(choice.describe()));
+    };
+    let own: Vec<String> = crate::install::guard::pins(&packages.requirements)
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    let work = tempfile::tempdir()?;
+    let cache = home.uv_cache();
+    super::deps::resolve(
+        &uv,
+        runner,
+        packages,
+        &step.constraints,
+        &target,
+        &own,
+        (work.path(), Some(&cache)),
+    )
+    .map(Ok)
+}
+
+/// The host part for the machine `plan` was made for, named `name`, with the framework's
+/// `dependency` wheels ([`dependencies`]).
 pub fn host(
     name: &str,
     plan: &InstallPlan,
     located: &Located,
     fetcher: &Fetcher,
+    dependency: Vec<LockedFile>,
 ) -> Result<Host, LockError> {
     let p = &plan.plan;
     let system = &plan.system;
@@ -128,6 +183,7 @@ pub fn host(
         framework,
         toolkit,
         wheel,
+        dependency,
     })
 }
 

@@ -11,6 +11,7 @@
 //! machine that wrote it: `cudaup lock` twice gives the same bytes.
 
 pub mod check;
+pub mod deps;
 pub mod fleet;
 pub mod make;
 pub mod pylock;
@@ -88,6 +89,43 @@ pub struct Host {
     /// The framework's wheels, each with its sha256.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wheel: Vec<LockedFile>,
+    /// Every other distribution the framework's install brings (its dependencies, as uv
+    /// resolves them for this host's Python and platform), each wheel with its sha256. Empty in
+    /// a lock made without uv: then only the framework's own wheels are held.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependency: Vec<LockedFile>,
+}
+
+impl Host {
+    /// What `install --locked` hands pip or uv: one `name==version --hash=sha256:…` line per
+    /// distribution (the framework's wheels and the dependencies), every fitting wheel's hash
+    /// on its line. Empty when the lock holds no dependencies: hash-checking is all or nothing
+    /// for pip, so the framework's wheels alone are checked by cudaup before the install.
+    pub fn hashed_requirements(&self) -> Vec<String> {
+        if self.dependency.is_empty() {
+            return Vec::new();
+        }
+        let mut lines: Vec<(String, String, Vec<String>)> = Vec::new();
+        for f in self.wheel.iter().chain(&self.dependency) {
+            match lines
+                .iter_mut()
+                .find(|(n, v, _)| n == &f.name && v == &f.version)
+            {
+                Some((_, _, hashes)) => hashes.push(f.sha256.clone()),
+                None => lines.push((f.name.clone(), f.version.clone(), vec![f.sha256.clone()])),
+            }
+        }
+        lines
+            .into_iter()
+            .map(|(name, version, hashes)| {
+                let hashes: Vec<String> = hashes
+                    .iter()
+                    .map(|h| format!("--hash=sha256:{h}"))
+                    .collect();
+                format!("{name}=={version} {}", hashes.join(" "))
+            })
+            .collect()
+    }
 }
 
 /// The driver of a host.
@@ -184,6 +222,9 @@ pub enum LockError {
     /// The plan made from the lock is not the locked stack.
     #[error("the plan made from the lock differs from it: {0}; nothing was installed")]
     Differs(String),
+    /// uv could not resolve the framework's dependencies for a host.
+    #[error("the framework's dependencies could not be resolved for the lock: {0}")]
+    Resolve(String),
     /// A download failed.
     #[error(transparent)]
     Fetch(#[from] crate::fetch::FetchError),

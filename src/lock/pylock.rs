@@ -1,5 +1,6 @@
 //! The Python part of a lock as PEP 751 `pylock.toml` (`lock-version = "1.0"`): one
-//! `[[packages]]` entry per locked distribution, each wheel with its URL and sha256, and a
+//! `[[packages]]` entry per locked distribution (the framework's and, when the lock holds
+//! them, its dependencies), each wheel with its URL and sha256, and a
 //! marker per host's platform so one file serves the fleet (`uv pip install -r pylock.toml`,
 //! `pip install -r pylock.toml` with pip 25.1+ reading it).
 
@@ -25,7 +26,9 @@ struct Package {
     version: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     marker: Option<String>,
-    index: String,
+    /// The framework's index; left out for a dependency (its wheels' URLs say where they are).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    index: Option<String>,
     wheels: Vec<Wheel>,
 }
 
@@ -38,7 +41,7 @@ struct Wheel {
     hashes: BTreeMap<String, String>,
 }
 
-/// `pylock.toml` for the framework wheels of every host of `lock`.
+/// `pylock.toml` for the framework wheels and their dependencies of every host of `lock`.
 pub fn export(lock: &Lock) -> String {
     let mut packages: Vec<Package> = Vec::new();
     let machines: Vec<&str> = {
@@ -55,7 +58,9 @@ pub fn export(lock: &Lock) -> String {
             .unwrap_or_default();
         // One arch in the fleet needs no marker; several tell their wheels apart by it.
         let marker = (machines.len() > 1).then(|| format!("platform_machine == '{}'", host.arch));
-        for w in &host.wheel {
+        let own = host.wheel.iter().map(|w| (w, Some(index.clone())));
+        let deps = host.dependency.iter().map(|w| (w, None));
+        for (w, index) in own.chain(deps) {
             let wheel = Wheel {
                 name: w.filename.clone(),
                 url: w.url.clone(),
@@ -72,7 +77,7 @@ pub fn export(lock: &Lock) -> String {
                     name: w.name.clone(),
                     version: w.version.clone(),
                     marker: marker.clone(),
-                    index: index.clone(),
+                    index,
                     wheels: vec![wheel],
                 }),
             }

@@ -41,6 +41,7 @@ fn host(name: &str, arch: &str, gpus: &[&str]) -> Host {
             &format!("torch-2.14.1+cu130-cp312-cp312-manylinux_2_28_{arch}.whl"),
             "a",
         )],
+        dependency: Vec::new(),
     }
 }
 
@@ -125,5 +126,34 @@ fn pylock_lists_each_wheel_with_its_hash_and_a_marker_per_arch() {
     assert_eq!(
         packages[1]["wheels"][0]["hashes"]["sha256"].as_str(),
         Some("a".repeat(64).as_str())
+    );
+}
+
+#[test]
+fn a_locked_install_hashes_every_distribution_or_none() {
+    let mut h = host("h200", "x86_64", &["9.0"]);
+    assert!(
+        h.hashed_requirements().is_empty(),
+        "without dependencies pip's all-or-nothing hash mode cannot be used"
+    );
+    let dep = |filename: &str, sha: &str| LockedFile {
+        name: "filelock".into(),
+        version: "3.20.0".into(),
+        ..file("filelock", filename, sha)
+    };
+    h.dependency = vec![
+        dep("filelock-3.20.0-py3-none-any.whl", "b"),
+        dep("filelock-3.20.0-cp312-cp312-manylinux_2_28_x86_64.whl", "c"),
+    ];
+    assert_eq!(
+        h.hashed_requirements(),
+        [
+            format!("torch==2.14.1+cu130 --hash=sha256:{}", "a".repeat(64)),
+            format!(
+                "filelock==3.20.0 --hash=sha256:{} --hash=sha256:{}",
+                "b".repeat(64),
+                "c".repeat(64)
+            ),
+        ]
     );
 }

@@ -22,13 +22,23 @@ const TAG: &str = "2.14.1+cu130";
 /// `whl/cu130` with the planned torch and companions (built from `seed`: another seed gives
 /// other bytes under the same file names), and an empty `simple/` standing in for PyPI.
 fn index(seed: &str) -> tempfile::TempDir {
+    index_with(seed, None)
+}
+
+/// [`index`], with torch requiring `cudaup-demo-dep==1.0`, which `simple/` serves, built from
+/// `dep_seed` (`Some`).
+fn index_with(seed: &str, dep_seed: Option<&str>) -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
     let build = root.path().join("build");
+    let requires: &[&str] = match dep_seed {
+        Some(_) => &["cudaup-demo-dep==1.0"],
+        None => &[],
+    };
     let torch = wheels::build_wheel(
         &build,
         "torch",
         TAG,
-        &[],
+        requires,
         &[
             wheels::WheelFile::new("torch/__init__.py", format!("# {seed}\n__version__ = '{TAG}'\nfrom . import version, cuda\n")),
             wheels::WheelFile::new("torch/version.py", "cuda = '13.0'\n"),
@@ -44,8 +54,25 @@ fn index(seed: &str) -> tempfile::TempDir {
         wheels::fake_companion(&build, "torchaudio", "2.11.0+cu130", TAG),
     ];
     wheels::write_index(&root.path().join("whl/cu130"), &built);
-    fs_err::create_dir_all(root.path().join("simple")).unwrap();
-    fs_err::write(root.path().join("simple/index.html"), "<html></html>").unwrap();
+    match dep_seed {
+        Some(dep_seed) => {
+            let dep = wheels::build_wheel(
+                &build.join("dep"),
+                "cudaup-demo-dep",
+                "1.0",
+                &[],
+                &[wheels::WheelFile::new(
+                    "cudaup_demo_dep/__init__.py",
+                    format!("# {dep_seed}\n"),
+                )],
+            );
+            wheels::write_index(&root.path().join("simple"), &[dep]);
+        }
+        None => {
+            fs_err::create_dir_all(root.path().join("simple")).unwrap();
+            fs_err::write(root.path().join("simple/index.html"), "<html></html>").unwrap();
+        }
+    }
     root
 }
 
@@ -86,6 +113,22 @@ fn sources(server: &Server) -> Vec<String> {
     ]
 }
 
+/// `cudaup --home MAKER lock --system … --profile pytorch --torch 2.14 -o OUT` from `server`.
+fn lock_args(maker: &Path, systems: &[&str], out: &Path, server: &Server) -> Vec<String> {
+    let mut args: Vec<String> = vec!["--home".into(), maker.display().to_string(), "lock".into()];
+    for s in systems {
+        args.extend(["--system".into(), (*s).to_owned()]);
+    }
+    args.extend(
+        ["--profile", "pytorch", "--torch", "2.14", "-o"]
+            .map(String::from)
+            .into_iter()
+            .chain([out.display().to_string()]),
+    );
+    args.extend(sources(server));
+    args
+}
+
 fn cudaup_in(home: &Path, args: &[String]) -> Run {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     cudaup_env(
@@ -96,6 +139,10 @@ fn cudaup_in(home: &Path, args: &[String]) -> Run {
 }
 
 fn install_locked(home: &Path, lock: &Path, system: &str, server: &Server) -> Run {
+    cudaup_in(home, &install_locked_args(home, lock, system, server))
+}
+
+fn install_locked_args(home: &Path, lock: &Path, system: &str, server: &Server) -> Vec<String> {
     let mut args: Vec<String> = [
         "--home",
         &home.display().to_string(),
@@ -111,7 +158,7 @@ fn install_locked(home: &Path, lock: &Path, system: &str, server: &Server) -> Ru
     .map(String::from)
     .to_vec();
     args.extend(sources(server));
-    cudaup_in(home, &args)
+    args
 }
 
 #[test]
@@ -128,25 +175,11 @@ fn a_lock_of_two_pictures_installs_on_each_is_refused_on_a_third_and_on_changed_
         "x86_64",
     );
     let lock_once = |out: &Path| {
-        let mut args: Vec<String> = [
-            "--home",
-            &work.path().join("maker").display().to_string(),
-            "lock",
-            "--system",
-            &h200,
-            "--system",
-            &a100,
-            "--profile",
-            "pytorch",
-            "--torch",
-            "2.14",
-            "-o",
-            &out.display().to_string(),
-        ]
-        .map(String::from)
-        .to_vec();
-        args.extend(sources(&server));
-        cudaup_in(work.path(), &args)
+        let maker = work.path().join("maker");
+        cudaup_in(
+            work.path(),
+            &lock_args(&maker, &[&h200, &a100], out, &server),
+        )
     };
     let first = work.path().join("cudaup.lock");
     let made = lock_once(&first);
@@ -305,24 +338,8 @@ fn fleet_report_names_the_hosts_that_drifted_from_the_lock() {
         "x86_64",
     );
     let lock = work.path().join("cudaup.lock");
-    let mut args: Vec<String> = [
-        "--home",
-        &work.path().join("maker").display().to_string(),
-        "lock",
-        "--system",
-        &h200,
-        "--system",
-        &a100,
-        "--profile",
-        "pytorch",
-        "--torch",
-        "2.14",
-        "-o",
-        &lock.display().to_string(),
-    ]
-    .map(String::from)
-    .to_vec();
-    args.extend(sources(&server));
+    let maker = work.path().join("maker");
+    let args = lock_args(&maker, &[&h200, &a100], &lock, &server);
     assert_eq!(cudaup_in(work.path(), &args).code, 0);
     // What the Ansible role collects: install.json (`install --json`) and system.json per host.
     let reports = work.path().join("reports");
@@ -335,22 +352,8 @@ fn fleet_report_names_the_hosts_that_drifted_from_the_lock() {
     let mut installed = Vec::new();
     for system in [&h200, &a100] {
         let home = tempfile::tempdir().unwrap();
-        let mut args: Vec<String> = [
-            "--home",
-            &home.path().display().to_string(),
-            "install",
-            "--locked",
-            &lock.display().to_string(),
-            "--system",
-            system,
-            "--venv",
-            &home.path().join("venv").display().to_string(),
-            "--yes",
-            "--json",
-        ]
-        .map(String::from)
-        .to_vec();
-        args.extend(sources(&server));
+        let mut args = install_locked_args(home.path(), &lock, system, &server);
+        args.push("--json".into());
         let r = cudaup_in(home.path(), &args);
         assert_eq!(r.code, 0, "{}", r.stderr);
         installed.push(r.json());
@@ -516,22 +519,8 @@ fn needs_network_the_exported_pylock_installs_with_uv_into_a_fresh_venv() {
     let work = tempfile::tempdir().unwrap();
     let h200 = picture(work.path(), "h200.json", "NVIDIA H200", "9.0", "x86_64");
     let lock = work.path().join("cudaup.lock");
-    let mut args: Vec<String> = [
-        "--home",
-        &work.path().join("maker").display().to_string(),
-        "lock",
-        "--system",
-        &h200,
-        "--profile",
-        "pytorch",
-        "--torch",
-        "2.14",
-        "-o",
-        &lock.display().to_string(),
-    ]
-    .map(String::from)
-    .to_vec();
-    args.extend(sources(&server));
+    let maker = work.path().join("maker");
+    let args = lock_args(&maker, &[&h200], &lock, &server);
     assert_eq!(cudaup_in(work.path(), &args).code, 0);
     let pylock = work.path().join("pylock.toml");
     let out = cudaup(
@@ -545,42 +534,14 @@ fn needs_network_the_exported_pylock_installs_with_uv_into_a_fresh_venv() {
         work.path(),
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    // uv, as cudaup brings it: the pinned wheel from PyPI (the part that needs the network).
     let home = tempfile::tempdir().unwrap();
-    let h = home.path().display().to_string();
-    let venv = home.path().join("venv").display().to_string();
-    let torch = format!("{}/whl", server.url());
-    let r = cudaup_env(
-        &[
-            "--home",
-            &h,
-            "install",
-            "--system",
-            &h200,
-            "--driver",
-            "keep",
-            "--venv",
-            &venv,
-            "--yes",
-            "--allow-http",
-            "--profile",
-            "pytorch",
-            "--torch",
-            "2.14",
-            "--torch-index",
-            &torch,
-        ],
-        home.path(),
-        &[("CUDAUP_TEST_NO_RETRY_DELAY", "1")],
-    );
-    let uv = home.path().join("tools/uv-0.13.9/uv");
-    if r.code != 0 || !uv.is_file() {
+    let Some(uv) = bring_uv(home.path(), &h200, &server) else {
         skipped(
             "needs_network_the_exported_pylock_installs_with_uv_into_a_fresh_venv",
             "PyPI did not answer: no uv was brought",
         );
         return;
-    }
+    };
     let fresh = work.path().join("fresh");
     let uv_run = |args: &[&str]| {
         let mut cmd = std::process::Command::new(&uv);
@@ -616,4 +577,143 @@ fn needs_network_the_exported_pylock_installs_with_uv_into_a_fresh_venv() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), TAG);
+}
+
+/// uv, as cudaup brings it: an install into `home` (torch from `server`, everything else from
+/// PyPI) fetches the pinned uv wheel from PyPI — the part that needs the network. `None` when
+/// PyPI did not answer.
+fn bring_uv(home: &Path, h200: &str, server: &Server) -> Option<std::path::PathBuf> {
+    let h = home.display().to_string();
+    let venv = home.join("uv-venv").display().to_string();
+    let torch = format!("{}/whl", server.url());
+    let r = cudaup_env(
+        &[
+            "--home",
+            &h,
+            "install",
+            "--system",
+            h200,
+            "--driver",
+            "keep",
+            "--venv",
+            &venv,
+            "--yes",
+            "--allow-http",
+            "--profile",
+            "pytorch",
+            "--torch",
+            "2.14",
+            "--torch-index",
+            &torch,
+        ],
+        home,
+        &[("CUDAUP_TEST_NO_RETRY_DELAY", "1")],
+    );
+    let uv = home.join("tools/uv-0.13.9/uv");
+    (r.code == 0 && uv.is_file()).then_some(uv)
+}
+
+/// Issue 42, left from the first round: a lock holds the framework's dependencies (resolved by
+/// the uv cudaup brings, each wheel with its sha256), the exported pylock.toml lists them, and
+/// `install --locked` hands pip and uv every hash (`--require-hashes`): a mirror whose
+/// dependency changed bytes (the framework's own wheels unchanged, so cudaup's own check
+/// passes) is refused by the installer, with no venv left.
+#[test]
+fn needs_network_a_lock_holds_the_dependencies_and_the_installer_checks_every_hash() {
+    let name = "needs_network_a_lock_holds_the_dependencies_and_the_installer_checks_every_hash";
+    let work = tempfile::tempdir().unwrap();
+    let h200 = picture(work.path(), "h200.json", "NVIDIA H200", "9.0", "x86_64");
+    // The maker's home gets cudaup's uv once, from PyPI; the lock is then made offline.
+    let maker = work.path().join("maker");
+    fs_err::create_dir_all(&maker).unwrap();
+    let plain = index("one");
+    let Some(_) = bring_uv(&maker, &h200, &Server::start(plain.path().to_owned())) else {
+        skipped(name, "PyPI did not answer: no uv was brought");
+        return;
+    };
+    let good = index_with("one", Some("dep-one"));
+    let server = Server::start(good.path().to_owned());
+    let lock = work.path().join("cudaup.lock");
+    let with_uv = [("CUDAUP_TEST_NO_RETRY_DELAY", "1")];
+    let args = lock_args(&maker, &[&h200], &lock, &server);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let made = cudaup_env(&argv, work.path(), &with_uv);
+    assert_eq!(made.code, 0, "{}\n{}", made.stdout, made.stderr);
+    let doc: toml::Value = toml::from_str(&fs_err::read_to_string(&lock).unwrap()).unwrap();
+    let deps = doc["host"][0]["dependency"].as_array().unwrap();
+    let names: Vec<&str> = deps.iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["cudaup-demo-dep"],
+        "torch and its companions are held as wheels"
+    );
+    let dep_file = good
+        .path()
+        .join("simple/cudaup-demo-dep")
+        .join(deps[0]["filename"].as_str().unwrap());
+    assert_eq!(
+        deps[0]["sha256"].as_str().unwrap(),
+        hex::encode(Sha256::digest(fs_err::read(&dep_file).unwrap()))
+    );
+    let py = cudaup(
+        &["lock", "--pylock", &lock.display().to_string()],
+        work.path(),
+    );
+    let pylock: toml::Value = toml::from_str(&py.stdout).unwrap();
+    assert!(
+        pylock["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"].as_str() == Some("cudaup-demo-dep")
+                && p["wheels"][0]["hashes"]["sha256"] == deps[0]["sha256"]),
+        "{}",
+        py.stdout
+    );
+
+    // pip (no uv) and uv each install the locked stack, checking every hash.
+    let pip_home = tempfile::tempdir().unwrap();
+    let no_uv = [("CUDAUP_NO_UV", "1"), ("CUDAUP_TEST_NO_RETRY_DELAY", "1")];
+    for (home, env) in [
+        (pip_home.path(), &no_uv[..]),
+        (maker.as_path(), &with_uv[..]),
+    ] {
+        let args = install_locked_args(home, &lock, &h200, &server);
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = cudaup_env(&argv, home, env);
+        assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains(
+                "the installer checks each of the 4 distributions it installs against the lock's sha256"
+            ),
+            "{}",
+            r.stdout
+        );
+        let out = std::process::Command::new(home.join("venv/bin/python"))
+            .args([
+                "-c",
+                "import cudaup_demo_dep, torch; print(torch.__version__)",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), TAG);
+    }
+
+    // The dependency's bytes changed on the mirror (torch's did not): the installer refuses,
+    // pip in a fresh home, uv (cudaup's copy) in the maker's, into a new venv.
+    let changed = index_with("one", Some("dep-two"));
+    let other = Server::start(changed.path().to_owned());
+    let fresh = tempfile::tempdir().unwrap();
+    for (home, env) in [(fresh.path(), &no_uv[..]), (maker.as_path(), &with_uv[..])] {
+        let mut args = install_locked_args(home, &lock, &h200, &other);
+        let venv = home.join("venv-changed");
+        let at = args.iter().position(|a| a == "--venv").unwrap();
+        args[at + 1] = venv.display().to_string();
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = cudaup_env(&argv, home, env);
+        assert_ne!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+        let said = format!("{}{}", r.stdout, r.stderr).to_lowercase();
+        assert!(said.contains("hash"), "{}\n{}", r.stdout, r.stderr);
+        assert!(!venv.exists(), "no venv is left");
+    }
 }

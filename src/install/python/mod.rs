@@ -142,13 +142,19 @@ pub struct Packages {
     /// index would send them to the network).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub isolated: bool,
+    /// `install --locked`: every distribution to install, each as `name==version
+    /// --hash=sha256:…` (the lock's wheels and their dependencies). When set, these lines are
+    /// the requirements, passed as a file with `--require-hashes`: pip and uv then check every
+    /// download against the lock before anything is installed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hashed: Vec<String>,
 }
 
 impl Packages {
     /// The index flags for `tool`. uv prefers `--extra-index-url` over `--index-url` and stops
     /// at the first index that has a package, so the route's own index goes there for uv: a
     /// tagged `torch==…+cu132` is then found on PyTorch's index, not missed on PyPI.
-    fn index_args(&self, tool: &Tool) -> Vec<String> {
+    pub fn index_args(&self, tool: &Tool) -> Vec<String> {
         let mut args = Vec::new();
         let (first, extra): (Option<&String>, Vec<&String>) = match tool {
             Tool::Uv(_) if !self.extra_index_urls.is_empty() && !self.index_url.is_empty() => (
@@ -480,6 +486,23 @@ impl<'a> Session<'a> {
         Ok(vec!["-c".into(), file.display().to_string()])
     }
 
+    /// The lock's hashed requirements as a file beside the log, and `--require-hashes -r FILE`.
+    fn hashed_args(&mut self, hashed: &[String]) -> Result<Vec<String>, PyEnvError> {
+        let file = self.log_path.with_extension("locked.txt");
+        fs_err::write(&file, hashed.join("\n") + "\n")?;
+        writeln!(
+            self.log,
+            "# locked requirements with their sha256 ({}): {} distributions",
+            file.display(),
+            hashed.len()
+        )?;
+        Ok(vec![
+            "--require-hashes".into(),
+            "-r".into(),
+            file.display().to_string(),
+        ])
+    }
+
     fn install_with(
         &mut self,
         venv: &Venv,
@@ -513,7 +536,11 @@ impl<'a> Session<'a> {
         }
         args.extend(packages.index_args(&self.tool));
         args.extend(self.constraints_args(constraints)?);
-        args.extend(packages.requirements.iter().cloned());
+        if packages.hashed.is_empty() {
+            args.extend(packages.requirements.iter().cloned());
+        } else {
+            args.extend(self.hashed_args(&packages.hashed)?);
+        }
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         self.step("installing the framework", &program, &refs)?;
         Ok(())
