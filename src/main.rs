@@ -32,11 +32,16 @@ fn main() {
             let mut err = std::io::stderr().lock();
             // In the language of the run (the message table: cli/i18n/messages.toml).
             let lang = cli::i18n::report::progress_lang();
-            let say = |line: String| cli::i18n::messages::translate_line(lang, &line);
-            let _ = writeln!(err, "{}", say(format!("error: {e}")));
+            // Line by line: an error may hold several (a route refusal and its ways out).
+            let mut say = |text: String| {
+                for line in text.lines() {
+                    let _ = writeln!(err, "{}", cli::i18n::messages::translate_line(lang, line));
+                }
+            };
+            say(format!("error: {e}"));
             let mut source = std::error::Error::source(&e);
             while let Some(s) = source {
-                let _ = writeln!(err, "{}", say(format!("  caused by: {s}")));
+                say(format!("  caused by: {s}"));
                 source = s.source();
             }
             e.exit_code().code()

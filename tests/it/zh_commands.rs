@@ -387,3 +387,26 @@ fn container_and_fleet_print_no_english_sentence() {
     ));
     assert_chinese(&flows);
 }
+
+/// The refusal a PyPI-only network meets first when PyPI lacks the build: no route can serve
+/// the framework, each route's answer, and what would work instead — in Chinese, line by line.
+#[test]
+fn a_framework_no_route_can_serve_is_refused_in_chinese() {
+    let empty = tempfile::tempdir().unwrap();
+    let down = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://127.0.0.1:{}", l.local_addr().unwrap().port())
+    };
+    let ctx = zh()
+        .with_env("CUDAUP_PROBE_TIMEOUT", "2")
+        .with_env("CUDAUP_PYPI_INDEX", empty.path().to_str().unwrap())
+        .with_env("CUDAUP_TORCH_INDEX", &format!("{down}/whl"))
+        .with_env("CUDAUP_MIRROR", &down);
+    let run = ctx.install(&["--profile", "cpu", "--dry-run", "--allow-http"]);
+    assert!(
+        run.stderr.contains("没有下载途径能提供 torch") && run.stderr.contains("可以改用："),
+        "{}",
+        run.stderr
+    );
+    assert_chinese(&[("install, no route".into(), run, vec![3])]);
+}

@@ -47,6 +47,25 @@ fn table() -> &'static [Template] {
     })
 }
 
+/// Whether `value`'s brackets close in order: a value never cuts a parenthesised aside in two
+/// (`PyTorch's index {}: {}` must not take `URL (not usable` as the URL).
+fn balanced(value: &str) -> bool {
+    let mut depth = 0i32;
+    for c in value.chars() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    depth == 0
+}
+
 /// The values of `line` in the holes of `pieces`, when the whole line matches.
 fn capture(pieces: &[String], line: &str) -> Option<Vec<String>> {
     let rest = line.strip_prefix(pieces[0].as_str())?;
@@ -57,13 +76,13 @@ fn capture(pieces: &[String], line: &str) -> Option<Vec<String>> {
     if next.is_empty() {
         // A hole at the end (or two holes side by side: the first takes nothing more).
         if pieces.len() == 2 {
-            return (!rest.is_empty()).then(|| vec![rest.to_owned()]);
+            return (!rest.is_empty() && balanced(rest)).then(|| vec![rest.to_owned()]);
         }
     }
     // Each place the next literal occurs, shortest value first.
     let mut from = 0;
     while let Some(i) = rest[from..].find(next.as_str()).map(|i| i + from) {
-        if i > 0 || next.is_empty() {
+        if (i > 0 || next.is_empty()) && balanced(&rest[..i]) {
             if let Some(mut more) = capture(&pieces[1..], &rest[i..]) {
                 more.insert(0, rest[..i].to_owned());
                 return Some(more);

@@ -98,3 +98,43 @@ fn a_value_that_is_a_sentence_of_the_table_is_said_too() {
         "    fix:      安装同一分支的开源版本（Ubuntu：nvidia-driver-<branch>-open；dnf：nvidia-open），然后重启；`cudaup plan` 会给出软件包名"
     );
 }
+
+#[test]
+fn an_error_of_several_lines_is_said_line_by_line_and_verify_passes_too() {
+    assert_eq!(
+        translate_line(
+            Lang::Zh,
+            "error: no route can serve torch 2.15.0 (cpu) for Python 3.11 on linux x86_64:"
+        ),
+        "错误：没有下载途径能提供 torch 2.15.0 (cpu)（Python 3.11，linux x86_64）："
+    );
+    assert_eq!(
+        translate_line(
+            Lang::Zh,
+            "✓ addkernel:0       built with /t/bin/nvcc -arch=sm_90 in 1.2 s"
+        ),
+        "✓ addkernel:0       用 /t/bin/nvcc -arch=sm_90 构建，用时 1.2 秒"
+    );
+    assert_eq!(
+        translate_line(Lang::Zh, "✓ framework          torch 2.11.0+cu130 (CUDA 13.0) sees all 2 GPU(s) and computes correctly on each"),
+        "✓ framework          torch 2.11.0+cu130 (CUDA 13.0) 能看到全部 2 块 GPU，并在每块上计算正确"
+    );
+}
+
+#[test]
+fn a_value_never_cuts_a_parenthesised_aside() {
+    assert_eq!(
+        translate(
+            Lang::Zh,
+            "PyTorch's index http://h/whl (not usable: it did not answer just now (see Download sites)), then PyPI /p (x)"
+        ),
+        "PyTorch 索引 http://h/whl（不可用：刚才询问时没有应答（见“下载站点”）），然后 PyPI /p（x）"
+    );
+    assert_eq!(
+        translate(
+            Lang::Zh,
+            "PyTorch's index http://h/whl: http://h/whl/cpu/torch/: connection refused (nothing is listening there)"
+        ),
+        "PyTorch 索引 http://h/whl：http://h/whl/cpu/torch/：连接被拒绝（那里没有服务在监听）"
+    );
+}
