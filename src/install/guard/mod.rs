@@ -117,6 +117,73 @@ pub fn pins(requirements: &[String]) -> Vec<Pin> {
         .collect()
 }
 
+/// The distributions released with `requirements`' pins, as installed in `site`: what a
+/// pinned distribution requires (with the extras its requirement names) at exactly its own
+/// version — `jax[cuda13]==0.12.0` requires `jaxlib==0.12.0` and
+/// `jax-cuda13-plugin[with-cuda]==0.12.0`, which requires `jax-cuda13-pjrt==0.12.0` — read
+/// from the installed METADATA, each pinned at its installed version. They are the build: a
+/// swap of jaxlib or the plugin is a swap of JAX. A requirement at another version (torch's
+/// triton, TensorFlow's NVIDIA wheels) is a dependency, and floats as before.
+pub fn released_with(site: &Path, requirements: &[String], machine: &str) -> Vec<Pin> {
+    use crate::catalog::update::pypi::Metadata;
+    use crate::catalog::{Op, Requirement};
+    use crate::model::version::Version;
+    let norm = crate::sources::pypi::normalize;
+    let mut infos = std::collections::BTreeMap::new();
+    for e in fs_err::read_dir(site).into_iter().flatten().flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        if let Some(stem) = file.strip_suffix(".dist-info") {
+            let name = stem.rsplit_once('-').map_or(stem, |(n, _)| n);
+            infos.insert(norm(name), e.path());
+        }
+    }
+    let metadata = |name: &str| {
+        let dir = infos.get(&norm(name))?;
+        let text = fs_err::read_to_string(dir.join("METADATA")).ok()?;
+        Metadata::parse(&text, &dir.display().to_string()).ok()
+    };
+    let own = pins(requirements);
+    let mut queue: Vec<(String, Vec<String>, String)> = requirements
+        .iter()
+        .filter_map(|r| {
+            let req = Requirement::parse(r)?;
+            let pin = own.iter().find(|p| norm(&p.name) == req.name)?;
+            Some((req.name, req.extras, pin.version.clone()))
+        })
+        .collect();
+    let mut out: Vec<Pin> = Vec::new();
+    while let Some((name, extras, version)) = queue.pop() {
+        let Some(meta) = metadata(&name) else {
+            continue;
+        };
+        let base = Version::parse(version.split('+').next().unwrap_or(&version));
+        let asked = std::iter::once(None).chain(extras.iter().map(|e| Some(e.as_str())));
+        for extra in asked {
+            for r in meta.requires_on(machine, extra) {
+                let same = r.spec.is_exact()
+                    && r.spec
+                        .clauses
+                        .iter()
+                        .any(|c| c.op == Op::Eq && Some(&c.version) == base.as_ref());
+                let known = own.iter().chain(&out).any(|p| norm(&p.name) == r.name);
+                if !same || known {
+                    continue;
+                }
+                let Some(installed) = metadata(&r.name) else {
+                    continue;
+                };
+                out.push(Pin {
+                    name: installed.name.clone(),
+                    version: installed.version.clone(),
+                });
+                queue.push((r.name, r.extras, installed.version));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
 /// The command that restores the planned builds of a venv of `home`.
 pub fn restore_command(home: &Path) -> String {
     format!(
@@ -617,14 +684,21 @@ impl Turn {
         if !wanted || !(cudaups || self.previous.is_some()) {
             return;
         }
-        let Some(record) =
-            GuardRecord::planned(&receipt.packages, restore_command(home)).or_else(|| {
-                self.previous.clone().map(|p| GuardRecord {
-                    files: Vec::new(),
-                    ..p
-                })
+        let planned =
+            GuardRecord::planned(&receipt.packages, restore_command(home)).map(|mut r| {
+                if let Some(site) = site_packages(&receipt.venv) {
+                    let arch = std::env::consts::ARCH;
+                    r.pins
+                        .extend(released_with(&site, &receipt.packages.requirements, arch));
+                }
+                r
+            });
+        let Some(record) = planned.or_else(|| {
+            self.previous.clone().map(|p| GuardRecord {
+                files: Vec::new(),
+                ..p
             })
-        else {
+        }) else {
             return;
         };
         match write(&receipt.venv, &record) {

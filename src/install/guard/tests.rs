@@ -205,3 +205,101 @@ fn a_plain_http_mirror_is_named_to_pip_and_uv_as_trusted() {
         Some("http://10.0.0.2:8080/whl/cu130")
     );
 }
+
+/// A `.dist-info` with `Requires-Dist` lines (as the real wheels' METADATA spells them).
+fn dist_requiring(venv: &Path, name: &str, version: &str, requires: &[&str]) {
+    dist(venv, name, version, Some("uv"));
+    let info = venv.join(format!(
+        "lib/python3.12/site-packages/{name}-{version}.dist-info"
+    ));
+    let lines: String = requires
+        .iter()
+        .map(|r| format!("Requires-Dist: {r}\n"))
+        .collect();
+    fs_err::write(
+        info.join("METADATA"),
+        format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{lines}\nbody\n"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn jaxs_build_is_jax_jaxlib_the_plugin_and_its_pjrt_while_torchs_dependencies_float() {
+    let v = venv();
+    // jax 0.12.0's METADATA (cuda13 extra), the plugin's (with-cuda extra), cut to the lines
+    // that matter; numpy and the NVIDIA wheels are dependencies at other versions.
+    dist_requiring(
+        v.path(),
+        "jax",
+        "0.12.0",
+        &[
+            "jaxlib<=0.12.0,>=0.12.0",
+            "numpy>=2.0",
+            "jaxlib==0.12.0; extra == \"cuda13\"",
+            "jax-cuda13-plugin[with-cuda]==0.12.0; extra == \"cuda13\"",
+            "jax-cuda12-plugin[with-cuda]==0.12.0; extra == \"cuda12\"",
+        ],
+    );
+    dist_requiring(
+        v.path(),
+        "jaxlib",
+        "0.12.0",
+        &["numpy>=2.0", "ml_dtypes>=0.5.0"],
+    );
+    dist_requiring(
+        v.path(),
+        "jax_cuda13_plugin",
+        "0.12.0",
+        &[
+            "jax-cuda13-pjrt==0.12.0",
+            "nvidia-cublas>=13.0.0.19; extra == \"with-cuda\"",
+        ],
+    );
+    dist_requiring(v.path(), "jax_cuda13_pjrt", "0.12.0", &[]);
+    dist_requiring(v.path(), "jax_cuda12_plugin", "0.12.0", &[]);
+    dist_requiring(v.path(), "nvidia_cublas", "13.1.0.3", &[]);
+    dist_requiring(
+        v.path(),
+        "torch",
+        "2.14.1+cu130",
+        &[
+            "triton==3.6.0; platform_system == \"Linux\"",
+            "cuda-toolkit[cudart]==13.0.2; sys_platform == \"linux\" or sys_platform == \"win32\"",
+        ],
+    );
+    dist_requiring(v.path(), "triton", "3.6.0", &[]);
+    let site = site_packages(v.path()).unwrap();
+    let got: Vec<String> = released_with(&site, &["jax[cuda13]==0.12.0".into()], "x86_64")
+        .iter()
+        .map(Pin::requirement)
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "jax_cuda13_pjrt==0.12.0",
+            "jax_cuda13_plugin==0.12.0",
+            "jaxlib==0.12.0"
+        ],
+        "the cuda12 plugin is another extra's; numpy and cuBLAS float"
+    );
+    let torch = released_with(&site, &["torch==2.14.1+cu130".into()], "x86_64");
+    assert!(torch.is_empty(), "{torch:?}");
+
+    // A jaxlib swapped under the planned jax is a drift of the guarded build.
+    let jax = Packages {
+        requirements: vec!["jax[cuda13]==0.12.0".into()],
+        ..Packages::default()
+    };
+    let mut record = GuardRecord::planned(&jax, "cudaup repair".into()).unwrap();
+    record
+        .pins
+        .extend(released_with(&site, &jax.requirements, "x86_64"));
+    assert!(drift(v.path(), &record).is_empty());
+    fs_err::remove_dir_all(site.join("jaxlib-0.12.0.dist-info")).unwrap();
+    dist(v.path(), "jaxlib", "0.11.2", Some("pip"));
+    let drifted: Vec<String> = drift(v.path(), &record)
+        .iter()
+        .map(|d| d.pin.requirement())
+        .collect();
+    assert_eq!(drifted, ["jaxlib==0.12.0"]);
+}
