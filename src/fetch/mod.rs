@@ -9,6 +9,7 @@ mod error;
 mod limit;
 mod location;
 mod stream;
+mod unkept;
 
 use std::io::Read;
 use std::path::PathBuf;

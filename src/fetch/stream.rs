@@ -13,22 +13,22 @@ use super::limit::Limit;
 use super::{cache::sha256_file, Artifact, FetchError, Fetched, Fetcher};
 use crate::world::progress::Phase;
 
-const CHUNK: usize = 1 << 20;
+pub(super) const CHUNK: usize = 1 << 20;
 
 /// A consumer of streamed bytes.
 type Consume<'a, 'b, T> = Option<&'a mut super::Consumer<'b, T>>;
 
 /// What the pump saw.
-struct Pumped {
-    hasher: Sha256,
-    count: u64,
+pub(super) struct Pumped {
+    pub(super) hasher: Sha256,
+    pub(super) count: u64,
 }
 
 /// Reads `src` to its end or to `limit` (counting bytes already in `state`), feeding the hash,
 /// the cache file and the progress bar. A body that passes a limit other than the declared
 /// size is [`FetchError::TooLong`] as soon as the first byte past it arrives.
 #[allow(clippy::too_many_arguments)]
-fn pump_into(
+pub(super) fn pump_into(
     src: &mut dyn Read,
     sink: &mut Option<File>,
     state: &mut Pumped,
@@ -74,7 +74,7 @@ fn pump_into(
 }
 
 /// A `Read` over chunks arriving on a channel.
-struct ChannelReader {
+pub(super) struct ChannelReader {
     rx: mpsc::Receiver<Vec<u8>>,
     cur: Vec<u8>,
     pos: usize,
@@ -98,6 +98,9 @@ impl Read for ChannelReader {
     }
 }
 
+/// How many chunks (of up to [`CHUNK`] bytes) may wait between the pump and the consumer.
+const DEPTH: usize = 16;
+
 /// Runs the pump on its own thread and the consumer on this one, so network, hashing and disk
 /// writes overlap with decompression. Returns the consumer's result and the pump's.
 #[allow(clippy::too_many_arguments)]
@@ -111,7 +114,33 @@ fn pipeline<T>(
     url: &str,
     consume: &mut super::Consumer<'_, T>,
 ) -> (Result<T, FetchError>, Result<(), FetchError>) {
-    let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(16);
+    piped(
+        src,
+        sink,
+        state,
+        (limit, DEPTH, false),
+        fetcher,
+        id,
+        url,
+        consume,
+    )
+}
+
+/// [`pipeline`] with `depth` chunks in flight; with `drain_failed`, the rest of the body is
+/// still read (and hashed) after the consumer failed, so the caller can tell a bad archive
+/// from bad bytes (not after Ctrl-C or a full disk).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn piped<T>(
+    src: &mut (dyn Read + Send),
+    sink: &mut Option<File>,
+    state: &mut Pumped,
+    (limit, depth, drain_failed): (Limit, usize, bool),
+    fetcher: &Fetcher,
+    id: usize,
+    url: &str,
+    consume: &mut super::Consumer<'_, T>,
+) -> (Result<T, FetchError>, Result<(), FetchError>) {
+    let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(depth);
     std::thread::scope(|s| {
         let pump = s.spawn(move || {
             pump_into(src, sink, state, limit, fetcher, id, url, |chunk| {
@@ -124,7 +153,19 @@ fn pipeline<T>(
             pos: 0,
         };
         let consumed = consume(&mut reader);
-        if consumed.is_ok() {
+        let drain = match &consumed {
+            Ok(_) => true,
+            Err(e) => {
+                drain_failed
+                    && !e.is_disk_full()
+                    && !matches!(
+                        e,
+                        FetchError::Cancelled
+                            | FetchError::Unpack(crate::unpack::UnpackError::Cancelled)
+                    )
+            }
+        };
+        if drain {
             // Trailing bytes (tar padding after the end marker) still count for the hash.
             let _ = io::copy(&mut reader, &mut io::sink());
         }
@@ -138,7 +179,7 @@ fn pipeline<T>(
     })
 }
 
-fn check_hash(artifact: &Artifact, actual: &str) -> Result<(), FetchError> {
+pub(super) fn check_hash(artifact: &Artifact, actual: &str) -> Result<(), FetchError> {
     if actual.eq_ignore_ascii_case(&artifact.sha256) {
         Ok(())
     } else {
@@ -451,7 +492,7 @@ fn discard_unusable(e: FetchError, partial: &Path) -> FetchError {
 }
 
 /// A body that ended before the declared size (the pump never reads past it).
-fn finish_size(artifact: &Artifact, url: &str, got: u64) -> Result<(), FetchError> {
+pub(super) fn finish_size(artifact: &Artifact, url: &str, got: u64) -> Result<(), FetchError> {
     match artifact.size {
         Some(expected) if got < expected => Err(FetchError::Truncated {
             url: url.to_owned(),
@@ -463,14 +504,14 @@ fn finish_size(artifact: &Artifact, url: &str, got: u64) -> Result<(), FetchErro
 }
 
 /// An open HTTP response.
-struct Opened {
-    status: u16,
+pub(super) struct Opened {
+    pub(super) status: u16,
     /// The body, decoded if the server compressed it.
-    body: Box<dyn Read + Send>,
+    pub(super) body: Box<dyn Read + Send>,
     /// The Content-Length, of the body as sent.
-    content_length: Option<u64>,
+    pub(super) content_length: Option<u64>,
     /// Whether the server compressed it (Content-Encoding) although cudaup asked for identity.
-    encoded: bool,
+    pub(super) encoded: bool,
 }
 
 /// The body of `resp` as the file's own bytes. cudaup asks for `Accept-Encoding: identity`
@@ -498,7 +539,11 @@ pub(super) fn decoded(
     }
 }
 
-fn open(fetcher: &Fetcher, artifact: &Artifact, offset: u64) -> Result<Opened, FetchError> {
+pub(super) fn open(
+    fetcher: &Fetcher,
+    artifact: &Artifact,
+    offset: u64,
+) -> Result<Opened, FetchError> {
     let super::Location::Http(url) = &artifact.location else {
         unreachable!("remote() is only called for http locations")
     };

@@ -326,6 +326,14 @@ fn unpack_into(
             source,
         },
     };
+    if format == Format::Zip && item.shape == Shape::Wheel {
+        if let Some(entries) = stream_wheel(fetcher, id, item, &opts, tmp)? {
+            return Ok(entries);
+        }
+        // An archive the streaming reader does not follow: read from a file, as below.
+        transaction::remove_tree(tmp)?;
+        fs_err::create_dir_all(tmp)?;
+    }
     let streamable = matches!(format, Format::TarXz | Format::TarGz);
     if streamable {
         let mut consume = |r: &mut (dyn std::io::Read + Send)| -> Result<Vec<Entry>, FetchError> {
@@ -355,6 +363,43 @@ fn unpack_into(
         })?;
     fetcher.reporter().phase(id, Phase::Unpacking);
     unpack::unpack_file(format, &fetched.path, tmp, &opts).map_err(unpack_err)
+}
+
+/// Streams a wheel into `tmp` while it downloads, never keeping the wheel itself
+/// ([`Fetcher::fetch_unkept`]): the entries once the wheel's sha256 matched, `None` when the
+/// archive must be read from a file instead. On an error `tmp` is the caller's to delete.
+fn stream_wheel(
+    fetcher: &Fetcher,
+    id: usize,
+    item: &Item,
+    opts: &unpack::Options<'_>,
+    tmp: &Path,
+) -> Result<Option<Vec<Entry>>, InstallError> {
+    let mut consume =
+        |r: &mut (dyn std::io::Read + Send)| -> Result<Option<Vec<Entry>>, FetchError> {
+            // Each attempt starts from an empty staging tree.
+            transaction::remove_tree(tmp)?;
+            fs_err::create_dir_all(tmp)?;
+            Ok(match unpack::unpack_wheel_stream(r, tmp, opts)? {
+                unpack::Streamed::Unpacked(entries) => Some(entries),
+                unpack::Streamed::NeedsFile(why) => {
+                    tracing::debug!("{}: reading it from a file: {why}", item.artifact.name);
+                    None
+                }
+            })
+        };
+    fetcher
+        .fetch_unkept(id, &item.artifact, &mut consume)
+        .map_err(|e| match e {
+            FetchError::Cancelled | FetchError::Unpack(UnpackError::Cancelled) => {
+                InstallError::Cancelled
+            }
+            FetchError::Unpack(source) => InstallError::Unpack {
+                name: item.artifact.name.clone(),
+                source,
+            },
+            e => InstallError::Fetch(e),
+        })
 }
 
 /// Fetches, unpacks and installs `items` into `spec.prefix`, atomically. Returns the receipt.
@@ -483,6 +528,10 @@ fn install_locked(
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let workers = items.len().clamp(1, 4);
     let threads = (cores / workers.min(cores)).max(1);
+    // Largest first: the big wheels and archives are the tail, so they start at once and the
+    // small ones fill the gaps.
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(space::expected_size(&items[i])));
     let next = AtomicUsize::new(0);
     let mut results: Vec<(usize, UnpackResult)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
@@ -490,10 +539,9 @@ fn install_locked(
                 s.spawn(|| {
                     let mut done = Vec::new();
                     loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= items.len() {
+                        let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
                             break done;
-                        }
+                        };
                         done.push((
                             i,
                             ensure_unpacked(fetcher, i, &items[i], threads, spec.max_unpacked),

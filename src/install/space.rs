@@ -134,7 +134,7 @@ fn unpacked_size(item: &Item, tree: Option<&[crate::unpack::Entry]>) -> u64 {
 
 /// The bytes an item's download has: the size its source states, else the catalog's record
 /// of it (a wheel on an index that states none), else nothing counted.
-fn expected_size(item: &Item) -> u64 {
+pub(super) fn expected_size(item: &Item) -> u64 {
     item.artifact
         .size
         .or(item.artifact.max.and_then(|c| c.recorded))

@@ -1,9 +1,11 @@
 //! Archive extraction (`.tar.xz`, `.tar.gz`, `.zip`, wheels), hardened against hostile archives.
 //!
 //! [`unpack_reader`] streams a compressed tar into a directory in one pass (xz is decoded by
-//! liblzma's multi-threaded decoder, gzip on the calling thread); [`unpack_file`] also takes zip
-//! archives and wheels, whose files are extracted by parallel workers. Both return every file,
-//! directory and symlink written, with the sha256 of each file, for the installer's receipts.
+//! liblzma's multi-threaded decoder, gzip on the calling thread); [`unpack_wheel_stream`] does the
+//! same for a wheel, from its local headers; [`unpack_file`] also takes zip archives and wheels,
+//! whose files are extracted by parallel workers. All return every file, directory and symlink
+//! written, with the sha256 of each file, for the installer's receipts (a streamed wheel's from
+//! its RECORD).
 //!
 //! `dest` is always a fresh staging directory on the destination filesystem (convention 10 in
 //! the code anchors); on error it is left as is for the caller to delete. The rules:
@@ -23,12 +25,15 @@
 mod path;
 mod tar;
 mod tree;
+mod wheel;
 mod zip;
+mod zipstream;
 
 #[cfg(test)]
 mod tests;
 
 pub use path::{is_reserved, RESERVED_PREFIX};
+pub use wheel::Streamed;
 
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
@@ -175,6 +180,18 @@ pub fn unpack_file(
         Format::Zip => zip::unpack(file, dest, opts),
         Format::TarXz | Format::TarGz => tar::unpack(format, fs_err::File::open(file)?, dest, opts),
     }
+}
+
+/// Unpacks a wheel from `reader` as its bytes arrive (the HTTP body), member by member from the
+/// local headers, into `dest` (an existing, empty directory): see `wheel.rs` for what is checked
+/// when. [`Streamed::NeedsFile`] says this archive must be read from a file instead. Nothing in
+/// `dest` may be used before the caller has checked the wheel's sha256.
+pub fn unpack_wheel_stream(
+    reader: impl Read,
+    dest: &Path,
+    opts: &Options<'_>,
+) -> Result<Streamed, UnpackError> {
+    wheel::unpack(reader, dest, opts)
 }
 
 /// A path for messages: control characters escaped (a hostile archive's names may carry

@@ -1008,3 +1008,5 @@ fn zip_cancel_flag() {
     };
     expect_zip_err(&zip, &o, |e| matches!(e, UnpackError::Cancelled));
 }
+
+mod streamed;

@@ -114,6 +114,11 @@ impl<'a> Tree<'a> {
         }
     }
 
+    /// Content bytes still allowed under `limits.max_total_bytes`.
+    pub(crate) fn room(&self) -> u64 {
+        self.limits.max_total_bytes.saturating_sub(self.bytes)
+    }
+
     pub(crate) fn entries(&self) -> &BTreeMap<PathBuf, Entry> {
         &self.entries
     }

@@ -79,8 +79,10 @@ fn a_wheel_without_any_size_stops_at_the_ceiling() {
         1,
         "not retried"
     );
-    let partials: Vec<_> = fs_err::read_dir(sb.cudaup_home().join("cache/downloads"))
-        .unwrap()
+    // (Wheels stream without touching the download cache, so it may not even exist.)
+    let partials: Vec<_> = std::fs::read_dir(sb.cudaup_home().join("cache/downloads"))
+        .into_iter()
+        .flatten()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".partial"))
         .collect();
@@ -293,4 +295,161 @@ fn network_errors_name_their_cause() {
     check("tls", &run, "TLS failed");
     assert!(!run.stderr.contains("retrying"), "{}", run.stderr);
     sb.assert_canary("network errors");
+}
+
+/// Issue 38: wheels are unpacked while they download, before their hash is known. A mirror
+/// that serves other bytes than its index's sha256 gets its members inflated into the staging
+/// tree (seen here, parked just before the hash is checked), and then nothing of them lands
+/// anywhere else: exit 4 naming the checksum, no prefix, no unpacked tree, no staging tree, no
+/// download kept, and nothing outside the sandbox touched.
+#[test]
+fn a_streamed_wheel_whose_hash_fails_leaves_nothing_of_what_it_inflated() {
+    let index = wheel_index(&[]);
+    // Every wheel swapped for one with an extra member, under the index's old sha256.
+    for (project, component) in WHEELS {
+        let dir = index.path().join(project);
+        let served = fs_err::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "whl"))
+            .unwrap();
+        let version = served
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .split('-')
+            .nth(1)
+            .unwrap()
+            .to_owned();
+        let mut members = harmless(component)[1..].to_vec();
+        members.push(file(
+            &format!("bin/planted-{component}"),
+            "not what the index hashed",
+        ));
+        let (_, bytes) = wheel(project, &version, &members);
+        fs_err::write(&served, bytes).unwrap();
+    }
+    let server = Server::start(index.path().to_owned());
+    let source: Vec<String> = vec![
+        "--source".into(),
+        "wheels".into(),
+        "--index-url".into(),
+        server.url(),
+        "--allow-http".into(),
+    ];
+    // The planted members under `root`, relative (a walk that tolerates trees vanishing under it).
+    fn planted(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut out = Vec::new();
+        let mut dirs = vec![root.to_path_buf()];
+        while let Some(dir) = dirs.pop() {
+            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    dirs.push(p);
+                } else if e.file_name().to_string_lossy().starts_with("planted-") {
+                    out.push(p.strip_prefix(root).unwrap().to_owned());
+                }
+            }
+        }
+        out
+    }
+
+    // Parked after a wheel's members were inflated, before its hash is checked.
+    let sb = Sandbox::new();
+    let refs: Vec<&str> = source.iter().map(String::as_str).collect();
+    let args = sb.install_args(&refs, Some(&sb.prefix()));
+    let child = parked(&sb, &args, "unkept-consumed");
+    let staged = planted(&sb.cudaup_home().join("cache/unpacked"));
+    kill(child);
+    assert!(
+        staged.iter().all(|p| p
+            .components()
+            .next()
+            .is_some_and(|c| c.as_os_str().to_string_lossy().starts_with(".tmp-"))),
+        "only in staging trees: {staged:?}"
+    );
+    assert!(
+        !staged.is_empty(),
+        "the members were inflated before the hash was known"
+    );
+    assert!(planted(sb.prefix().parent().unwrap()).is_empty());
+
+    // Run to the end: refused, and nothing of the inflated members is left anywhere.
+    let sb = Sandbox::new();
+    let run = install(&sb, &source, &[]);
+    assert!(run.stderr.contains("checksum mismatch"), "{}", run.stderr);
+    assert!(planted(&sb.cudaup_home()).is_empty());
+    assert!(planted(sb.prefix().parent().unwrap()).is_empty());
+    // No download kept, no tree built or half built: only lock files (and their folders).
+    let cache = snapshot(&sb.cudaup_home().join("cache"));
+    assert!(
+        cache
+            .iter()
+            .all(|(k, v)| v.starts_with("dir") || k.to_string_lossy().ends_with(".lock")),
+        "{cache:#?}"
+    );
+    sb.assert_refused(&run, "checksum mismatch", "wheel with another hash");
+}
+
+/// Issue 38: a wheel streamed into its staging tree whose connection breaks resumes inside the
+/// same stream from the byte where it broke (`Range`); a server that ignores the range makes
+/// the next attempt start again from byte 0 into a fresh staging tree. Either way the install
+/// succeeds, the prefix holds the wheel's files once, and no wheel is kept in the cache.
+#[test]
+fn a_broken_wheel_stream_resumes_or_restarts_cleanly() {
+    let index = wheel_index(&[]);
+    let wheel = "/nvidia-cuda-nvcc/nvidia_cuda_nvcc-13.0.88-py3-none-manylinux_2_27_x86_64.whl";
+    let source: Vec<String> = vec![
+        "--source".into(),
+        "wheels".into(),
+        "--index-url".into(),
+        "URL".into(),
+        "--allow-http".into(),
+    ];
+    for (name, faults, resumed) in [
+        ("reset", vec![(Fault::ResetAfter(100), 1)], true),
+        (
+            "reset, then the range ignored",
+            vec![(Fault::ResetAfter(100), 1), (Fault::IgnoreRange, 1)],
+            false,
+        ),
+    ] {
+        let server = Server::start(index.path().to_owned());
+        for (f, n) in faults {
+            server.fault(wheel, f, n);
+        }
+        let mut source = source.clone();
+        source[3] = server.url();
+        let sb = Sandbox::new();
+        let run = install(&sb, &source, &[]);
+        assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+        let log: Vec<_> = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.path == wheel)
+            .collect();
+        let ranged = log[1]
+            .range
+            .as_deref()
+            .is_some_and(|r| r.starts_with("bytes=") && !r.starts_with("bytes=0-"));
+        assert!(ranged, "{name}: resumed with Range: {log:?}");
+        if !resumed {
+            assert!(
+                log.len() >= 3 && log[2].range.is_none(),
+                "{name}: restarted: {log:?}"
+            );
+        }
+        assert!(
+            sb.prefix().join("include/cuda_nvcc.h").is_file(),
+            "{name}: {:?}",
+            snapshot(&sb.prefix()).keys().collect::<Vec<_>>()
+        );
+        let kept: Vec<_> = snapshot(&sb.cudaup_home().join("cache/downloads"))
+            .into_iter()
+            .filter(|(k, _)| !k.to_string_lossy().ends_with(".lock"))
+            .collect();
+        assert!(kept.is_empty(), "{name}: {kept:?}");
+        assert_eq!(sb.uninstall().code, 0);
+        sb.assert_clean(name);
+    }
 }
