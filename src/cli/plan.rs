@@ -118,7 +118,7 @@ pub(super) fn run(
                     std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
                 )?;
                 match crate::install::python::probe::choose(&probe, &want, &candidates, &index) {
-                    Ok(r) => crate::install::python::route::RouteView::Chosen(r),
+                    Ok(r) => crate::install::python::route::RouteView::Chosen(Box::new(r)),
                     Err(e) => crate::install::python::route::RouteView::None {
                         error: e.to_string(),
                         attempts: e.attempts,

@@ -141,6 +141,20 @@ impl GivenLocation {
         })
     }
 
+    /// A known location cudaup itself names (PyPI's index, PyTorch's): `text` is a constant
+    /// URL, so it parses.
+    pub fn known(text: &'static str) -> Self {
+        Self::parse(text).expect("cudaup's own default locations parse")
+    }
+
+    /// A local directory found on the way (an offline bundle's), spelled as its path.
+    pub fn dir(path: &Path) -> Self {
+        Self {
+            text: path.display().to_string(),
+            location: Location::File(path.to_owned()),
+        }
+    }
+
     /// The user's spelling.
     pub fn as_str(&self) -> &str {
         &self.text
@@ -164,6 +178,13 @@ impl GivenLocation {
     /// A plain `http://` URL: its bytes would travel unencrypted.
     pub fn is_plain_http(&self) -> bool {
         self.is_http() && !self.location.is_authenticated()
+    }
+}
+
+/// Written as the user's spelling: a plan or a report shows it as they gave it.
+impl serde::Serialize for GivenLocation {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
     }
 }
 
@@ -231,6 +252,13 @@ mod tests {
         assert_eq!(dir.as_path(), Some(Path::new("/srv/m")));
         assert_eq!(dir.as_str(), "file:///srv/m");
         assert!(GivenLocation::parse("ftp://h/x").is_err());
+        assert_eq!(
+            serde_json::to_value(&bare).unwrap(),
+            serde_json::json!("https://m.example")
+        );
+        let found = GivenLocation::dir(Path::new("/srv/bundle"));
+        assert_eq!(found.as_str(), "/srv/bundle");
+        assert_eq!(found.location(), &Location::File("/srv/bundle".into()));
     }
 
     #[test]

@@ -228,12 +228,12 @@ pub fn locate(
         f.choose_route(net.probe())?;
         // The real run's room check, in the dry run too, before the installer downloads.
         if let Some(route) = f.route.as_ref().filter(|_| f.packages.is_some()) {
-            let local = super::python::probe::local_dir(&route.base).is_some();
+            let local = route.base.as_path().is_some();
             super::space::check_framework(&home.cache(), &f.venv.dir, route.wheel_size, local)?;
         }
     }
     if s.with.contains(&WithComponent::Tensorrt) {
-        add_tensorrt(framework.as_mut(), catalog, &indexes.pypi_base())?;
+        add_tensorrt(framework.as_mut(), catalog, indexes.pypi_base().as_str())?;
     }
     // A locked install hands the installer the lock's hashes for everything it installs.
     let hashed = plan.framework.as_ref().map(|f| &f.hashed);
@@ -293,7 +293,7 @@ pub fn source_for(
 /// ([`super::source_choice::auto`]). `None` when something else chose.
 fn auto_source(
     s: &InstallSettings,
-    bundle: Option<&(String, BundleManifest)>,
+    bundle: Option<&(GivenLocation, BundleManifest)>,
     net: &Net,
     cuda: &crate::model::version::Version,
 ) -> Result<Option<(Source, Option<String>)>, FetchError> {
@@ -312,16 +312,16 @@ fn auto_source(
 
 /// An offline bundle at `index_url` or `mirror`: a directory, or an http(s) mirror serving one
 /// (asked for its manifest with the probe's short timeout).
-fn find_bundle(s: &InstallSettings, net: &Net) -> Option<(String, BundleManifest)> {
+fn find_bundle(s: &InstallSettings, net: &Net) -> Option<(GivenLocation, BundleManifest)> {
     if let Some((dir, m)) = local_bundle(s) {
-        return Some((dir.display().to_string(), m));
+        return Some((GivenLocation::dir(&dir), m));
     }
     [&s.index_url, &s.mirror]
         .into_iter()
         .flatten()
         .filter(|u| u.is_http())
         .find_map(|u| {
-            super::python::bundle::read(net.probe(), u.location()).map(|m| (u.to_string(), m))
+            super::python::bundle::read(net.probe(), u.location()).map(|m| (u.clone(), m))
         })
 }
 
@@ -347,7 +347,7 @@ pub(super) fn refuse_plain_http(
 /// found at `--index-url` or `--mirror` when it holds a framework.
 pub(super) fn index_settings(
     s: &InstallSettings,
-    bundle: Option<&(String, BundleManifest)>,
+    bundle: Option<&(GivenLocation, BundleManifest)>,
 ) -> IndexSettings {
     IndexSettings {
         pypi: s.pypi_index.clone(),

@@ -290,7 +290,7 @@ pub fn create(
         wheels_added = true;
         framework_part = Some(bundle::BundleFramework {
             route: route.route,
-            from: route.base.clone(),
+            from: route.base.to_string(),
             requirements: route.requirements.clone(),
             variant: want.variant.clone(),
         });

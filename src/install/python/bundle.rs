@@ -445,12 +445,12 @@ pub fn check_serves(
     probe: &Fetcher,
 ) -> Result<super::route::Route, super::route::NoRoute> {
     let settings = super::route::IndexSettings {
-        bundle: Some(dir.display().to_string()),
+        bundle: Some(crate::fetch::GivenLocation::dir(dir)),
         ..Default::default()
     };
     let only = super::route::Candidate {
         route: RouteKind::Bundle,
-        base: dir.display().to_string(),
+        base: crate::fetch::GivenLocation::dir(dir),
         origin: "bundle".into(),
         refused: None,
         note: None,

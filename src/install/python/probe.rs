@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use crate::fetch::{FetchError, Fetcher, Location};
+use crate::fetch::{FetchError, Fetcher, GivenLocation, Location};
 use crate::model::system::OsFamily;
 use crate::sources::pypi::{self, IndexError, IndexFile};
 
@@ -262,15 +262,14 @@ fn flat_page(fetcher: &Fetcher, at: &Location, project: &str) -> Page {
 }
 
 /// `download.pytorch.org`, `127.0.0.1:8080` or the directory.
-fn host_of(base: &str) -> String {
-    match Location::parse(base) {
-        Ok(Location::Http(u)) => match (u.host_str(), u.port()) {
+fn host_of(base: &GivenLocation) -> String {
+    match base.location() {
+        Location::Http(u) => match (u.host_str(), u.port()) {
             (Some(h), Some(p)) => format!("{h}:{p}"),
             (Some(h), None) => h.to_owned(),
-            _ => base.to_owned(),
+            _ => base.to_string(),
         },
-        Ok(Location::File(p)) => p.display().to_string(),
-        Err(_) => base.to_owned(),
+        Location::File(p) => p.display().to_string(),
     }
 }
 
@@ -303,16 +302,13 @@ fn ask(fetcher: &Fetcher, want: &Want, target: &Target, c: &Candidate) -> Answer
     let attempt = |outcome: String, network: bool| {
         Answer::Not(Attempt {
             route: c.route,
-            base: c.base.clone(),
+            base: c.base.to_string(),
             host: host.clone(),
             outcome,
             network,
         })
     };
-    let base = match Location::parse(&c.base) {
-        Ok(l) => l,
-        Err(e) => return attempt(e.to_string(), false),
-    };
+    let base = c.base.location();
     let project = &want.packages[0].name;
     let mut layouts = Vec::new();
     if let (RouteKind::Pytorch, Some(v)) = (c.route, &want.variant) {
@@ -410,7 +406,7 @@ fn judge(
         (Err(why), true) => {
             return Answer::Not(Attempt {
                 route: c.route,
-                base: c.base.clone(),
+                base: c.base.to_string(),
                 host: host.to_owned(),
                 outcome: format!(
                     "it lists only the untagged {} {}, not the planned build: {why}",
@@ -455,7 +451,7 @@ fn judge(
         .unwrap_or_else(|| main.version.clone());
     Answer::Not(Attempt {
         route: c.route,
-        base: c.base.clone(),
+        base: c.base.to_string(),
         host: host.to_owned(),
         outcome: format!("{page} has no {} {wanted}: {listed}", main.name),
         network: false,
@@ -464,16 +460,16 @@ fn judge(
 
 /// Whether PyPI (or the mirror) answers at all, for the dependencies of a route that carries
 /// only the framework: `Err` says how it failed.
-fn reachable(fetcher: &Fetcher, base: &str, project: &str) -> Result<(), String> {
-    let index = Location::parse(base).map_err(|e| e.to_string())?;
-    if let Location::File(dir) = &index {
+fn reachable(fetcher: &Fetcher, base: &GivenLocation, project: &str) -> Result<(), String> {
+    let index = base.location();
+    if let Location::File(dir) = index {
         return if dir.is_dir() {
             Ok(())
         } else {
             Err(format!("{} is not a directory", dir.display()))
         };
     }
-    match index_page(fetcher, &index, project) {
+    match index_page(fetcher, index, project) {
         Page::Listed(..) | Page::Missing(_) => Ok(()),
         Page::Failed { why, .. } => Err(why),
     }
@@ -506,7 +502,7 @@ pub fn choose(
                 s.spawn(move || match &c.refused {
                     Some(why) => Answer::Not(Attempt {
                         route: c.route,
-                        base: c.base.clone(),
+                        base: c.base.to_string(),
                         host: host_of(&c.base),
                         outcome: format!("not asked: {why}"),
                         network: false,
@@ -539,7 +535,7 @@ pub fn choose(
                 let mut why = what;
                 if c.route == RouteKind::Pytorch {
                     match (&deps, &layout) {
-                        (Some(Ok(())), _) => dependencies = Some(pypi.clone()),
+                        (Some(Ok(())), _) => dependencies = Some(pypi.to_string()),
                         // PyTorch's own index carries torch's dependencies too.
                         (Some(Err(e)), Layout::Index { .. }) => why.push_str(&format!(
                             "; the dependencies come from it too ({} did not answer: {e})",
@@ -548,7 +544,7 @@ pub fn choose(
                         (Some(Err(e)), Layout::FindLinks { .. }) => {
                             tried.push(Attempt {
                                 route: c.route,
-                                base: c.base.clone(),
+                                base: c.base.to_string(),
                                 host: host_of(&pypi),
                                 outcome: format!(
                                     "it lists the framework's wheels only, and {} did not answer for the dependencies: {e}",
@@ -628,14 +624,6 @@ fn alternatives(
             .map(|c| format!("{} {}", c.route.label(), c.base));
     }
     found
-}
-
-/// The local directory of a location, if it is one.
-pub fn local_dir(base: &str) -> Option<std::path::PathBuf> {
-    match Location::parse(base).ok()? {
-        Location::File(p) => Some(p),
-        Location::Http(_) => None,
-    }
 }
 
 /// Whether `dir` is an offline bundle made by `cudaup mirror create` (its manifest is there).
@@ -849,11 +837,12 @@ mod tests {
 
     #[test]
     fn hosts_are_named() {
+        let host = |at: &str| host_of(&GivenLocation::parse(at).unwrap());
         assert_eq!(
-            host_of("https://download.pytorch.org/whl"),
+            host("https://download.pytorch.org/whl"),
             "download.pytorch.org"
         );
-        assert_eq!(host_of("http://127.0.0.1:9/simple"), "127.0.0.1:9");
-        assert_eq!(host_of("/srv/wheels"), "/srv/wheels");
+        assert_eq!(host("http://127.0.0.1:9/simple"), "127.0.0.1:9");
+        assert_eq!(host("/srv/wheels"), "/srv/wheels");
     }
 }

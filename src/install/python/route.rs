@@ -322,24 +322,22 @@ pub struct IndexSettings {
     /// `--torch-source`.
     pub source: TorchSource,
     /// An offline bundle found at `--index-url` or `--mirror`.
-    pub bundle: Option<String>,
+    pub bundle: Option<GivenLocation>,
 }
 
 impl IndexSettings {
     /// PyPI's simple index or the mirror given (as the user spelled it: pip gets it so).
-    pub fn pypi_base(&self) -> String {
+    pub fn pypi_base(&self) -> GivenLocation {
         self.pypi
-            .as_ref()
-            .map_or(crate::sources::pypi::PYPI_SIMPLE, GivenLocation::as_str)
-            .to_owned()
+            .clone()
+            .unwrap_or_else(|| GivenLocation::known(crate::sources::pypi::PYPI_SIMPLE))
     }
 
     /// PyTorch's index base or the mirror given (as the user spelled it).
-    pub fn torch_base(&self) -> String {
+    pub fn torch_base(&self) -> GivenLocation {
         self.torch
-            .as_ref()
-            .map_or(TORCH_INDEX, GivenLocation::as_str)
-            .to_owned()
+            .clone()
+            .unwrap_or_else(|| GivenLocation::known(TORCH_INDEX))
     }
 }
 
@@ -349,7 +347,7 @@ pub struct Candidate {
     /// The kind of route.
     pub route: RouteKind,
     /// The base as configured (a URL or a directory).
-    pub base: String,
+    pub base: GivenLocation,
     /// Where the setting came from (`default`, `--torch-index` …).
     pub origin: String,
     /// Why it cannot serve the plan, known without asking it.
@@ -404,10 +402,9 @@ pub fn candidates(want: &Want, s: &IndexSettings) -> Vec<Candidate> {
     };
     // A PyPI-style index with no tagged builds serves only PyPI's build; a local directory may
     // hold tagged ones too and is always looked at.
-    let local = |base: &str| !base.contains("://") || base.starts_with("file://");
     let mut pypi = pypi;
     if let Err(why) = &want.pypi_build {
-        if !local(&pypi.base) {
+        if pypi.base.as_path().is_none() {
             pypi.refused = Some(why.clone());
         }
     }
@@ -442,7 +439,7 @@ pub fn leave_out_unreached(candidates: &mut [Candidate], reach: &crate::install:
         let silent = reach
             .answers
             .iter()
-            .any(|a| a.route.service == service && a.route.base == c.base && !a.reached);
+            .any(|a| a.route.service == service && a.route.base == c.base.as_str() && !a.reached);
         if silent {
             // How it failed is in the plan's "Download sites" section, in the run's language.
             c.refused = Some("it did not answer just now (see Download sites)".to_owned());
@@ -488,7 +485,7 @@ pub struct Route {
     /// Which kind.
     pub route: RouteKind,
     /// Its base as configured.
-    pub base: String,
+    pub base: GivenLocation,
     /// Where pip finds the framework.
     pub layout: Layout,
     /// PyPI (or its mirror) for the dependencies, when the route needs it and it answered.
@@ -698,7 +695,7 @@ mod tests {
         s.source = TorchSource::Pypi;
         assert_eq!(kinds(&s), [RouteKind::Pypi]);
         s.source = TorchSource::Pytorch;
-        s.bundle = Some("/srv/bundle".into());
+        s.bundle = crate::fetch::GivenLocation::parse("/srv/bundle").ok();
         assert_eq!(kinds(&s), [RouteKind::Bundle, RouteKind::Pytorch]);
     }
 

@@ -223,7 +223,7 @@ pub fn step(
                     .ok_or_else(|| PyEnvError::Plan("the plan has no torch version".into()))?,
                 variant,
                 cuda,
-                index_url: first.map(|c| c.base.clone()).unwrap_or_default(),
+                index_url: first.map(|c| c.base.to_string()).unwrap_or_default(),
                 requirement: want.requirements(true).into_iter().next(),
                 gpus,
                 gpus_here,
@@ -285,17 +285,17 @@ fn guess(want: &Want, candidates: &[Candidate], s: &IndexSettings) -> Packages {
             requirements: want.requirements(true),
             index_url: format!(
                 "{}/{}",
-                s.torch_base().trim_end_matches('/'),
+                s.torch_base().as_str().trim_end_matches('/'),
                 want.variant.as_deref().unwrap_or("cpu")
             ),
-            extra_index_urls: vec![s.pypi_base()],
+            extra_index_urls: vec![s.pypi_base().to_string()],
             ..Packages::default()
         },
         Some(_) | None => Packages {
             requirements: want.requirements(false),
             index_url: first
-                .map(|c| c.base.clone())
-                .unwrap_or_else(|| s.pypi_base()),
+                .map_or_else(|| s.pypi_base(), |c| c.base.clone())
+                .to_string(),
             ..Packages::default()
         },
     }
@@ -363,7 +363,7 @@ impl FrameworkStep {
     /// The route as `plan` and `install --json` show it.
     pub fn route_view(&self) -> route::RouteView {
         match &self.route {
-            Some(r) => route::RouteView::Chosen(r.clone()),
+            Some(r) => route::RouteView::Chosen(Box::new(r.clone())),
             None => route::RouteView::NotProbed {
                 source: self.settings.source,
                 variant: self.want.as_ref().and_then(|w| w.variant.clone()),
@@ -519,7 +519,7 @@ pub fn execute(
         packages: step.packages.clone().unwrap_or_default(),
         route: step.route.as_ref().map(|r| RouteRecord {
             route: r.route,
-            base: r.base.clone(),
+            base: r.base.to_string(),
             variant: step.want.as_ref().and_then(|w| w.variant.clone()),
         }),
         installed_at: std::time::SystemTime::now()

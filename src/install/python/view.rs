@@ -68,7 +68,7 @@ pub enum RouteView {
         candidates: Vec<Candidate>,
     },
     /// Asked: the one that serves the plan.
-    Chosen(Route),
+    Chosen(Box<Route>),
     /// Asked: none can.
     None {
         /// In words.
@@ -94,9 +94,9 @@ impl RouteView {
                     .find(|c| c.refused.is_none())
                     .map(|c| match (c.route, variant) {
                         (RouteKind::Pytorch, Some(v)) => {
-                            format!("{}/{v}", c.base.trim_end_matches('/'))
+                            format!("{}/{v}", c.base.as_str().trim_end_matches('/'))
                         }
-                        _ => c.base.clone(),
+                        _ => c.base.to_string(),
                     })
             }
             RouteView::None { .. } => None,
