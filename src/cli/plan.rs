@@ -98,41 +98,37 @@ pub(super) fn run(
     };
     let greyed = reach.as_ref().and_then(|r| r.fits(request.profile).err());
     let plan = crate::resolve::resolve(&system, request, catalog);
-    let route = match crate::install::python::route::want(&plan, &system, catalog) {
-        Some(want) if plan.status == Status::Ok => {
-            let index = crate::install::python::route::IndexSettings {
-                pypi: settings.pypi_index.clone(),
-                torch: settings.torch_index.clone(),
-                source: settings.torch_source,
-                bundle: None,
-            };
-            let mut candidates = crate::install::python::route::candidates(&want, &index);
-            // A site this machine did not reach just now is not the route install will take.
-            if let Some(r) = &reach {
-                crate::install::python::route::leave_out_unreached(&mut candidates, r);
+    let index = crate::install::python::route::IndexSettings {
+        pypi: settings.pypi_index.clone(),
+        torch: settings.torch_index.clone(),
+        source: settings.torch_source,
+        bundle: None,
+    };
+    // A site this machine did not reach just now is not the route install will take.
+    let unasked =
+        crate::install::python::route::unasked(&plan, &system, catalog, &index, reach.as_ref());
+    let route = match unasked {
+        Some((want, candidates)) => Some(if args.probe {
+            let probe = super::probe_fetcher(
+                process,
+                settings.allow_http,
+                std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            )?;
+            match crate::install::python::probe::choose(&probe, &want, &candidates, &index) {
+                Ok(r) => crate::install::python::route::RouteView::Chosen(Box::new(r)),
+                Err(e) => crate::install::python::route::RouteView::None {
+                    error: e.to_string(),
+                    attempts: e.attempts,
+                },
             }
-            Some(if args.probe {
-                let probe = super::probe_fetcher(
-                    process,
-                    settings.allow_http,
-                    std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
-                )?;
-                match crate::install::python::probe::choose(&probe, &want, &candidates, &index) {
-                    Ok(r) => crate::install::python::route::RouteView::Chosen(Box::new(r)),
-                    Err(e) => crate::install::python::route::RouteView::None {
-                        error: e.to_string(),
-                        attempts: e.attempts,
-                    },
-                }
-            } else {
-                crate::install::python::route::RouteView::NotProbed {
-                    source: index.source,
-                    variant: want.variant.clone(),
-                    candidates,
-                }
-            })
-        }
-        _ => None,
+        } else {
+            crate::install::python::route::RouteView::NotProbed {
+                source: index.source,
+                variant: want.variant.clone(),
+                candidates,
+            }
+        }),
+        None => None,
     };
     let toolkit = crate::install::summary::for_plan(
         &plan,

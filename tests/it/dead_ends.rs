@@ -12,7 +12,7 @@ use crate::common::wheels;
 use crate::common::*;
 
 /// A URL nothing answers on: a port bound once and released.
-fn dead() -> String {
+pub(crate) fn dead() -> String {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     drop(l);

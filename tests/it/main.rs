@@ -44,6 +44,7 @@ mod monitor;
 mod outcome;
 mod pipeline;
 mod plan;
+mod pypi_only;
 mod repair;
 mod routes;
 mod self_path;

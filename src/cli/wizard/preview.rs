@@ -79,6 +79,31 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
             Err(PlanError::Unsupported(plan)) => (*plan, None),
             Err(e) => return Err(e.into()),
         };
+    // The framework's row names the route install will take, as `plan` shows it: the indexes
+    // the answers give, less the sites the wizard found silent before its first question.
+    let index = crate::install::python::route::IndexSettings {
+        pypi: settings.pypi_index.clone(),
+        torch: settings.torch_index.clone(),
+        source: settings.torch_source,
+        bundle: None,
+    };
+    let plan = match crate::install::python::route::unasked(
+        &plan,
+        &system,
+        ctx.catalog,
+        &index,
+        ctx.reach.as_ref(),
+    ) {
+        Some((want, candidates)) => crate::install::python::route::apply(
+            &plan,
+            &crate::install::python::route::RouteView::NotProbed {
+                source: index.source,
+                variant: want.variant,
+                candidates,
+            },
+        ),
+        None => plan,
+    };
     let mut preview = Preview {
         install: None,
         plan,

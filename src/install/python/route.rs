@@ -425,6 +425,27 @@ pub fn candidates(want: &Want, s: &IndexSettings) -> Vec<Candidate> {
     out
 }
 
+/// What `plan` (and the wizard) show without asking the routes: the framework `plan` installs
+/// and the routes in install's order, those the up-front check (`reach`, this machine's sites)
+/// found silent marked not usable. `None` where the plan installs no framework or no stack fits.
+pub fn unasked(
+    plan: &Plan,
+    system: &System,
+    catalog: &Catalog,
+    index: &IndexSettings,
+    reach: Option<&crate::install::reach::Reach>,
+) -> Option<(Want, Vec<Candidate>)> {
+    if plan.status != crate::model::plan::Status::Ok {
+        return None;
+    }
+    let want = want(plan, system, catalog)?;
+    let mut candidates = candidates(&want, index);
+    if let Some(r) = reach {
+        leave_out_unreached(&mut candidates, r);
+    }
+    Some((want, candidates))
+}
+
 /// Marks the candidates that `reach` (the download sites asked up front, on this machine) found
 /// silent as not usable, with how they failed: the plan then names the route install will
 /// actually take — PyPI's build when PyTorch's index does not answer — and says why.
