@@ -43,9 +43,13 @@ pub(super) fn render(reach: &Reach, words: &ReachWords, style: &Style) -> String
     for a in &reach.answers {
         let service = words.service(a.route.service);
         let line = match (a.reached, a.millis) {
-            (true, Some(ms)) => style.good(&(words.answered)(service, &a.route.base, ms)),
+            (true, Some(ms)) => style.good(&(words.answered)(service, a.route.base.as_str(), ms)),
             (true, None) => style.good(&format!("{service} {}", a.route.base)),
-            (false, _) => style.warn(&(words.failed)(service, &a.route.base, &words.why(a))),
+            (false, _) => style.warn(&(words.failed)(
+                service,
+                a.route.base.as_str(),
+                &words.why(a),
+            )),
         };
         o.push_str(&format!("  {line}\n"));
     }
@@ -59,7 +63,11 @@ pub(super) fn render_greyed(profile: Profile, g: &Greyed, words: &ReachWords) ->
     for a in &g.failed {
         o.push_str(&format!(
             "  - {}\n",
-            (words.failed)(words.service(a.route.service), &a.route.base, &words.why(a))
+            (words.failed)(
+                words.service(a.route.service),
+                a.route.base.as_str(),
+                &words.why(a)
+            )
         ));
     }
     o

@@ -48,8 +48,8 @@ impl Service {
 pub struct Route {
     /// What it serves.
     pub service: Service,
-    /// Its base, as configured.
-    pub base: String,
+    /// Its base, as configured (parsed once, shown as spelled), or the public default.
+    pub base: GivenLocation,
     /// `default`, or the setting that named it (`--pypi-index`).
     pub origin: String,
 }
@@ -243,12 +243,11 @@ const TORCH_INDEX: &str = super::python::route::TORCH_INDEX;
 
 /// The routes the settings name: each service's configured base, else its public default.
 pub fn routes(s: &InstallSettings) -> Vec<Route> {
-    let route = |service, given: &Option<GivenLocation>, default: &str, flag: &str| Route {
+    let route = |service, given: &Option<GivenLocation>, default: &'static str, flag: &str| Route {
         service,
         base: given
-            .as_ref()
-            .map_or(default, GivenLocation::as_str)
-            .to_owned(),
+            .clone()
+            .unwrap_or_else(|| GivenLocation::known(default)),
         origin: if given.is_some() {
             flag.to_owned()
         } else {
@@ -278,7 +277,7 @@ pub fn routes(s: &InstallSettings) -> Vec<Route> {
     if let Some(index) = &s.index_url {
         out.push(Route {
             service: Service::WheelIndex,
-            base: index.to_string(),
+            base: index.clone(),
             origin: "--index-url".into(),
         });
     }
@@ -324,7 +323,7 @@ pub fn probe(probe: &Fetcher, routes: &[Route]) -> Reach {
 /// The small page asked of each service: PyPI's `pip` project page (its root lists every
 /// project), PyTorch's `torch` page, NVIDIA's redist listing.
 fn page(r: &Route) -> String {
-    let base = r.base.trim_end_matches('/');
+    let base = r.base.as_str().trim_end_matches('/');
     match r.service {
         Service::Pypi | Service::WheelIndex => format!("{base}/pip/"),
         Service::PytorchIndex => format!("{base}/torch/"),
@@ -344,12 +343,8 @@ fn ask(probe: &Fetcher, r: &Route) -> Answer {
         millis: Some(ms(t0.elapsed())),
         ..answer(true, format!("answered in {} ms", ms(t0.elapsed())))
     };
-    match Location::parse(&r.base) {
-        Err(e) => Answer {
-            failure: Some(Failure::Other),
-            ..answer(false, e.to_string())
-        },
-        Ok(Location::File(dir)) => {
+    match r.base.location() {
+        Location::File(dir) => {
             if dir.is_dir() {
                 answer(true, format!("{} is a directory", dir.display()))
             } else {
@@ -359,7 +354,7 @@ fn ask(probe: &Fetcher, r: &Route) -> Answer {
                 }
             }
         }
-        Ok(Location::Http(_)) => {
+        Location::Http(_) => {
             let Ok(loc) = Location::parse(&page(r)) else {
                 return Answer {
                     failure: Some(Failure::Other),

@@ -577,7 +577,7 @@ fn only_nvidia() -> crate::install::reach::Reach {
     let site = |service, base: &str, reached| Site {
         route: Route {
             service,
-            base: base.into(),
+            base: crate::fetch::GivenLocation::parse(base).unwrap(),
             origin: "default".into(),
         },
         reached,

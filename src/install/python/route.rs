@@ -460,7 +460,7 @@ pub fn leave_out_unreached(candidates: &mut [Candidate], reach: &crate::install:
         let silent = reach
             .answers
             .iter()
-            .any(|a| a.route.service == service && a.route.base == c.base.as_str() && !a.reached);
+            .any(|a| a.route.service == service && a.route.base == c.base && !a.reached);
         if silent {
             // How it failed is in the plan's "Download sites" section, in the run's language.
             c.refused = Some("it did not answer just now (see Download sites)".to_owned());

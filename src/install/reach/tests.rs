@@ -92,17 +92,17 @@ fn only_pypi_answering_leaves_the_profiles_pypi_serves() {
     let routes = vec![
         Route {
             service: Service::PytorchIndex,
-            base: format!("{}/whl", dead()),
+            base: GivenLocation::parse(&format!("{}/whl", dead())).unwrap(),
             origin: "default".into(),
         },
         Route {
             service: Service::Pypi,
-            base: format!("{pypi}/simple"),
+            base: GivenLocation::parse(&format!("{pypi}/simple")).unwrap(),
             origin: "default".into(),
         },
         Route {
             service: Service::NvidiaRedist,
-            base: dead(),
+            base: GivenLocation::parse(&dead()).unwrap(),
             origin: "default".into(),
         },
     ];
@@ -140,17 +140,17 @@ fn nothing_answering_greys_every_profile_with_the_hosts_and_the_fix() {
     let routes = vec![
         Route {
             service: Service::PytorchIndex,
-            base: format!("{missing}/whl"),
+            base: GivenLocation::parse(&format!("{missing}/whl")).unwrap(),
             origin: "--torch-index".into(),
         },
         Route {
             service: Service::Pypi,
-            base: format!("{forbidden}/simple"),
+            base: GivenLocation::parse(&format!("{forbidden}/simple")).unwrap(),
             origin: "default".into(),
         },
         Route {
             service: Service::NvidiaRedist,
-            base: "/nonexistent/mirror".into(),
+            base: GivenLocation::parse("/nonexistent/mirror").unwrap(),
             origin: "--mirror".into(),
         },
     ];
@@ -218,7 +218,7 @@ fn a_pinned_source_kind_leaves_the_other_routes_unasked() {
     });
     assert!(wanted(&mirror));
     let r = routes_for(&mirror);
-    assert_eq!(r[2].base, "/srv/mirror");
+    assert_eq!(r[2].base.as_str(), "/srv/mirror");
     // TensorFlow from a given PyPI mirror: pinned, and that mirror is its route.
     let tf = settings(InstallOptions {
         profile: Some(Profile::Tensorflow),
@@ -242,7 +242,7 @@ fn a_part_is_greyed_only_when_every_route_asked_for_it_failed() {
     let answer = |service, reached| Answer {
         route: Route {
             service,
-            base: "http://127.0.0.1:9".into(),
+            base: GivenLocation::parse("http://127.0.0.1:9").unwrap(),
             origin: "default".into(),
         },
         reached,
@@ -282,7 +282,7 @@ fn a_plain_http_site_without_allow_http_is_not_reached() {
         &strict,
         &[Route {
             service: Service::Pypi,
-            base: format!("{}/simple", host("200 OK")),
+            base: GivenLocation::parse(&format!("{}/simple", host("200 OK"))).unwrap(),
             origin: "--pypi-index".into(),
         }],
     );
