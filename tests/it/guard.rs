@@ -47,36 +47,17 @@ fn indexes() -> tempfile::TempDir {
 /// `cudaup install --profile pytorch` into `home/venv` from `server`'s indexes; with
 /// `CUDAUP_NO_UV=1` the loopback `simple/` stands in for PyPI, else the real PyPI serves uv.
 fn install(home: &Path, server: &Server, extra: &[&str], env: &[(&str, &str)]) -> Run {
-    let h = home.display().to_string();
-    let venv = home.join("venv").display().to_string();
     let torch = format!("{}/whl", server.url());
     let pypi = format!("{}/simple", server.url());
-    let mut args = vec![
-        "--home",
-        &h,
-        "install",
-        "--system",
-        H200,
-        "--driver",
-        "keep",
-        "--venv",
-        &venv,
-        "--yes",
-        "--allow-http",
-        "--profile",
-        "pytorch",
-        "--torch",
-        "2.14",
-        "--torch-index",
-        &torch,
-    ];
+    let mut args = crate::common::pytorch::install_args(home, &home.join("venv"), H200, &torch);
     if env.contains(&("CUDAUP_NO_UV", "1")) {
-        args.extend_from_slice(&["--pypi-index", &pypi]);
+        args.extend(["--pypi-index".to_owned(), pypi]);
     }
-    args.extend_from_slice(extra);
+    args.extend(extra.iter().map(|e| (*e).to_owned()));
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut all = vec![("CUDAUP_TEST_NO_RETRY_DELAY", "1")];
     all.extend_from_slice(env);
-    cudaup_env(&args, home, &all)
+    cudaup_env(&argv, home, &all)
 }
 
 /// Runs the venv's Python (or pip) with `args`, without the test's own variables.

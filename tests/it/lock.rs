@@ -583,32 +583,10 @@ fn needs_network_the_exported_pylock_installs_with_uv_into_a_fresh_venv() {
 /// PyPI) fetches the pinned uv wheel from PyPI — the part that needs the network. `None` when
 /// PyPI did not answer.
 fn bring_uv(home: &Path, h200: &str, server: &Server) -> Option<std::path::PathBuf> {
-    let h = home.display().to_string();
-    let venv = home.join("uv-venv").display().to_string();
     let torch = format!("{}/whl", server.url());
-    let r = cudaup_env(
-        &[
-            "--home",
-            &h,
-            "install",
-            "--system",
-            h200,
-            "--driver",
-            "keep",
-            "--venv",
-            &venv,
-            "--yes",
-            "--allow-http",
-            "--profile",
-            "pytorch",
-            "--torch",
-            "2.14",
-            "--torch-index",
-            &torch,
-        ],
-        home,
-        &[("CUDAUP_TEST_NO_RETRY_DELAY", "1")],
-    );
+    let args = crate::common::pytorch::install_args(home, &home.join("uv-venv"), h200, &torch);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = cudaup_env(&argv, home, &[("CUDAUP_TEST_NO_RETRY_DELAY", "1")]);
     let uv = home.join("tools/uv-0.13.9/uv");
     (r.code == 0 && uv.is_file()).then_some(uv)
 }

@@ -18,30 +18,12 @@ fn needs_network_uv_is_brought_verified_used_and_purged() {
     let index = torch_index(Some("13.0"), ARCH);
     let server = Server::start(index.path().to_owned());
     let home = tempfile::tempdir().unwrap();
-    let h = home.path().display().to_string();
-    let venv = home.path().join("venv").display().to_string();
     let torch_index = format!("{}/whl", server.url());
-    let run = cudaup_env(
-        &[
-            "--home",
-            &h,
-            "install",
-            "--system",
-            H200,
-            "--venv",
-            &venv,
-            "--yes",
-            "--allow-http",
-            "--profile",
-            "pytorch",
-            "--torch",
-            "2.14",
-            "--torch-index",
-            &torch_index,
-        ],
-        home.path(),
-        &[("CUDAUP_TEST_NO_RETRY_DELAY", "1")],
-    );
+    let h = home.path().display().to_string();
+    let venv = home.path().join("venv");
+    let args = crate::common::pytorch::install_args(home.path(), &venv, H200, &torch_index);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = cudaup_env(&argv, home.path(), &[("CUDAUP_TEST_NO_RETRY_DELAY", "1")]);
     let text = format!("{}\n{}", run.stdout, run.stderr);
     if run.code != 0
         && (text.contains("no uv could be had") || text.contains("error sending request"))
