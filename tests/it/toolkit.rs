@@ -35,17 +35,6 @@ fn skipped(test: &str, why: &str) {
     writeln!(f, "{line}").unwrap();
 }
 
-fn cudaup_in(home: &Path, args: &[&str], path: &str) -> Run {
-    let h = home.display().to_string();
-    let mut all = vec!["--home", h.as_str()];
-    all.extend_from_slice(args);
-    cudaup_env(
-        &all,
-        home,
-        &[("PATH", path), ("CUDAUP_TEST_NO_RETRY_DELAY", "1")],
-    )
-}
-
 fn receipt(prefix: &Path) -> serde_json::Value {
     serde_json::from_slice(&fs_err::read(prefix.join(".cudaup-receipt.json")).unwrap()).unwrap()
 }
@@ -88,7 +77,7 @@ fn component_sets_from_the_redist_route() {
     let mirror = m.path().display().to_string();
     let catalog = cudaup::catalog::Catalog::embedded();
     let sets = &catalog.components;
-    let home = tempfile::tempdir().unwrap();
+    let ctx = TestContext::new();
     let install = |prefix: &str, extra: &[&str]| {
         let mut args = vec![
             "install",
@@ -110,10 +99,10 @@ fn component_sets_from_the_redist_route() {
             "--no-modify-path",
         ];
         args.extend_from_slice(extra);
-        cudaup_in(home.path(), &args, &tools_path())
+        ctx.cudaup(&args)
     };
     for set in ["minimal", "standard", "complete"] {
-        let prefix = home.path().join(set);
+        let prefix = ctx.dir().join(set);
         let run = install(&prefix.display().to_string(), &["--components", set]);
         assert_eq!(run.code, 0, "{set}: {}\n{}", run.stdout, run.stderr);
         assert!(
@@ -140,7 +129,7 @@ fn component_sets_from_the_redist_route() {
                 .contains("synthetic libcuda stub")
         );
     }
-    let standard = home.path().join("standard");
+    let standard = ctx.dir().join("standard");
     for f in [
         "lib64/libcufft.so",
         "lib64/libnvJitLink.so",
@@ -161,7 +150,7 @@ fn component_sets_from_the_redist_route() {
     );
     assert_eq!(link(&standard.join("extras/CUPTI/lib64")), "../../lib64");
     assert!(!standard.join("bin/cuda-gdb").exists());
-    let complete = home.path().join("complete");
+    let complete = ctx.dir().join("complete");
     assert!(complete.join("bin/cuda-gdb").is_file());
     assert!(complete.join("nsight-compute/ncu").is_file());
     assert_eq!(link(&complete.join("bin/ncu")), "../nsight-compute/ncu");
@@ -169,7 +158,7 @@ fn component_sets_from_the_redist_route() {
         link(&complete.join("bin/nsys")),
         "../nsight-systems/target-linux-x64/nsys"
     );
-    let minimal = home.path().join("minimal");
+    let minimal = ctx.dir().join("minimal");
     assert!(!minimal.join("lib64/libcufft.so").exists());
     assert!(
         !minimal.join("extras").exists(),
@@ -177,7 +166,7 @@ fn component_sets_from_the_redist_route() {
     );
 
     // A list: standard without NPP, with cuFile.
-    let prefix = home.path().join("list");
+    let prefix = ctx.dir().join("list");
     let run = install(
         &prefix.display().to_string(),
         &["--components", "standard,-npp,cufile", "--no-cudnn"],
@@ -190,9 +179,9 @@ fn component_sets_from_the_redist_route() {
     );
     assert!(!names.contains(&"cudnn".to_owned()));
     // The config file takes the same key.
-    let cfg = home.path().join("cudaup.toml");
+    let cfg = ctx.dir().join("cudaup.toml");
     fs_err::write(&cfg, "version = 1\nprofile = \"cuda-dev\"\n[install]\ncomponents = \"minimal,cufft\"\nno_cudnn = true\n").unwrap();
-    let prefix = home.path().join("config");
+    let prefix = ctx.dir().join("config");
     let run = install(
         &prefix.display().to_string(),
         &["--config", &cfg.display().to_string()],
@@ -204,7 +193,7 @@ fn component_sets_from_the_redist_route() {
     );
     // Bad names are usage errors that name the choices.
     let run = install(
-        &home.path().join("bad").display().to_string(),
+        &ctx.dir().join("bad").display().to_string(),
         &["--components", "standard,cuda-gdb"],
     );
     assert_eq!(run.code, 2, "{}", run.stderr);
@@ -214,7 +203,7 @@ fn component_sets_from_the_redist_route() {
         "{}",
         run.stderr
     );
-    assert!(!home.path().join("bad").exists());
+    assert!(!ctx.dir().join("bad").exists());
 }
 
 /// CUDA 12 and 11 through the same sets: what those releases do not have as components of
@@ -300,28 +289,24 @@ fn a_missing_minimal_component_is_an_error() {
     let mut doc: serde_json::Value = serde_json::from_slice(&fs_err::read(&json).unwrap()).unwrap();
     doc.as_object_mut().unwrap().remove("libcublas");
     fs_err::write(&json, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let prefix = home.path().join("cuda");
-    let run = cudaup_in(
-        home.path(),
-        &[
-            "install",
-            "--system",
-            no_gpu_system(),
-            "--driver",
-            "keep",
-            "--profile",
-            "cuda-dev",
-            "--cuda",
-            "13.0.2",
-            "--mirror",
-            &m.path().display().to_string(),
-            "--prefix",
-            &prefix.display().to_string(),
-            "--yes",
-        ],
-        &tools_path(),
-    );
+    let ctx = TestContext::new();
+    let prefix = ctx.dir().join("cuda");
+    let run = ctx.cudaup(&[
+        "install",
+        "--system",
+        no_gpu_system(),
+        "--driver",
+        "keep",
+        "--profile",
+        "cuda-dev",
+        "--cuda",
+        "13.0.2",
+        "--mirror",
+        &m.path().display().to_string(),
+        "--prefix",
+        &prefix.display().to_string(),
+        "--yes",
+    ]);
     assert_eq!(run.code, 5, "{}", run.stderr);
     assert!(
         run.stderr.contains("has no component `libcublas`"),
@@ -407,34 +392,30 @@ fn the_wheel_route_finishes_the_layout() {
     let wheels = tempfile::tempdir().unwrap();
     let index = tempfile::tempdir().unwrap();
     write_index(index.path(), &minimal_wheels(wheels.path()));
-    let home = tempfile::tempdir().unwrap();
-    let prefix = home.path().join("cuda");
-    let run = cudaup_in(
-        home.path(),
-        &[
-            "install",
-            "--system",
-            no_gpu_system(),
-            "--driver",
-            "keep",
-            "--profile",
-            "cuda-dev",
-            "--cuda",
-            "13.0.2",
-            "--source",
-            "wheels",
-            "--index-url",
-            &index.path().display().to_string(),
-            "--components",
-            "minimal",
-            "--no-cudnn",
-            "--prefix",
-            &prefix.display().to_string(),
-            "--yes",
-            "--no-modify-path",
-        ],
-        &tools_path(),
-    );
+    let ctx = TestContext::new();
+    let prefix = ctx.dir().join("cuda");
+    let run = ctx.cudaup(&[
+        "install",
+        "--system",
+        no_gpu_system(),
+        "--driver",
+        "keep",
+        "--profile",
+        "cuda-dev",
+        "--cuda",
+        "13.0.2",
+        "--source",
+        "wheels",
+        "--index-url",
+        &index.path().display().to_string(),
+        "--components",
+        "minimal",
+        "--no-cudnn",
+        "--prefix",
+        &prefix.display().to_string(),
+        "--yes",
+        "--no-modify-path",
+    ]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(
         run.stdout.contains("nvidia-cublas            13.1.0.3"),
@@ -480,35 +461,31 @@ fn the_wheel_route_finishes_the_layout() {
     ] {
         assert!(files.contains(&f), "{f}");
     }
-    let run = cudaup_in(home.path(), &["uninstall", "--yes"], &tools_path());
+    let run = ctx.cudaup(&["uninstall", "--yes"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!prefix.exists(), "uninstall removes the made files too");
 
     // `standard` needs wheels this index does not have: the first one missing is named.
-    let run = cudaup_in(
-        home.path(),
-        &[
-            "install",
-            "--system",
-            no_gpu_system(),
-            "--driver",
-            "keep",
-            "--profile",
-            "cuda-dev",
-            "--cuda",
-            "13.0.2",
-            "--source",
-            "wheels",
-            "--index-url",
-            &index.path().display().to_string(),
-            "--no-cudnn",
-            "--prefix",
-            &prefix.display().to_string(),
-            "--yes",
-            "--dry-run",
-        ],
-        &tools_path(),
-    );
+    let run = ctx.cudaup(&[
+        "install",
+        "--system",
+        no_gpu_system(),
+        "--driver",
+        "keep",
+        "--profile",
+        "cuda-dev",
+        "--cuda",
+        "13.0.2",
+        "--source",
+        "wheels",
+        "--index-url",
+        &index.path().display().to_string(),
+        "--no-cudnn",
+        "--prefix",
+        &prefix.display().to_string(),
+        "--yes",
+        "--dry-run",
+    ]);
     assert_ne!(run.code, 0);
     assert!(run.stderr.contains("nvidia-"), "{}", run.stderr);
 }
@@ -516,24 +493,20 @@ fn the_wheel_route_finishes_the_layout() {
 /// `plan` shows what each set installs and downloads, on each route.
 #[test]
 fn plan_shows_the_sets_and_their_sizes() {
-    let home = tempfile::tempdir().unwrap();
-    let system = home.path().join("box.json");
+    let ctx = TestContext::new();
+    let system = ctx.dir().join("box.json");
     fs_err::write(&system, r#"{"os": {"family": "linux", "distro": "ubuntu", "version": "24.04", "arch": "x86_64"}, "gpus": []}"#).unwrap();
     let sys = system.display().to_string();
-    let run = cudaup_in(
-        home.path(),
-        &[
-            "plan",
-            "--profile",
-            "cuda-dev",
-            "--cuda",
-            "13.0.2",
-            "--system",
-            &sys,
-            "--json",
-        ],
-        &tools_path(),
-    );
+    let run = ctx.cudaup(&[
+        "plan",
+        "--profile",
+        "cuda-dev",
+        "--cuda",
+        "13.0.2",
+        "--system",
+        &sys,
+        "--json",
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let doc = run.json();
     let t = &doc["toolkit_components"];
@@ -546,21 +519,17 @@ fn plan_shows_the_sets_and_their_sizes() {
         t["wheels"]["missing"],
         serde_json::json!(["cuobjdump", "nvdisasm", "nvprune"])
     );
-    let run = cudaup_in(
-        home.path(),
-        &[
-            "plan",
-            "--profile",
-            "cuda-dev",
-            "--cuda",
-            "13.0.2",
-            "--system",
-            &sys,
-            "--components",
-            "minimal",
-        ],
-        &tools_path(),
-    );
+    let run = ctx.cudaup(&[
+        "plan",
+        "--profile",
+        "cuda-dev",
+        "--cuda",
+        "13.0.2",
+        "--system",
+        &sys,
+        "--components",
+        "minimal",
+    ]);
     assert!(
         run.stdout
             .contains("Toolkit components (minimal), 7 in all:"),
@@ -677,12 +646,11 @@ fn tool_dir(tool: &str) -> Option<PathBuf> {
 #[test]
 fn needs_network_real_cuda_13_wheels_build_and_link_everything() {
     let test = "needs_network_real_cuda_13_wheels_build_and_link_everything";
-    let home = tempfile::tempdir().unwrap();
-    let system = home.path().join("box.json");
+    let ctx = TestContext::new();
+    let system = ctx.dir().join("box.json");
     fs_err::write(&system, format!(r#"{{"os": {{"family": "linux", "distro": "ubuntu", "version": "24.04", "arch": "{}"}}, "gpus": []}}"#, std::env::consts::ARCH)).unwrap();
-    let plan = cudaup_in(
-        home.path(),
-        &[
+    let plan = ctx
+        .cudaup(&[
             "plan",
             "--profile",
             "cuda-dev",
@@ -691,10 +659,8 @@ fn needs_network_real_cuda_13_wheels_build_and_link_everything() {
             "--system",
             &system.display().to_string(),
             "--json",
-        ],
-        &tools_path(),
-    )
-    .json();
+        ])
+        .json();
     let comp = |n: &str| {
         plan["components"]
             .as_array()
@@ -724,31 +690,27 @@ fn needs_network_real_cuda_13_wheels_build_and_link_everything() {
         Some(&mirror.join("packages")),
     );
     let server = Server::start(index.path().join("mirror"));
-    let prefix = home.path().join("cuda");
-    let run = cudaup_in(
-        home.path(),
-        &[
-            "install",
-            "--system",
-            no_gpu_system(),
-            "--driver",
-            "keep",
-            "--profile",
-            "cuda-dev",
-            "--cuda",
-            "13.0.2",
-            "--source",
-            "wheels",
-            "--index-url",
-            &format!("{}/simple", server.url()),
-            "--allow-http",
-            "--prefix",
-            &prefix.display().to_string(),
-            "--yes",
-            "--no-modify-path",
-        ],
-        &tools_path(),
-    );
+    let prefix = ctx.dir().join("cuda");
+    let run = ctx.cudaup(&[
+        "install",
+        "--system",
+        no_gpu_system(),
+        "--driver",
+        "keep",
+        "--profile",
+        "cuda-dev",
+        "--cuda",
+        "13.0.2",
+        "--source",
+        "wheels",
+        "--index-url",
+        &format!("{}/simple", server.url()),
+        "--allow-http",
+        "--prefix",
+        &prefix.display().to_string(),
+        "--yes",
+        "--no-modify-path",
+    ]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     drop(server);
     // What NVIDIA's toolkit has, where build systems look.
@@ -847,7 +809,7 @@ fn needs_network_real_cuda_13_wheels_build_and_link_everything() {
             path = format!("{}:{path}", d.display());
         }
     }
-    let run = cudaup_in(home.path(), &["verify", "--json"], &path);
+    let run = ctx.cudaup_env(&["verify", "--json"], &[("PATH", &path)]);
     let doc = run.json();
     assert_eq!(run.code, 0, "{doc:#}");
     let by_id = |id: &str| {
@@ -883,7 +845,7 @@ fn needs_network_real_cuda_13_wheels_build_and_link_everything() {
 
     // With ptxas gone the toolkit cannot compile: verify says so, GPU or not.
     fs_err::remove_file(prefix.join("bin/ptxas")).unwrap();
-    let run = cudaup_in(home.path(), &["verify"], &path);
+    let run = ctx.cudaup_env(&["verify"], &[("PATH", &path)]);
     assert_eq!(run.code, 4, "{}", run.stdout);
     assert!(
         run.stdout.lines().any(|l| l.starts_with("✗ addkernel")),
