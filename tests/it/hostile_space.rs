@@ -174,7 +174,7 @@ fn the_disk_filling_up_mid_download_leaves_nothing_behind() {
 
 /// The disk fills up mid-unpack: a 4 KiB archive of a local mirror inflating to 4 MiB (no
 /// download in the cache), and the same over http (downloaded whole, then unpacking fails),
-/// and an NVIDIA wheel (a zip, unpacked from the downloaded file). Nothing is left of either.
+/// and an NVIDIA wheel (a zip, unpacked while it streams in). Nothing is left of either.
 #[test]
 fn the_disk_filling_up_mid_unpack_leaves_nothing_behind() {
     let zeros = || Member::File("lib/libcublas.so.13".into(), vec![0u8; 4 << 20]);
