@@ -17,7 +17,7 @@ use crate::dead_ends::dead;
 /// `torch.cuda` finds no device, and the CPU reference the check computes (`randn`, `@`,
 /// `abs().max()`) is answered by a placeholder tensor (no arithmetic: the check compares nothing
 /// without a device).
-fn pypi_with_torch_that_imports() -> tempfile::TempDir {
+pub(crate) fn pypi_with_torch_that_imports() -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("build");
     let files = [

@@ -440,6 +440,44 @@ fn escape_at_a_text_prompt_cancels() {
     assert!(!cudaup_home(home.path()).join("toolkits").exists());
 }
 
+/// Issue 37's proof in a terminal: on a GPU-less machine whose only way out is PyPI, Enter at
+/// every question (the suggested `cpu`, then "Go ahead") installs PyPI's torch and the wizard's
+/// verify passes (exit 0). PyTorch's index and NVIDIA's server are dead https ports.
+#[test]
+fn every_default_in_a_terminal_installs_from_pypi_and_verify_passes() {
+    let index = crate::pypi_only::pypi_with_torch_that_imports();
+    let pypi = index.path().join("simple").display().to_string();
+    let down = crate::dead_ends::dead().replace("http://", "https://");
+    let torch = format!("{down}/whl");
+    let home = tempfile::tempdir().unwrap();
+    let mut w = Pty::spawn(
+        home.path(),
+        &["wizard"],
+        &[
+            ("LANG", "en_US.UTF-8"),
+            ("CUDAUP_NO_UV", "1"),
+            ("CUDAUP_PYPI_INDEX", &pypi),
+            ("CUDAUP_TORCH_INDEX", &torch),
+            ("CUDAUP_MIRROR", &down),
+        ],
+    );
+    w.expect("No NVIDIA GPU is here, so `cpu` is the suggestion");
+    w.answer("cpu         PyTorch without a GPU", ENTER);
+    w.expect(&format!("from {pypi}"));
+    w.answer("Go ahead?", ENTER);
+    // pip creates the venv and installs: seconds, more on a loaded machine.
+    w.session.set_expect_timeout(Some(Duration::from_secs(120)));
+    w.expect("installed torch 2.15.0");
+    w.expect("Checking that it works (cudaup verify)");
+    w.expect("1 passed, 6 skipped");
+    w.expect("Done. Next steps:");
+    let code = w.finish();
+    assert_eq!(code, 0, "{}", w.text());
+    assert!(cudaup_home(home.path())
+        .join("venvs/cpu/bin/python")
+        .exists());
+}
+
 /// Escape cancels a list too (docs/wizard.md: at any prompt): at the profile question and at
 /// "Go ahead?", exit 130, nothing installed.
 #[test]
