@@ -9,6 +9,7 @@ use std::process::Command;
 use crate::common::server::Server;
 use crate::common::wheels;
 use crate::common::*;
+use cudaup::install::report::InstalledStatus;
 
 const H200: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -255,10 +256,21 @@ fn tensorflow_with_and_cuda_from_the_pypi_mirror() {
     let server = Server::start(index.path().to_owned());
     let b = Box_::new();
     let pypi = format!("{}/simple", server.url());
-    let run = b.install(&["--profile", "tensorflow", "--pypi-index", &pypi]);
+    let run = b.install(&["--profile", "tensorflow", "--pypi-index", &pypi, "--json"]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout.contains("installed TensorFlow 2.21.0"),
+    // The outcome: TensorFlow 2.21.0 from the PyPI mirror as the user spelled it, into the venv.
+    let done = run.installed();
+    assert_eq!(done.status, InstalledStatus::Installed);
+    assert_eq!(done.profile, "tensorflow");
+    assert!(done.changed);
+    let venv = done.venv.expect("the venv is reported");
+    assert_eq!(venv.path, b.venv());
+    assert_eq!(venv.route["route"], "pypi", "{}", run.stdout);
+    assert_eq!(venv.route["base"], pypi.as_str(), "{}", run.stdout);
+    assert_eq!(venv.packages.index_url, pypi);
+    assert_eq!(
+        venv.packages.requirements,
+        ["tensorflow[and-cuda]==2.21.0"],
         "{}",
         run.stdout
     );
