@@ -25,6 +25,7 @@ pub mod python;
 pub mod repair;
 pub mod self_copy;
 pub mod uv;
+pub mod venv_files;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -400,6 +401,7 @@ pub fn diagnose(
     out.extend(self_copy::check(inputs));
     out.extend(uv::check(inputs));
     out.extend(guard::check(inputs));
+    out.extend(venv_files::check(inputs));
     if inputs.live {
         out.extend(compiler::check(inputs, runner, scratch));
         out.extend(disk::check(inputs, runner));

@@ -32,9 +32,11 @@ pub fn repair_id(id: &str) -> Result<&'static str, String> {
         | "toolkit-files-missing"
         | "toolkit-files-changed"
         | "toolkit-install-interrupted" => "toolkit-files",
-        "venv-missing" | "venv-python-missing" | "torch-cpu-only" | "jax-cpu-only" => {
-            "venv-packages"
-        }
+        "venv-missing"
+        | "venv-python-missing"
+        | "venv-files-missing"
+        | "torch-cpu-only"
+        | "jax-cpu-only" => "venv-packages",
         "env-script-missing" | "active-toolkit-missing" => "env-scripts",
         "shell-hook-missing" => "rc-hook",
         id if id.starts_with("self-copy-") => "self-copy",
@@ -50,6 +52,15 @@ pub fn repair_id(id: &str) -> Result<&'static str, String> {
                 REPAIR_IDS.join(", ")
             )
         })
+}
+
+/// The distributions a venv's requirements name (`torch`, `jax`): what `repair` reinstalls, so
+/// what the RECORD check looks at.
+pub fn planned_names(v: &VenvReceipt) -> Vec<String> {
+    crate::install::guard::pins(&v.packages.requirements)
+        .into_iter()
+        .map(|p| p.name)
+        .collect()
 }
 
 /// What differs between a toolkit's receipt and its prefix (empty: intact).
@@ -154,7 +165,13 @@ pub fn plan(home: &Path, venv_ok: &dyn Fn(&VenvReceipt) -> Option<String>) -> Ve
         if v.packages.requirements.is_empty() {
             continue;
         }
-        if let Some(why) = venv_ok(v) {
+        // The framework's check says best what is wrong; the files against their RECORD
+        // (doctor's `venv-files-missing`) catch what still imports.
+        let why = venv_ok(v).or_else(|| {
+            let files = crate::install::python::record::problems(&v.venv, &planned_names(v));
+            (!files.is_empty()).then(|| files.join("; "))
+        });
+        if let Some(why) = why {
             steps.push(Step::Venv {
                 receipt: v.clone(),
                 recreate: false,

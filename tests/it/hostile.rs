@@ -472,9 +472,19 @@ impl Sandbox {
                     .collect()
             })
             .unwrap_or_default();
+        // What a folder left holds, so a rare leftover names itself (seen once per few CI runs
+        // of the random-kill test: `receipts` after a kill near 300 ms on a cold cache).
+        let inside: Vec<String> = cudaup_left
+            .iter()
+            .filter_map(|n| fs_err::read_dir(self.cudaup_home().join(n)).ok())
+            .flat_map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.path().display().to_string())
+            })
+            .collect();
         assert!(
             cudaup_left.is_empty(),
-            "{what}: left in CUDAUP_HOME: {cudaup_left:?}"
+            "{what}: left in CUDAUP_HOME: {cudaup_left:?} (holding {inside:?})"
         );
     }
 

@@ -51,6 +51,7 @@ mod self_path;
 mod toolkit;
 mod uninstall;
 mod uv;
+mod venv_files;
 mod verify;
 mod wizard;
 mod zh;

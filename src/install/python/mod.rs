@@ -8,6 +8,7 @@ pub mod marker;
 pub mod mirrors;
 pub mod probe;
 pub mod progress;
+pub mod record;
 pub mod route;
 pub mod step;
 pub mod view;
