@@ -129,14 +129,7 @@ pub fn released_with(site: &Path, requirements: &[String], machine: &str) -> Vec
     use crate::catalog::{Op, Requirement};
     use crate::model::version::Version;
     let norm = crate::sources::pypi::normalize;
-    let mut infos = std::collections::BTreeMap::new();
-    for e in fs_err::read_dir(site).into_iter().flatten().flatten() {
-        let file = e.file_name().to_string_lossy().into_owned();
-        if let Some(stem) = file.strip_suffix(".dist-info") {
-            let name = stem.rsplit_once('-').map_or(stem, |(n, _)| n);
-            infos.insert(norm(name), e.path());
-        }
-    }
+    let infos = crate::install::python::record::dist_infos(site);
     let metadata = |name: &str| {
         let dir = infos.get(&norm(name))?;
         let text = fs_err::read_to_string(dir.join("METADATA")).ok()?;

@@ -18,21 +18,10 @@ pub fn problems(venv: &Path, names: &[String]) -> Vec<String> {
         return Vec::new();
     };
     let norm = crate::sources::pypi::normalize;
+    let infos = dist_infos(&site);
     let mut out = Vec::new();
-    let Ok(entries) = fs_err::read_dir(&site) else {
-        return out;
-    };
-    let infos: Vec<(String, std::path::PathBuf)> = entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let file = e.file_name().to_string_lossy().into_owned();
-            let stem = file.strip_suffix(".dist-info")?;
-            let name = stem.rsplit_once('-').map_or(stem, |(n, _)| n);
-            Some((norm(name), e.path()))
-        })
-        .collect();
     for name in names {
-        let Some((_, info)) = infos.iter().find(|(n, _)| *n == norm(name)) else {
+        let Some(info) = infos.get(&norm(name)) else {
             continue;
         };
         let Ok(record) = crate::world::fs::read_regular_text(&info.join("RECORD"), 64 << 20) else {
@@ -89,6 +78,22 @@ pub fn problems(venv: &Path, names: &[String]) -> Vec<String> {
         ));
     }
     out
+}
+
+/// The `.dist-info` folders of `site`, by normalised distribution name.
+pub fn dist_infos(site: &Path) -> std::collections::BTreeMap<String, std::path::PathBuf> {
+    let norm = crate::sources::pypi::normalize;
+    fs_err::read_dir(site)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let file = e.file_name().to_string_lossy().into_owned();
+            let stem = file.strip_suffix(".dist-info")?;
+            let name = stem.rsplit_once('-').map_or(stem, |(n, _)| n);
+            Some((norm(name), e.path()))
+        })
+        .collect()
 }
 
 #[cfg(test)]
