@@ -357,6 +357,11 @@ fn entry_step(
         Entry::Toolkits | Entry::Venvs | Entry::Receipts if is_dir && is_empty_dir(&path) => {
             Some(Step::File { path })
         }
+        // An install killed between making `receipts/pending/` and writing its journal there
+        // left the folder and nothing in it: no record, and the run removes it ([`run`]).
+        Entry::Receipts if is_dir && holds_only_an_empty_pending(home, &path) => {
+            Some(Step::File { path })
+        }
         Entry::Cache if purge && is_dir => Some(Step::Cache { dir: path }),
         Entry::ManifestsD if purge && is_dir => Some(Step::File { path }),
         Entry::ManifestsLink if purge => {
@@ -377,6 +382,16 @@ fn entry_step(
 
 fn is_empty_dir(path: &Path) -> bool {
     fs_err::read_dir(path).is_ok_and(|mut d| d.next().is_none())
+}
+
+/// Whether the receipts folder at `receipts` holds nothing but an empty journal folder.
+fn holds_only_an_empty_pending(home: &Home, receipts: &Path) -> bool {
+    let pending = home.pending();
+    let only_pending = fs_err::read_dir(receipts).is_ok_and(|d| {
+        d.flatten()
+            .all(|e| e.path() == pending && e.file_type().is_ok_and(|t| t.is_dir()))
+    });
+    only_pending && is_empty_dir(&pending)
 }
 
 /// The names in the home other than its lock and marker.

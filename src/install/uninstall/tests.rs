@@ -124,6 +124,33 @@ fn a_directory_cudaup_never_marked_is_refused_and_left_as_it_is() {
     );
 }
 
+/// Seen once in `hostile_crash` (a kill ~0.3 s into a cold install): the home held its marker and
+/// `receipts/pending/`, made just before the journal was to be written there, and nothing else;
+/// uninstall found nothing to do and left both.
+#[test]
+fn an_install_killed_before_its_journal_leaves_nothing_after_uninstall() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::new(dir.path().join("home"));
+    fs_err::create_dir_all(home.root()).unwrap();
+    HomeMarker::claim(&home).unwrap();
+    fs_err::create_dir_all(home.pending()).unwrap();
+    assert_eq!(
+        plan(&home, false).unwrap(),
+        [Step::File {
+            path: home.receipts()
+        }]
+    );
+    uninstall(&home, false).unwrap();
+    assert!(!home.root().exists(), "{:?}", snapshot(dir.path()));
+
+    // A journal folder that holds anything is not taken for empty.
+    fs_err::create_dir_all(home.root()).unwrap();
+    HomeMarker::claim(&home).unwrap();
+    fs_err::create_dir_all(home.pending()).unwrap();
+    fs_err::write(home.pending().join("notes.txt"), "mine\n").unwrap();
+    assert_eq!(plan(&home, false).unwrap(), []);
+}
+
 #[test]
 fn a_home_of_an_older_cudaup_is_adopted_by_its_receipts() {
     let dir = tempfile::tempdir().unwrap();
