@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::install::python::VenvReceipt;
+use crate::install::driver::shell_line;
+use crate::install::python::{Tool, VenvReceipt};
 use crate::model::finding::Severity;
 
 use super::{Diagnosis, Inputs};
@@ -124,11 +125,12 @@ pub fn check(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
                         .join(", ")
                 ))
                 .fix(format!(
-                    "{}   # reinstalls {} into the venv\nor: {python} -m pip install --force-reinstall '{}'",
+                    "{}   # reinstalls {} into the venv\nor: {python} -m pip install --force-reinstall '{}' {}",
                     super::repair("venv-packages"),
                     site.requirement,
-                    site.requirement
-                )),
+                    site.requirement,
+                    shell_line(&site.receipt.packages.index_args(&Tool::Pip))
+                ).trim_end().to_owned()),
             );
         }
         if let Some(tf) = site.has("tensorflow") {

@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::catalog::{Kernels, TorchVariant};
+use crate::install::driver::shell_line;
+use crate::install::python::Tool;
 use crate::model::finding::Severity;
 use crate::model::version::Version;
 
@@ -69,9 +71,9 @@ fn cpu_only(inputs: &Inputs<'_>, torches: &[TorchSite<'_>]) -> Vec<Diagnosis> {
         }
         let fix = match (site.receipt, planned_torch(site)) {
             (Some(r), Some(req)) if expected_cuda => format!(
-                "{} -m pip install --force-reinstall {req} --index-url {}\nor: {}",
+                "{} -m pip install --force-reinstall {req} {}\nor: {}",
                 site.python,
-                r.packages.index_url,
+                shell_line(&r.packages.index_args(&Tool::Pip)),
                 super::repair("venv-packages")
             ),
             _ => format!(

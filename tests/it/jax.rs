@@ -120,6 +120,11 @@ fn needs_network_jax_installs_from_pypi_and_repair_restores_its_plugin() {
         .map(|e| e.path().join("site-packages"))
         .next()
         .unwrap();
+    // The loader line that keeps a toolkit's libraries from shadowing the wheels' (see below).
+    assert!(site.join(cudaup::install::python::preload::PTH).is_file());
+    assert!(site
+        .join(cudaup::install::python::preload::MODULE)
+        .is_file());
     for e in fs_err::read_dir(&site).unwrap().flatten() {
         let n = e.file_name().to_string_lossy().into_owned();
         if n.starts_with("jax_cuda13_plugin") {
@@ -148,4 +153,115 @@ fn needs_network_jax_installs_from_pypi_and_repair_restores_its_plugin() {
         "{}",
         again.stdout
     );
+}
+
+/// Builds a stand-in of the three CUDA 13 libraries JAX's plugin met twice on a GPU
+/// (`libnvJitLink.so.13` ← `libcublasLt.so.13` ← `libcublas.so.13`, each with its soname and a
+/// RUNPATH of `$ORIGIN`, as NVIDIA's wheels have) into `dir`; `false` without a C compiler.
+fn cuda_like_libraries(dir: &Path) -> bool {
+    fs_err::create_dir_all(dir).unwrap();
+    let libs = [
+        ("libnvJitLink.so.13", "int jit(void) { return 1; }", None),
+        (
+            "libcublasLt.so.13",
+            "int jit(void); int lt(void) { return jit() + 1; }",
+            Some("libnvJitLink.so.13"),
+        ),
+        (
+            "libcublas.so.13",
+            "int lt(void); int blas(void) { return lt() + 1; }",
+            Some("libcublasLt.so.13"),
+        ),
+    ];
+    libs.iter().all(|(name, code, needs)| {
+        let source = dir.join(format!("{name}.c"));
+        fs_err::write(&source, code).unwrap();
+        let mut cc = std::process::Command::new("cc");
+        cc.args(["-shared", "-fPIC", "-o"])
+            .arg(dir.join(name))
+            .arg(&source)
+            .arg(format!("-Wl,-soname,{name}"))
+            .arg("-Wl,--enable-new-dtags,-rpath,$ORIGIN");
+        if let Some(n) = needs {
+            cc.arg(format!("-L{}", dir.display()))
+                .arg(format!("-l:{n}"));
+        }
+        cc.status().is_ok_and(|s| s.success())
+    })
+}
+
+/// Where each of the three stand-in libraries was mapped in a Python process that made the venv's
+/// site-packages a site directory (its `.pth` lines run, as at a venv's start) and then loaded the
+/// wheel's `libcublas.so.13` by path, as JAX's plugin does, with `lib64` on `LD_LIBRARY_PATH`.
+fn mapped_from(site: &Path, lib64: &Path, load: bool) -> String {
+    let wheel_blas = site.join("nvidia/cu13/lib/libcublas.so.13");
+    let load = if load { "ctypes.CDLL" } else { "str" };
+    let script = format!(
+        "import site, ctypes\nsite.addsitedir({site:?})\n{load}({wheel_blas:?})\n\
+         print('\\n'.join(sorted({{l.split()[-1] for l in open('/proc/self/maps') if '.so.13' in l}})))",
+        site = site.display().to_string(),
+        wheel_blas = wheel_blas.display().to_string(),
+    );
+    let out = std::process::Command::new("python3")
+        .args(["-c", &script])
+        .env("LD_LIBRARY_PATH", lib64)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Found on an H100 (docs/h200, session 5): with a toolkit's `lib64` on `LD_LIBRARY_PATH`, as
+/// cudaup's env puts it, JAX ran the toolkit's `libcublasLt` and `libnvJitLink` beside its
+/// wheels' copies. The loader line cudaup writes into a JAX venv keeps the wheels' copies the
+/// only ones; without it the toolkit's load (the test sees the problem it fixes).
+#[test]
+fn needs_cc_a_jax_venv_keeps_its_wheels_libraries_with_a_toolkit_on_ld_library_path() {
+    const NAME: &str =
+        "jax::needs_cc_a_jax_venv_keeps_its_wheels_libraries_with_a_toolkit_on_ld_library_path";
+    let root = tempfile::tempdir().unwrap();
+    let venv = root.path().join("venv");
+    let site = venv.join("lib/python3.12/site-packages");
+    let wheel_lib = site.join("nvidia/cu13/lib");
+    let lib64 = root.path().join("toolkit/lib64");
+    if !cuda_like_libraries(&wheel_lib) || !cuda_like_libraries(&lib64) {
+        skipped(
+            NAME,
+            "no C compiler (cc) to build the stand-in CUDA libraries",
+        );
+        return;
+    }
+
+    let before = mapped_from(&site, &lib64, true);
+    assert!(
+        before.contains(&lib64.join("libcublasLt.so.13").display().to_string()),
+        "without cudaup's line the toolkit's copy should load (else this test proves nothing):\n{before}"
+    );
+
+    cudaup::install::python::preload::write(&venv).unwrap();
+    let after = mapped_from(&site, &lib64, true);
+    for name in ["libnvJitLink.so.13", "libcublasLt.so.13", "libcublas.so.13"] {
+        assert!(
+            after.contains(&wheel_lib.join(name).display().to_string()),
+            "{name} not from the wheel:\n{after}"
+        );
+    }
+    assert!(
+        !after.contains(&lib64.display().to_string()),
+        "a toolkit copy still loads:\n{after}"
+    );
+
+    // At start-up, before anything asks: with the toolkit on LD_LIBRARY_PATH the line has
+    // loaded the wheels' copies; with nothing there that holds them it loads nothing.
+    let started = mapped_from(&site, &lib64, false);
+    assert!(
+        started.contains(&wheel_lib.join("libnvJitLink.so.13").display().to_string()),
+        "{started}"
+    );
+    let quiet = mapped_from(&site, &root.path().join("empty"), false);
+    assert_eq!(quiet.trim(), "", "loaded with nothing to shadow:\n{quiet}");
 }

@@ -2,6 +2,7 @@
 
 use serde::Deserialize;
 
+use crate::install::driver::shell_line;
 use crate::model::version::Version;
 use crate::world::runner::Runner;
 
@@ -53,8 +54,9 @@ pub struct TorchExpectation {
     pub variant: String,
     /// CUDA of the variant (`13.0`); `None` for cpu.
     pub cuda: Option<Version>,
-    /// The index the planned wheel comes from (for the fix).
-    pub index_url: String,
+    /// pip's flags for where the planned wheel comes from (`--index-url URL`, or `--no-index
+    /// --find-links DIR` for a folder of wheels), for the printed fix.
+    pub index_args: Vec<String>,
     /// The requirement it was installed by (`torch==2.15.0` from PyPI, which carries no tag);
     /// `None`: `torch==<version>+<variant>`.
     pub requirement: Option<String>,
@@ -77,8 +79,8 @@ pub fn judge_torch(
         .clone()
         .unwrap_or_else(|| format!("torch=={}+{}", want.version, want.variant));
     let fix = format!(
-        "fix: {venv_python} -m pip install --force-reinstall {requirement} --index-url {}",
-        want.index_url
+        "fix: {venv_python} -m pip install --force-reinstall {requirement} {}",
+        shell_line(&want.index_args)
     );
     if let Some(e) = &report.error {
         return Err(format!("`import torch` failed in the venv: {e}; {fix}"));
@@ -312,11 +314,13 @@ pub fn jax_planned(requirement: &str) -> Option<(Version, u32)> {
 
 /// Compares a JAX report with the plan: the planned release, its CUDA `major` plugin (a jaxlib
 /// without it runs on the CPU only, silently), and on a machine with GPUs, JAX seeing them.
+/// `index_args` are pip's flags for where the planned wheels come from, for the printed fix.
 pub fn judge_jax(
     report: &JaxReport,
     version: &Version,
     major: u32,
     gpus_here: bool,
+    index_args: &[String],
 ) -> Result<Vec<String>, String> {
     if let Some(e) = &report.error {
         return Err(format!("`import jax` failed in the venv: {e}"));
@@ -329,6 +333,10 @@ pub fn judge_jax(
     }
     let plugin = format!("jax-cuda{major}-plugin");
     let fix = format!("pip install --force-reinstall 'jax[cuda{major}]=={version}'");
+    let fix = match index_args {
+        [] => fix,
+        args => format!("{fix} {}", shell_line(args)),
+    };
     match report.plugins.get(&plugin) {
         None => {
             return Err(format!(
@@ -388,7 +396,7 @@ pub fn venv_problem(runner: &dyn Runner, v: &VenvReceipt) -> Option<String> {
             version: Version::parse(version)?,
             variant: variant.to_owned(),
             cuda,
-            index_url: v.packages.index_url.clone(),
+            index_args: v.packages.index_args(&super::Tool::Pip),
             requirement: Some(format!("torch=={torch}")),
             gpus: Vec::new(),
             gpus_here: false,
@@ -400,7 +408,14 @@ pub fn venv_problem(runner: &dyn Runner, v: &VenvReceipt) -> Option<String> {
     }
     if let Some((version, cuda)) = v.packages.requirements.iter().find_map(|r| jax_planned(r)) {
         return match super::report::<JaxReport>(runner, &venv, JAX_SCRIPT) {
-            Ok(r) => judge_jax(&r, &version, cuda, false).err(),
+            Ok(r) => judge_jax(
+                &r,
+                &version,
+                cuda,
+                false,
+                &v.packages.index_args(&super::Tool::Pip),
+            )
+            .err(),
             Err(e) => Some(e.to_string()),
         };
     }
@@ -421,13 +436,17 @@ pub fn venv_problem(runner: &dyn Runner, v: &VenvReceipt) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::install::python::Packages;
 
     fn want() -> TorchExpectation {
         TorchExpectation {
             version: Version::parse("2.14.1").unwrap(),
             variant: "cu130".into(),
             cuda: Version::parse("13.0"),
-            index_url: "https://download.pytorch.org/whl/cu130".into(),
+            index_args: vec![
+                "--index-url".into(),
+                "https://download.pytorch.org/whl/cu130".into(),
+            ],
             requirement: None,
             gpus: vec![("NVIDIA H200".into(), Version::parse("9.0").unwrap())],
             gpus_here: true,
@@ -461,6 +480,27 @@ mod tests {
         let e = judge_torch(&r, &want(), "/v/bin/python").unwrap_err();
         assert!(e.contains("CPU-only torch"), "{e}");
         assert!(e.contains("pip install --force-reinstall torch==2.14.1+cu130 --index-url https://download.pytorch.org/whl/cu130"), "{e}");
+    }
+
+    #[test]
+    fn the_fix_for_a_folder_of_wheels_names_the_folder_not_an_empty_index() {
+        // Found on a GPU: a `--pypi-index DIR` route printed `--index-url ` with nothing after it.
+        let folder = Packages {
+            requirements: vec!["torch==2.14.1".into()],
+            no_index: true,
+            find_links: vec!["/srv/my wheels".into()],
+            ..Packages::default()
+        };
+        let mut w = want();
+        w.index_args = folder.index_args(&super::super::Tool::Pip);
+        w.requirement = Some("torch==2.14.1".into());
+        let mut r = report(None, &[]);
+        r.version = Some("2.14.1+cpu".into());
+        let e = judge_torch(&r, &w, "/v/bin/python").unwrap_err();
+        assert!(
+            e.ends_with("fix: /v/bin/python -m pip install --force-reinstall torch==2.14.1 --no-index --find-links \"/srv/my wheels\""),
+            "{e}"
+        );
     }
 
     #[test]
@@ -521,10 +561,21 @@ mod tests {
     #[test]
     fn jax_without_its_plugin_is_a_cpu_jaxlib_with_the_fix() {
         let v = Version::parse("0.12.0.1").unwrap();
-        let e = judge_jax(&jax(&[], 0), &v, 13, false).unwrap_err();
+        let e = judge_jax(&jax(&[], 0), &v, 13, false, &[]).unwrap_err();
         assert_eq!(
             e,
             "jax-cuda13-plugin is not installed: this jaxlib runs on the CPU only; fix: pip install --force-reinstall 'jax[cuda13]==0.12.0.1'"
+        );
+        // From a folder of wheels the fix names the folder, as the install did.
+        let folder = [
+            "--no-index".to_owned(),
+            "--find-links".into(),
+            "/srv/w".into(),
+        ];
+        let e = judge_jax(&jax(&[], 0), &v, 13, false, &folder).unwrap_err();
+        assert!(
+            e.ends_with("fix: pip install --force-reinstall 'jax[cuda13]==0.12.0.1' --no-index --find-links /srv/w"),
+            "{e}"
         );
     }
 
@@ -533,19 +584,26 @@ mod tests {
         let v = Version::parse("0.12.0.1").unwrap();
         let good = [("jax-cuda13-plugin", "0.12.0.1")];
         // No GPU here: installed, and the note says where the GPU check runs.
-        let notes = judge_jax(&jax(&good, 0), &v, 13, false).unwrap();
+        let notes = judge_jax(&jax(&good, 0), &v, 13, false, &[]).unwrap();
         assert!(notes[0].starts_with("no GPU on this machine"), "{notes:?}");
         // GPUs here that JAX does not see: its own words.
-        let e = judge_jax(&jax(&good, 0), &v, 13, true).unwrap_err();
+        let e = judge_jax(&jax(&good, 0), &v, 13, true, &[]).unwrap_err();
         assert!(
             e.contains("falls back to the CPU (RuntimeError: Unknown backend: 'gpu')"),
             "{e}"
         );
         assert_eq!(
-            judge_jax(&jax(&good, 2), &v, 13, true).unwrap(),
+            judge_jax(&jax(&good, 2), &v, 13, true, &[]).unwrap(),
             Vec::<String>::new()
         );
-        let e = judge_jax(&jax(&[("jax-cuda13-plugin", "0.12.1")], 1), &v, 13, true).unwrap_err();
+        let e = judge_jax(
+            &jax(&[("jax-cuda13-plugin", "0.12.1")], 1),
+            &v,
+            13,
+            true,
+            &[],
+        )
+        .unwrap_err();
         assert!(
             e.starts_with("jax-cuda13-plugin 0.12.1 is installed where 0.12.0.1 was planned"),
             "{e}"
@@ -554,7 +612,7 @@ mod tests {
             ("jax-cuda12-plugin", "0.12.0.1"),
             ("jax-cuda13-plugin", "0.12.0.1"),
         ];
-        let e = judge_jax(&jax(&both, 1), &v, 13, true).unwrap_err();
+        let e = judge_jax(&jax(&both, 1), &v, 13, true, &[]).unwrap_err();
         assert!(
             e.starts_with("jax-cuda12-plugin is installed beside jax-cuda13-plugin"),
             "{e}"

@@ -6,6 +6,7 @@ pub mod bundle;
 pub mod check;
 pub mod marker;
 pub mod mirrors;
+pub mod preload;
 pub mod probe;
 pub mod progress;
 pub mod record;

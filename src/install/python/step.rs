@@ -223,7 +223,9 @@ pub fn step(
                     .ok_or_else(|| PyEnvError::Plan("the plan has no torch version".into()))?,
                 variant,
                 cuda,
-                index_url: first.map(|c| c.base.to_string()).unwrap_or_default(),
+                index_args: first
+                    .map(|c| vec!["--index-url".to_owned(), c.base.to_string()])
+                    .unwrap_or_default(),
                 requirement: want.requirements(true).into_iter().next(),
                 gpus,
                 gpus_here,
@@ -350,9 +352,7 @@ impl FrameworkStep {
         let route = chosen?;
         let p = packages_for(&route);
         if let Expect::Torch(t) = &mut self.expect {
-            t.index_url = match &route.layout {
-                Layout::Index { url } | Layout::FindLinks { url } => url.clone(),
-            };
+            t.index_args = p.index_args(&Tool::Pip);
             t.requirement = route.requirements.first().cloned();
         }
         self.packages = Some(p);
@@ -465,6 +465,10 @@ pub fn execute(
             ));
         }
     }
+    if matches!(step.expect, Expect::Jax { .. }) {
+        // Before the check imports JAX: a toolkit on LD_LIBRARY_PATH must not shadow its wheels.
+        crate::install::python::preload::write(&step.venv.dir)?;
+    }
     let python = step.venv.python().display().to_string();
     let mut tool_notes = Vec::new();
     if let (Some(p), false) = (&step.packages, step.build_tools.is_empty()) {
@@ -498,7 +502,13 @@ pub fn execute(
         } => {
             let report: check::JaxReport =
                 crate::install::python::report(runner, &step.venv, check::JAX_SCRIPT)?;
-            check::judge_jax(&report, version, *cuda, *gpus_here).map_err(PyEnvError::Check)?
+            let index_args = step
+                .packages
+                .as_ref()
+                .map(|p| p.index_args(&Tool::Pip))
+                .unwrap_or_default();
+            check::judge_jax(&report, version, *cuda, *gpus_here, &index_args)
+                .map_err(PyEnvError::Check)?
         }
     };
     if !step.constraints.is_empty() {
