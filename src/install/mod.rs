@@ -165,8 +165,6 @@ pub(crate) struct Unpacked {
     pub(crate) dir: PathBuf,
     /// What it holds.
     pub(crate) entries: Vec<Entry>,
-    /// Its files' stat at verification, refreshed once they are linked.
-    stamps: stamps::Stamps,
 }
 
 /// An unpacked tree, or why it could not be made.
@@ -195,7 +193,6 @@ fn cached(dir: &Path) -> Cached {
             Cached::Hit(Unpacked {
                 dir: dir.to_owned(),
                 entries,
-                stamps,
             })
         }
         stamps::Verdict::Damaged(path) => Cached::Damaged(path),
@@ -266,18 +263,13 @@ fn ensure_unpacked(
         stamps.write(&tmp)?;
         // Last: a tree with its entry list is complete.
         assemble::write_entries(&tmp.join(assemble::ENTRIES_FILE), &entries)?;
-        crate::world::fs::publish_dir(&tmp, &dir)?;
-        Ok::<_, std::io::Error>(stamps)
+        crate::world::fs::publish_dir(&tmp, &dir)
     })();
-    let stamps = finished.inspect_err(|_| {
+    finished.inspect_err(|_| {
         let _ = transaction::remove_tree(&tmp);
     })?;
     fetcher.reporter().finish(id, "done");
-    Ok(Unpacked {
-        dir,
-        entries,
-        stamps,
-    })
+    Ok(Unpacked { dir, entries })
 }
 
 /// Deletes the half-built unpacked-cache trees of killed runs (those whose key nobody is
@@ -602,12 +594,6 @@ fn install_locked(
     crate::world::checkpoint::reach("toolkit-staged");
     tx.commit()?;
     crate::world::checkpoint::reach("toolkit-committed");
-    // The links moved the cached files' ctime: stamp them again, so the next install from the
-    // cache is a matter of stat calls (best effort: a stale stamp only costs a hash).
-    for (_, tree) in &mut trees {
-        tree.stamps.refresh(&tree.dir);
-        let _ = tree.stamps.write(&tree.dir);
-    }
     Ok(())
 }
 

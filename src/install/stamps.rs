@@ -4,18 +4,22 @@
 //! (an editor that keeps hard links, `>>`, a build script patching a header) edits the cache's
 //! copy too, and the next install of that version would link the edited bytes under the
 //! original sha256. Hashing every cached file before each reuse would cost seconds for cuDNN;
-//! instead each tree keeps, per file, the inode, size, mtime and ctime seen right after the file
-//! was verified or linked (`.cudaup-stamps.json`), and a file whose stat differs is hashed again
-//! before it is used; a mismatch drops the tree, which is then unpacked again from the verified
-//! download.
+//! instead each tree keeps, per file, the inode, size and mtime seen right after the file was
+//! verified (`.cudaup-stamps.json`), and a file whose stat differs is hashed again before it
+//! is used; a mismatch drops the tree, which is then unpacked again from the verified download.
 //!
-//! The ctime is what makes this sound: any write to the inode, and any `utimensat` that forges
-//! the mtime back, sets the ctime to now, and no unprivileged call can set it back. A link or an
-//! unlink (another install, an uninstall, the old prefix removed on commit) changes it too, so
-//! those files are hashed once more on the next reuse; the stamps are refreshed after each
-//! install so that a plain re-install stays a matter of `stat` calls. What is left: a change
-//! made between the `stat` before a link and the `stat` after it (microseconds per file), and a
-//! root user who resets the clock; both are outside what a cache check can see.
+//! Every write moves the mtime, so an edit by accident is caught by `stat` alone. Links and
+//! unlinks do not move it (they move the ctime, which is why the ctime is not stamped: a prefix
+//! deleted with `rm -rf` would otherwise cost a rehash of every file it shared). The one gap
+//! of mtimes is the filesystem clock's tick: a write in the tick the stamp was taken in can
+//! leave the mtime as it was, so a stamp is kept only for a file whose mtime is older than the
+//! clock read before the file was stat'ed (git's "racy clean" rule); the others are hashed on
+//! the next reuse. What stat cannot see is a deliberate edit that puts the size and mtime back
+//! (`touch -d`, `utimensat`): someone who does that can as well rewrite this file. That is
+//! what the full hashes are for: `repair` hashes every cached file of what it repairs
+//! (`drop_damaged_cache`) and every prefix file against its receipt, and `doctor` hashes the
+//! executables and libraries. A crash leaves at worst no stamps (written atomically, last), and
+//! no stamps means every file is hashed once.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -28,13 +32,12 @@ use crate::unpack::{Entry, EntryKind};
 /// The stamps file inside each unpacked-cache tree.
 pub const STAMPS_FILE: &str = ".cudaup-stamps.json";
 
-/// What `stat` says about one file.
+/// What `stat` says about one file's content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp {
     ino: u64,
     size: u64,
     mtime_ns: i128,
-    ctime_ns: i128,
 }
 
 impl Stamp {
@@ -42,27 +45,47 @@ impl Stamp {
         Stamp {
             ino: meta.ino(),
             size: meta.size(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+            mtime_ns: mtime_ns(meta),
         }
-    }
-
-    /// The same content as far as stat can tell, ignoring the ctime (which links change).
-    fn same_content(&self, other: &Stamp) -> bool {
-        self.ino == other.ino && self.size == other.size && self.mtime_ns == other.mtime_ns
     }
 }
 
-/// The stamps of one tree, by path inside it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stamps(BTreeMap<PathBuf, Stamp>);
+fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
+    i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())
+}
+
+/// The filesystem's clock at `dir` now, as the mtime of a file created there (an unnamed one:
+/// nothing appears in the tree). Writes after this read get an mtime at least this.
+fn clock(dir: &Path) -> Option<i128> {
+    let f = tempfile::tempfile_in(dir).ok()?;
+    f.metadata().ok().map(|m| mtime_ns(&m))
+}
+
+/// The stamps of one tree, by path inside it. The version field makes stamps of an older
+/// rule (which stamped the ctime and had no clock rule) unreadable, so they are retaken.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamps {
+    v: u32,
+    files: BTreeMap<PathBuf, Stamp>,
+}
+
+const VERSION: u32 = 2;
+
+impl Default for Stamps {
+    fn default() -> Stamps {
+        Stamps {
+            v: VERSION,
+            files: BTreeMap::new(),
+        }
+    }
+}
 
 /// Whether a cached tree can be used as it is.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// Every file is the verified one (some may have been hashed again).
     Intact {
-        /// Files whose stamps were stale and were hashed again.
+        /// Files whose stamps were missing or stale and were hashed again.
         rehashed: usize,
     },
     /// This path no longer holds what was verified.
@@ -70,11 +93,13 @@ pub enum Verdict {
 }
 
 impl Stamps {
-    /// Reads a tree's stamps; missing or unreadable means none (every file is hashed once).
+    /// Reads a tree's stamps; missing, unreadable or of an older rule means none (every file is
+    /// hashed once).
     pub fn read(dir: &Path) -> Stamps {
         fs_err::read(dir.join(STAMPS_FILE))
             .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
+            .and_then(|b| serde_json::from_slice::<Stamps>(&b).ok())
+            .filter(|s| s.v == VERSION)
             .unwrap_or_default()
     }
 
@@ -90,22 +115,41 @@ impl Stamps {
         )
     }
 
-    /// Stamps every file of a tree just unpacked and hashed.
+    /// Stamps every file of a tree just unpacked and hashed, which no one else writes to yet;
+    /// files written in the clock's current tick are left unstamped (hashed on the next reuse).
     pub fn fresh(dir: &Path, entries: &[Entry]) -> std::io::Result<Stamps> {
         let mut out = Stamps::default();
+        let Some(clock) = clock(dir) else {
+            return Ok(out);
+        };
         for e in entries {
             if matches!(e.kind, EntryKind::File { .. }) {
                 let meta = fs_err::symlink_metadata(dir.join(&e.path))?;
-                out.0.insert(e.path.clone(), Stamp::of(&meta));
+                if mtime_ns(&meta) < clock {
+                    out.files.insert(e.path.clone(), Stamp::of(&meta));
+                }
             }
         }
         Ok(out)
     }
 
+    /// How many files have a stamp.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether no file has a stamp.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
     /// Checks `entries` of the tree at `dir` against the stamps: stat first, the sha256 where
-    /// the stat changed. Updates the stamps of files that hashed right.
+    /// the stat changed or no stamp is kept. Stamps the files that hashed right and did not
+    /// change while they were hashed.
     pub fn verify(&mut self, dir: &Path, entries: &[Entry]) -> Verdict {
         let mut rehashed = 0;
+        // Read once, before the first file is hashed again; `None` inside: no clock, no stamps.
+        let mut clock_at_start: Option<Option<i128>> = None;
         for e in entries {
             let p = dir.join(&e.path);
             let Ok(meta) = p.symlink_metadata() else {
@@ -118,19 +162,29 @@ impl Stamps {
                         && fs_err::read_link(&p).is_ok_and(|t| &t == target)
                 }
                 EntryKind::File { .. } => {
-                    let now = Stamp::of(&meta);
                     if !meta.is_file() || meta.len() != e.size {
                         false
-                    } else if self.0.get(&e.path) == Some(&now) {
+                    } else if self.files.get(&e.path) == Some(&Stamp::of(&meta)) {
                         true
                     } else {
                         rehashed += 1;
+                        let clock = *clock_at_start.get_or_insert_with(|| clock(dir));
+                        // Stat again after the clock was read: a write from here on moves the
+                        // mtime past `clock`, or shows in the stat after the hash.
+                        let before = p.symlink_metadata().map(|m| Stamp::of(&m));
                         let good = e.sha256.as_deref().is_some_and(|want| {
                             crate::fetch::sha256_file(&p).is_ok_and(|got| got == want)
                         });
-                        // Stamp what was hashed, if the file did not change meanwhile.
-                        if good && p.symlink_metadata().is_ok_and(|m| Stamp::of(&m) == now) {
-                            self.0.insert(e.path.clone(), now);
+                        let after = p.symlink_metadata().map(|m| Stamp::of(&m));
+                        match (before, after, clock) {
+                            (Ok(b), Ok(a), Some(clock))
+                                if good && a == b && b.size == e.size && b.mtime_ns < clock =>
+                            {
+                                self.files.insert(e.path.clone(), b);
+                            }
+                            _ => {
+                                self.files.remove(&e.path);
+                            }
                         }
                         good
                     }
@@ -142,88 +196,7 @@ impl Stamps {
         }
         Verdict::Intact { rehashed }
     }
-
-    /// After the tree's files were linked (their ctime moved): takes the new stat of each file
-    /// whose content stamp did not change since it was verified, and forgets the others, which
-    /// are then hashed on the next reuse.
-    pub fn refresh(&mut self, dir: &Path) {
-        self.0.retain(|path, stamp| {
-            match dir.join(path).symlink_metadata().map(|m| Stamp::of(&m)) {
-                Ok(now) if now.same_content(stamp) => {
-                    *stamp = now;
-                    true
-                }
-                _ => false,
-            }
-        });
-    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tree() -> (tempfile::TempDir, Vec<Entry>) {
-        let dir = tempfile::tempdir().unwrap();
-        fs_err::write(dir.path().join("a.h"), "#define A 1\n").unwrap();
-        let entries = vec![Entry {
-            path: "a.h".into(),
-            size: 12,
-            sha256: Some(crate::fetch::sha256_file(&dir.path().join("a.h")).unwrap()),
-            kind: EntryKind::File { executable: false },
-        }];
-        (dir, entries)
-    }
-
-    #[test]
-    fn a_fresh_tree_verifies_by_stat_alone() {
-        let (dir, entries) = tree();
-        let mut stamps = Stamps::fresh(dir.path(), &entries).unwrap();
-        assert_eq!(
-            stamps.verify(dir.path(), &entries),
-            Verdict::Intact { rehashed: 0 }
-        );
-    }
-
-    #[test]
-    fn an_in_place_edit_is_caught_even_with_the_size_and_mtime_forged_back() {
-        let (dir, entries) = tree();
-        let p = dir.path().join("a.h");
-        let mut stamps = Stamps::fresh(dir.path(), &entries).unwrap();
-        let before = fs_err::metadata(&p).unwrap().modified().unwrap();
-        // Same size, different bytes, and the mtime put back as it was.
-        fs_err::write(&p, "#define A 2\n").unwrap();
-        let f = fs_err::File::options().write(true).open(&p).unwrap();
-        f.set_modified(before).unwrap();
-        assert_eq!(
-            stamps.verify(dir.path(), &entries),
-            Verdict::Damaged("a.h".into())
-        );
-    }
-
-    #[test]
-    fn a_link_only_costs_one_rehash_and_refresh_makes_it_free_again() {
-        let (dir, entries) = tree();
-        let mut stamps = Stamps::fresh(dir.path(), &entries).unwrap();
-        let other = tempfile::tempdir().unwrap();
-        std::fs::hard_link(dir.path().join("a.h"), other.path().join("a.h")).unwrap();
-        stamps.refresh(dir.path());
-        assert_eq!(
-            stamps.verify(dir.path(), &entries),
-            Verdict::Intact { rehashed: 0 }
-        );
-        fs_err::remove_file(other.path().join("a.h")).unwrap();
-        // The unlink moved the ctime: hashed once, then trusted again.
-        let rehash = stamps.verify(dir.path(), &entries);
-        assert!(
-            matches!(rehash, Verdict::Intact { rehashed: 0 | 1 }),
-            "{rehash:?}"
-        );
-        assert_eq!(
-            stamps.verify(dir.path(), &entries),
-            Verdict::Intact { rehashed: 0 }
-        );
-        stamps.write(dir.path()).unwrap();
-        assert_eq!(Stamps::read(dir.path()), stamps);
-    }
-}
+mod tests;

