@@ -155,8 +155,8 @@ impl Error {
             | Error::Uninstall(crate::install::uninstall::UninstallError::NotAHome(_)) => {
                 ExitCode::Usage
             }
-            Error::Uninstall(crate::install::uninstall::UninstallError::ContainerReceipt(_)) => {
-                ExitCode::Failure
+            Error::Uninstall(crate::install::uninstall::UninstallError::ContainerReceipt(e)) => {
+                edit_code(e)
             }
             Error::Home(_) | Error::Driver(_) | Error::Hook(_) => ExitCode::Failure,
             Error::Io(_) | Error::Run(_) | Error::SelfCopy(_) => ExitCode::Failure,
@@ -204,7 +204,9 @@ impl Error {
             Error::Container(e) => {
                 use crate::container::ContainerError as C;
                 match e {
-                    C::Edit(_) | C::Driver(_) => ExitCode::Failure,
+                    C::Edit(e) => edit_code(e),
+                    C::Driver(_) => ExitCode::Failure,
+                    C::LinuxOnly { .. } => ExitCode::Unsupported,
                     C::Toolkit(t) => {
                         use crate::container::toolkit_install::InstallError as T;
                         match t {
@@ -354,6 +356,15 @@ impl From<crate::install::self_copy::SelfCopyError> for Error {
 
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A host file that could not be changed or put back is a failure (1); asked for on a system
+/// whose host files cudaup does not edit, unsupported (5).
+fn edit_code(e: &crate::install::host_files::EditError) -> ExitCode {
+    match e {
+        crate::install::host_files::EditError::LinuxOnly { .. } => ExitCode::Unsupported,
+        _ => ExitCode::Failure,
+    }
+}
 
 fn fetch_code(e: &crate::fetch::FetchError) -> ExitCode {
     use crate::fetch::FetchError as F;
@@ -595,6 +606,18 @@ mod tests {
             toolkit: "",
         };
         assert_eq!(Error::from(root).exit_code(), ExitCode::Usage);
+        // Issue 43: asked for on Windows, container commands and host-file edits are
+        // unsupported (5), not a failure.
+        let windows = C::LinuxOnly { os: "windows" };
+        assert_eq!(Error::from(windows).exit_code(), ExitCode::Unsupported);
+        let edit = crate::install::host_files::EditError::LinuxOnly {
+            path: "C:\\ProgramData\\Docker\\config\\daemon.json".into(),
+            os: "windows",
+        };
+        assert_eq!(
+            Error::from(C::from(edit)).exit_code(),
+            ExitCode::Unsupported
+        );
         // Issue 39: the toolkit's key that cannot be fetched is the network (3), one that is not
         // a key fails verification (4), packages that did not install are a failure (1).
         use crate::container::toolkit_install::InstallError as T;

@@ -33,6 +33,7 @@ pub(super) fn run(
     style: &Style,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
+    container::linux_only()?;
     match cmd {
         ContainerCommand::Plan(args) => {
             let survey = survey(&args.root, process, runner)?;

@@ -44,6 +44,13 @@ pub enum ContainerError {
     /// A driver command failed.
     #[error(transparent)]
     Driver(#[from] crate::install::driver::DriverStepError),
+    /// Containers with NVIDIA GPUs (CDI, the container toolkit, the engines' config files) are a
+    /// Linux feature: on Windows the GPU reaches Docker through WSL2, set up inside it.
+    #[error("cudaup container works on Linux only (here: {os}): on Windows, run cudaup inside WSL2, where Docker Desktop's engine sees the GPU through the Windows driver")]
+    LinuxOnly {
+        /// The system it was asked on (`std::env::consts::OS`).
+        os: &'static str,
+    },
     /// No CDI spec can be written for this driver tree.
     #[error(transparent)]
     Cdi(#[from] cdi::generate::GenerateError),
@@ -70,6 +77,18 @@ pub enum ContainerError {
         /// ` --toolkit` when the toolkit was asked for, else empty.
         toolkit: &'static str,
     },
+}
+
+/// Refuses on a system other than Linux, before anything is read or written: every container
+/// command edits or reads Linux host files (`/etc/docker`, `/etc/cdi`, `/dev/nvidia*`).
+pub fn linux_only() -> Result<(), ContainerError> {
+    if cfg!(target_os = "linux") {
+        Ok(())
+    } else {
+        Err(ContainerError::LinuxOnly {
+            os: std::env::consts::OS,
+        })
+    }
 }
 
 /// What [`survey`] found: the host, its engines, and the choice for each.

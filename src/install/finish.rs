@@ -85,7 +85,7 @@ impl<'a> Finish<'a> {
         }
         self.parent_dir(path)?;
         let dst = self.staging.join(path);
-        std::os::unix::fs::symlink(target, &dst)
+        crate::world::fs::symlink(target, &dst)
             .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dst.display())))?;
         self.present.insert(path.to_owned());
         self.added.push(ReceiptFile {

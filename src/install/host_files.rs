@@ -57,6 +57,14 @@ pub enum EditError {
         /// The file paths that can still be read from it.
         named: Vec<String>,
     },
+    /// Host files (`/etc/docker/daemon.json`, `/etc/cdi`, …) are changed on Linux only.
+    #[error("{path}: cudaup changes host files for containers on Linux only, not on {os}", path = .path.display())]
+    LinuxOnly {
+        /// The file it was asked to change.
+        path: PathBuf,
+        /// The system it was asked on (`std::env::consts::OS`).
+        os: &'static str,
+    },
     /// I/O.
     #[error("{path}: {source}")]
     Io {
@@ -182,6 +190,12 @@ pub fn apply(
     bytes: Option<&[u8]>,
     what: &str,
 ) -> Result<bool, EditError> {
+    if !cfg!(target_os = "linux") {
+        return Err(EditError::LinuxOnly {
+            path: path.to_owned(),
+            os: std::env::consts::OS,
+        });
+    }
     let current = match fs_err::read(path) {
         Ok(b) => Some(b),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -203,10 +217,7 @@ pub fn apply(
                 ),
                 None => None,
             };
-            let mode = std::fs::metadata(path).ok().map(|m| {
-                use std::os::unix::fs::PermissionsExt;
-                m.permissions().mode() & 0o7777
-            });
+            let mode = mode_of(path);
             receipt.files.push(FileEdit {
                 path: path.to_path_buf(),
                 before,
@@ -237,6 +248,22 @@ pub fn apply(
 }
 
 /// Directories above `path` that do not exist, outermost first.
+/// The permission bits of `path` (none where the system has no Unix modes).
+fn mode_of(path: &Path) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path)
+            .ok()
+            .map(|m| m.permissions().mode() & 0o7777)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 fn missing_dirs(path: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = path
         .ancestors()
@@ -335,6 +362,7 @@ pub fn undo(home: &Path, dry_run: bool) -> Result<Vec<Undone>, EditError> {
             match &edit.before {
                 Some(text) if !is_before => {
                     write_atomically(&edit.path, text.as_bytes())?;
+                    #[cfg(unix)]
                     if let Some(mode) = edit.mode {
                         use std::os::unix::fs::PermissionsExt;
                         fs_err::set_permissions(&edit.path, std::fs::Permissions::from_mode(mode))
@@ -365,7 +393,8 @@ pub fn undo(home: &Path, dry_run: bool) -> Result<Vec<Undone>, EditError> {
     Ok(done)
 }
 
-#[cfg(test)]
+// Host files are edited on Linux only (`apply` refuses elsewhere, tested below).
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 
@@ -476,4 +505,26 @@ mod tests {
     }
 
     use std::os::unix::fs::PermissionsExt;
+}
+
+#[cfg(all(test, not(target_os = "linux")))]
+mod refused {
+    use super::*;
+
+    /// Issue 43: off Linux, an edit is refused with a typed error before anything is read or
+    /// written: neither the file nor a receipt appears.
+    #[test]
+    fn an_edit_off_linux_is_refused_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let file = dir.path().join("etc").join("daemon.json");
+        let err = apply(&home, &file, Some(b"{}"), "daemon.json").unwrap_err();
+        assert!(
+            matches!(&err, EditError::LinuxOnly { path, .. } if *path == file),
+            "{err}"
+        );
+        assert!(err.to_string().contains("on Linux only"), "{err}");
+        assert!(!file.exists() && !home.exists());
+        assert!(undo(&home, false).unwrap().is_empty());
+    }
 }

@@ -349,7 +349,9 @@ impl<'a> Merged<'a> {
             let dst = staging.join(path);
             match &node.kind {
                 Kind::Dir => {
+                    #[cfg_attr(not(unix), allow(unused_mut))]
                     let mut builder = std::fs::DirBuilder::new();
+                    #[cfg(unix)]
                     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o755);
                     builder.create(&dst).map_err(|e| at(&dst, e))?;
                 }
@@ -363,7 +365,7 @@ impl<'a> Merged<'a> {
                     });
                 }
                 Kind::Link { target } => {
-                    std::os::unix::fs::symlink(target, &dst).map_err(|e| at(&dst, e))?;
+                    crate::world::fs::symlink(target, &dst).map_err(|e| at(&dst, e))?;
                     out.push(ReceiptFile {
                         path: path.clone(),
                         size: None,
@@ -398,12 +400,17 @@ fn link_or_copy(
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(at(dst, e)),
         Err(e) => tracing::debug!("hard link {} failed ({e}); copying", src.display()),
     }
-    let executable = matches!(entry.kind, EntryKind::File { executable: true });
     let mut options = fs_err::OpenOptions::new();
     options.write(true).create_new(true);
+    // Windows has no execute bit: what runs is told by the name (`.exe`, `.dll`).
+    #[cfg(unix)]
     fs_err::os::unix::fs::OpenOptionsExt::mode(
         &mut options,
-        if executable { 0o755 } else { 0o644 },
+        if matches!(entry.kind, EntryKind::File { executable: true }) {
+            0o755
+        } else {
+            0o644
+        },
     );
     let mut out = options.open(dst)?;
     let mut input = fs_err::File::open(src)?;

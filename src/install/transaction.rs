@@ -277,10 +277,21 @@ pub fn remove_tree(path: &Path) -> std::io::Result<()> {
 }
 
 fn make_writable(path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
     if let Ok(meta) = path.symlink_metadata() {
         if meta.is_dir() {
-            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755));
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755));
+            }
+            // Windows has no directory write bit; a read-only attribute is what blocks there.
+            #[cfg(not(unix))]
+            {
+                let mut perms = meta.permissions();
+                #[allow(clippy::permissions_set_readonly_false)] // undoes cudaup's own
+                perms.set_readonly(false);
+                let _ = std::fs::set_permissions(path, perms);
+            }
             if let Ok(rd) = std::fs::read_dir(path) {
                 for e in rd.flatten() {
                     make_writable(&e.path());

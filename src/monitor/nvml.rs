@@ -45,6 +45,7 @@ pub struct NvmlSource<'n> {
 }
 
 /// The most Xid events read in one sample (a storm of them must not stall the view).
+#[cfg(target_os = "linux")]
 const MAX_XID_PER_SAMPLE: usize = 64;
 
 /// Opens NVML from `library` and hands the source to `watch`; NVML is shut down when it

@@ -458,6 +458,7 @@ fn write_keeping_links(
     write_atomically(target, bytes, original)
 }
 
+#[cfg(unix)]
 fn write_in_place(target: &Path, bytes: &[u8], old_len: u64) -> io::Result<()> {
     use std::io::{Read, Seek, SeekFrom};
     let mut f = fs_err::OpenOptions::new()

@@ -320,6 +320,7 @@ impl<'a> Tree<'a> {
 /// only if it is a real directory.
 pub(crate) fn make_dir(dest: &Path, rel: &Path) -> Result<(), UnpackError> {
     let path = dest.join(rel);
+    #[cfg_attr(not(unix), allow(unused_mut))]
     let mut builder = std::fs::DirBuilder::new();
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o755);

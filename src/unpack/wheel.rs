@@ -350,6 +350,9 @@ fn fill_hashes(
 /// Gives the files the central directory marks executable their execute bits (where the umask
 /// left read bits, as creating them 0o755 would have).
 fn make_executable(tree: &mut Tree<'_>, dest: &Path, paths: &[PathBuf]) -> Result<(), UnpackError> {
+    // Windows has no execute bit; the entry is still marked executable for the receipt.
+    #[cfg(not(unix))]
+    let _ = dest;
     for rel in paths {
         let Some(entry) = tree.entries_mut().get_mut(rel) else {
             continue;
@@ -357,10 +360,10 @@ fn make_executable(tree: &mut Tree<'_>, dest: &Path, paths: &[PathBuf]) -> Resul
         if !matches!(entry.kind, EntryKind::File { .. }) {
             continue;
         }
-        let path = dest.join(rel);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
+            let path = dest.join(rel);
             let mode = fs_err::metadata(&path)?.permissions().mode() & 0o777;
             fs_err::set_permissions(
                 &path,

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 mod lock;
 pub mod space;
+#[cfg(windows)]
+pub mod windows;
 pub use lock::{holder_of, is_lock_text, lock_file, HeldLock, LockError, Taken};
 
 /// How the temporary file beside the target is named.
@@ -104,20 +106,27 @@ fn open_nonblocking(path: &Path, no_follow: bool) -> io::Result<File> {
     Ok(File::from(fd))
 }
 
-#[cfg(not(unix))]
+/// Windows has no FIFO in the file namespace, so an open never waits; with `no_follow` the name
+/// is opened as itself (`FILE_FLAG_OPEN_REPARSE_POINT`) and a reparse point there is refused.
+#[cfg(windows)]
 fn open_nonblocking(path: &Path, no_follow: bool) -> io::Result<File> {
-    let meta = if no_follow {
-        fs_err::symlink_metadata(path)?
-    } else {
-        fs_err::metadata(path)?
-    };
-    if !meta.is_file() {
+    let at = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    if !no_follow {
+        return options.open(path).map_err(at);
+    }
+    let file = windows::no_follow(&mut options).open(path).map_err(at)?;
+    if windows::is_reparse_point(&file.metadata().map_err(at)?) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("{}: not a regular file", path.display()),
+            format!(
+                "{}: a link or a junction, not a regular file",
+                path.display()
+            ),
         ));
     }
-    Ok(fs_err::File::open(path)?.into_parts().0)
+    Ok(file)
 }
 
 /// The suffix every temporary file of [`write_atomic`] ends with (the litter rules know it).
@@ -244,6 +253,27 @@ pub fn copy_atomic(src: &Path, target: &Path) -> io::Result<()> {
     rename(&tmp, target).inspect_err(|_| {
         let _ = fs_err::remove_file(&tmp);
     })
+}
+
+/// Makes the symbolic link `link` pointing at `points_to` (an archive's or a tree's link).
+#[cfg(unix)]
+pub fn symlink(points_to: &Path, link: &Path) -> io::Result<()> {
+    std::os::unix::fs::symlink(points_to, link)
+}
+
+/// On Windows a symbolic link needs Developer Mode or an administrator, and whether it must be a
+/// file or a directory link depends on a target that may not exist yet; NVIDIA's Windows
+/// packages ship none. So a link is refused, naming it, rather than made half-right or skipped.
+#[cfg(windows)]
+pub fn symlink(points_to: &Path, link: &Path) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!(
+            "{} -> {}: cudaup does not make symbolic links on Windows (a package meant for Windows has none)",
+            link.display(),
+            points_to.display()
+        ),
+    ))
 }
 
 /// Points the symlink `link` at `points_to` in one rename (a temporary link beside it, then

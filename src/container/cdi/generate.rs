@@ -161,9 +161,8 @@ fn vetted(
         .symlink_metadata()
         .map_err(|e| format!("{}: {e}", resolved.display()))?;
     let kind_ok = if device {
-        use std::os::unix::fs::FileTypeExt;
         // A picture's stand-ins are empty regular files; a live one's are character devices.
-        meta.file_type().is_char_device() || meta.is_file()
+        is_char_device(&meta) || meta.is_file()
     } else {
         meta.is_file()
     };
@@ -179,6 +178,18 @@ fn vetted(
         ));
     }
     Ok(resolved)
+}
+
+#[cfg(unix)]
+fn is_char_device(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    meta.file_type().is_char_device()
+}
+
+/// No device nodes off Unix: only a picture's stand-ins (regular files) pass.
+#[cfg(not(unix))]
+fn is_char_device(_meta: &std::fs::Metadata) -> bool {
+    false
 }
 
 /// Parses `/proc/driver/nvidia/gpus/<pci>/information`: `GPU UUID:` and `Device Minor:`.

@@ -48,6 +48,7 @@ pub struct NodeNumbers {
 }
 
 /// The `(major, minor)` of the character device at `path` (glibc's split of `st_rdev`).
+#[cfg(unix)]
 pub fn device_numbers(path: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let m = std::fs::metadata(path).ok()?;
@@ -58,6 +59,12 @@ pub fn device_numbers(path: &Path) -> Option<(u64, u64)> {
     let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
     let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
     Some((major, minor))
+}
+
+/// No character devices off Unix: a spec's nodes are never found on the host.
+#[cfg(not(unix))]
+pub fn device_numbers(_path: &Path) -> Option<(u64, u64)> {
+    None
 }
 
 impl Found {
@@ -84,11 +91,14 @@ pub fn scan(root: &Root, dirs: &[PathBuf]) -> Vec<Found> {
 
 /// Reads one spec file.
 pub fn read_one(root: &Root, path: &Path) -> Found {
-    let host = root.host_path(path);
-    let mode = std::fs::metadata(&host).ok().map(|m| {
+    // No permission bits off Unix (read as readable by all, as `world_readable` says).
+    #[cfg(unix)]
+    let mode = std::fs::metadata(root.host_path(path)).ok().map(|m| {
         use std::os::unix::fs::PermissionsExt;
         m.permissions().mode() & 0o7777
     });
+    #[cfg(not(unix))]
+    let mode = None;
     let mut found = Found {
         path: path.to_path_buf(),
         kind: None,

@@ -8,11 +8,19 @@
 
 use std::fs::File;
 use std::io;
+#[cfg(unix)]
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+#[cfg(unix)]
 use rustix::fs::{Mode, OFlags};
+#[cfg(unix)]
 use rustix::io::Errno;
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows::{links, odd_kind, open, read_at, same_file, write_at};
 
 /// The most a lock file of cudaup holds (`pid ` and a pid); anything longer is not one.
 const MAX_LOCK_BYTES: u64 = 64;
@@ -146,7 +154,7 @@ pub fn lock_file(path: &Path, mut waiting: Option<impl FnOnce(&str)>) -> Result<
         // Under the lock, and the file is cudaup's (made now, or holding only a `pid N`).
         let pid = format!("pid {}", std::process::id());
         let _ = file.set_len(0);
-        let _ = file.write_at(pid.as_bytes(), 0);
+        let _ = write_at(&file, pid.as_bytes());
         return Ok(Taken::Held(HeldLock {
             file,
             path: path.to_owned(),
@@ -158,13 +166,24 @@ pub fn lock_file(path: &Path, mut waiting: Option<impl FnOnce(&str)>) -> Result<
 /// The holder a lock file names (`pid N`), read from the open descriptor: never blocks.
 pub fn holder_of(file: &File) -> String {
     let mut buf = [0u8; MAX_LOCK_BYTES as usize];
-    let n = file.read_at(&mut buf, 0).unwrap_or(0);
+    let n = read_at(file, &mut buf).unwrap_or(0);
     String::from_utf8_lossy(&buf[..n]).trim().to_owned()
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8]) -> io::Result<usize> {
+    file.read_at(buf, 0)
+}
+
+#[cfg(unix)]
+fn write_at(file: &File, bytes: &[u8]) -> io::Result<usize> {
+    file.write_at(bytes, 0)
 }
 
 /// Opens the lock file without following a link and without waiting on a FIFO; creates it when
 /// absent (`true`). An existing one must be a regular file with one name holding nothing but
 /// what cudaup writes there.
+#[cfg(unix)]
 fn open(path: &Path) -> Result<(File, bool), LockError> {
     let base = OFlags::RDWR | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
     loop {
@@ -183,6 +202,7 @@ fn open(path: &Path) -> Result<(File, bool), LockError> {
     }
 }
 
+#[cfg(unix)]
 fn refusal(e: Errno, path: &Path) -> LockError {
     let path = path.to_owned();
     match e {
@@ -216,22 +236,14 @@ fn checked(file: File, path: &Path) -> Result<File, LockError> {
         let kind = if meta.is_dir() {
             "a directory"
         } else {
-            use std::os::unix::fs::FileTypeExt;
-            let t = meta.file_type();
-            if t.is_fifo() {
-                "a FIFO"
-            } else if t.is_socket() {
-                "a socket"
-            } else {
-                "a device"
-            }
+            odd_kind(&meta)
         };
         return Err(LockError::NotAFile {
             path: path.to_owned(),
             kind,
         });
     }
-    if meta.nlink() > 1 {
+    if links(&file, &meta) > 1 {
         return Err(foreign(
             " (it has other names: a hard link to another file)",
         ));
@@ -256,6 +268,27 @@ pub fn is_lock_text(text: &str) -> bool {
     digits.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// What stands there, when it is neither a regular file nor a directory.
+#[cfg(unix)]
+fn odd_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a device"
+    }
+}
+
+/// How many names the open file has.
+#[cfg(unix)]
+fn links(_file: &File, meta: &std::fs::Metadata) -> u64 {
+    meta.nlink()
+}
+
+#[cfg(unix)]
 fn same_file(file: &File, path: &Path) -> bool {
     match (file.metadata(), path.symlink_metadata()) {
         (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
