@@ -20,8 +20,12 @@
 //! (`drop_damaged_cache`) and every prefix file against its receipt, and `doctor` hashes the
 //! executables and libraries. A crash leaves at worst no stamps (written atomically, last), and
 //! no stamps means every file is hashed once.
+//!
+//! On Windows no stamp is taken: `std` gives no file index without a handle, so two files can
+//! not be told apart by `stat`, and every cached file is hashed before each reuse.
 
 use std::collections::BTreeMap;
+#[cfg(unix)]
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -41,17 +45,33 @@ pub struct Stamp {
 }
 
 impl Stamp {
-    fn of(meta: &std::fs::Metadata) -> Stamp {
-        Stamp {
+    /// `None` where no inode can be read (Windows): the file is hashed instead.
+    #[cfg(unix)]
+    fn of(meta: &std::fs::Metadata) -> Option<Stamp> {
+        Some(Stamp {
             ino: meta.ino(),
             size: meta.size(),
             mtime_ns: mtime_ns(meta),
-        }
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn of(_meta: &std::fs::Metadata) -> Option<Stamp> {
+        None
     }
 }
 
+#[cfg(unix)]
 fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
     i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())
+}
+
+#[cfg(not(unix))]
+fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| i128::try_from(d.as_nanos()).unwrap_or(i128::MAX))
 }
 
 /// The filesystem's clock at `dir` now, as the mtime of a file created there (an unnamed one:
@@ -125,8 +145,8 @@ impl Stamps {
         for e in entries {
             if matches!(e.kind, EntryKind::File { .. }) {
                 let meta = fs_err::symlink_metadata(dir.join(&e.path))?;
-                if mtime_ns(&meta) < clock {
-                    out.files.insert(e.path.clone(), Stamp::of(&meta));
+                if let Some(stamp) = Stamp::of(&meta).filter(|_| mtime_ns(&meta) < clock) {
+                    out.files.insert(e.path.clone(), stamp);
                 }
             }
         }
@@ -164,20 +184,22 @@ impl Stamps {
                 EntryKind::File { .. } => {
                     if !meta.is_file() || meta.len() != e.size {
                         false
-                    } else if self.files.get(&e.path) == Some(&Stamp::of(&meta)) {
+                    } else if Stamp::of(&meta)
+                        .is_some_and(|now| self.files.get(&e.path) == Some(&now))
+                    {
                         true
                     } else {
                         rehashed += 1;
                         let clock = *clock_at_start.get_or_insert_with(|| clock(dir));
                         // Stat again after the clock was read: a write from here on moves the
                         // mtime past `clock`, or shows in the stat after the hash.
-                        let before = p.symlink_metadata().map(|m| Stamp::of(&m));
+                        let before = p.symlink_metadata().ok().and_then(|m| Stamp::of(&m));
                         let good = e.sha256.as_deref().is_some_and(|want| {
                             crate::fetch::sha256_file(&p).is_ok_and(|got| got == want)
                         });
-                        let after = p.symlink_metadata().map(|m| Stamp::of(&m));
+                        let after = p.symlink_metadata().ok().and_then(|m| Stamp::of(&m));
                         match (before, after, clock) {
-                            (Ok(b), Ok(a), Some(clock))
+                            (Some(b), Some(a), Some(clock))
                                 if good && a == b && b.size == e.size && b.mtime_ns < clock =>
                             {
                                 self.files.insert(e.path.clone(), b);

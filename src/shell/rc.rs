@@ -6,7 +6,7 @@
 //! `.bashrc` (code-anchors §6.4, "Non-atomic rc rewrites") and a dotfile symlinked into a dotfiles
 //! repository stays a symlink.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -460,7 +460,7 @@ fn write_keeping_links(
 
 #[cfg(unix)]
 fn write_in_place(target: &Path, bytes: &[u8], old_len: u64) -> io::Result<()> {
-    use std::io::{Read, Seek, SeekFrom};
+    use std::io::{Read, Seek, SeekFrom, Write};
     let mut f = fs_err::OpenOptions::new()
         .read(true)
         .write(true)
