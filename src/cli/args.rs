@@ -47,7 +47,8 @@ pub fn torch_source_parser() -> impl clap::builder::TypedValueParser<Value = Tor
 #[derive(Debug, Clone, Args)]
 pub struct IndexArgs {
     /// PyPI or a mirror of it (a URL, a PEP 503 directory or a flat folder of wheels), for
-    /// TensorFlow, the frameworks' dependencies, and PyTorch when the planned build is PyPI's
+    /// TensorFlow, the frameworks' dependencies, PyTorch when the planned build is PyPI's, and
+    /// NVIDIA's CUDA wheels when the toolkit comes as wheels without --index-url
     /// [default: https://pypi.org/simple]
     #[arg(long, value_name = "URL|DIR")]
     pub pypi_index: Option<String>,

@@ -261,8 +261,9 @@ pub fn local_bundle(s: &InstallSettings) -> Option<(PathBuf, BundleManifest)> {
         .find_map(|dir| super::python::bundle::read_dir(dir).map(|m| (dir.to_owned(), m)))
 }
 
-/// The toolkit's source; an offline bundle found at `index_url` or `mirror` says how its toolkit
-/// is stored when `--source` does not.
+/// The toolkit's source (wheels from `index_url`, else `mirror`, else `pypi_index`, else PyPI);
+/// an offline bundle found at `index_url` or `mirror` says how its toolkit is stored when
+/// `--source` does not.
 pub fn source_for(
     s: &InstallSettings,
     bundle: Option<&BundleManifest>,
@@ -282,15 +283,18 @@ pub fn source_for(
     Ok(match s.source.or(bundled).unwrap_or(SourceKind::Redist) {
         SourceKind::Redist => Source::Redist(given(s.mirror.as_ref(), redist::NVIDIA_BASE)?),
         SourceKind::Wheels => Source::Wheels(given(
-            s.index_url.as_ref().or(s.mirror.as_ref()),
+            s.index_url
+                .as_ref()
+                .or(s.mirror.as_ref())
+                .or(s.pypi_index.as_ref()),
             pypi::PYPI_SIMPLE,
         )?),
     })
 }
 
 /// `--source auto` when nothing chose the toolkit's source (no `--source`, mirror, index or
-/// bundle): NVIDIA's archives where NVIDIA answers, else its CUDA wheels from PyPI
-/// ([`super::source_choice::auto`]). `None` when something else chose.
+/// bundle): NVIDIA's archives where NVIDIA answers, else its CUDA wheels from PyPI or the
+/// `--pypi-index` given ([`super::source_choice::auto`]). `None` when something else chose.
 fn auto_source(
     s: &InstallSettings,
     bundle: Option<&(GivenLocation, BundleManifest)>,
@@ -301,7 +305,11 @@ fn auto_source(
         return Ok(None);
     }
     let nvidia = Location::parse(redist::NVIDIA_BASE)?;
-    let index = Location::parse(pypi::PYPI_SIMPLE)?;
+    // PyPI, or the PyPI mirror the user named: the site `reach` asked for these wheels.
+    let index = match &s.pypi_index {
+        Some(given) => given.location().clone(),
+        None => Location::parse(pypi::PYPI_SIMPLE)?,
+    };
     Ok(Some(super::source_choice::auto(
         net.probe(),
         &nvidia,

@@ -110,3 +110,150 @@ fn on_a_pypi_only_machine_the_wizards_defaults_install_and_verify_passes_in_both
         );
     }
 }
+
+/// NVIDIA's server silent and a PyPI mirror named (`--pypi-index`, the site the wizard's and
+/// `plan`'s Download sites ask for NVIDIA's wheels): `install --profile cuda-dev` takes the CUDA
+/// wheels from that mirror, never from pypi.org, and says so.
+#[test]
+fn with_nvidia_silent_the_toolkits_wheels_come_from_the_pypi_index_given() {
+    let wheels = tempfile::tempdir().unwrap();
+    let index = tempfile::tempdir().unwrap();
+    wheels::write_index(index.path(), &crate::toolkit::minimal_wheels(wheels.path()));
+    let mirror = index.path().display().to_string();
+    // Every request over the network goes to a proxy that is not there.
+    let ctx = TestContext::new().with_env("HTTPS_PROXY", &dead());
+    let prefix = ctx.dir().join("cuda");
+    let run = ctx.install(&[
+        "--profile",
+        "cuda-dev",
+        "--cuda",
+        "13.0.2",
+        "--components",
+        "minimal",
+        "--no-cudnn",
+        "--pypi-index",
+        &mirror,
+        "--prefix",
+        &prefix.display().to_string(),
+        "--yes",
+        "--no-modify-path",
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let text = format!("{}\n{}", run.stdout, run.stderr);
+    assert!(
+        text.contains(&format!(
+            "taking NVIDIA's CUDA 13.0.2 wheels from {mirror} instead"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("pypi.org"), "{text}");
+    let receipt: serde_json::Value =
+        serde_json::from_slice(&fs_err::read(prefix.join(".cudaup-receipt.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        receipt["source"].as_str().unwrap(),
+        format!("wheels {mirror}"),
+        "{receipt:#}"
+    );
+    assert!(prefix.join("bin/nvcc").is_file());
+}
+
+/// The wizard's `cuda-dev` with every other answer its default (`wizard --config` naming only
+/// the profile, `--yes`), in English and in Chinese, on the same machine: NVIDIA's server does
+/// not answer, so the toolkit comes as NVIDIA's CUDA wheels from PyPI — the real ones, fetched
+/// once from pypi.org into a cache under target/ and served from a local index in PyPI's layout —
+/// and the wizard's verify and `cudaup verify` pass: the toolkit's own nvcc, driving this
+/// machine's C++ compiler, compiles and links addKernel and a program calling every library;
+/// what needs a GPU is skipped, as verify does on any GPU-less machine.
+#[test]
+fn needs_network_on_a_pypi_only_machine_the_wizards_cuda_dev_installs_from_pypi_and_verify_passes_in_both_languages(
+) {
+    let test = "needs_network_on_a_pypi_only_machine_the_wizards_cuda_dev_installs_from_pypi_and_verify_passes_in_both_languages";
+    // The release the wizard's cuda-dev takes on this machine, and its cuDNN.
+    let plan = TestContext::new()
+        .cudaup(&["plan", "--profile", "cuda-dev", "--json"])
+        .json();
+    let cuda = plan["toolkit_components"]["cuda"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let cudnn = plan["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "cudnn")
+        .unwrap()["version"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let wheels = match crate::toolkit::real_wheels(&cuda, &cudnn) {
+        Ok(w) => w,
+        Err(why) => return skipped(test, &format!("PyPI is not reachable: {why}")),
+    };
+    let index = tempfile::tempdir().unwrap();
+    wheels::write_index_with(
+        &index.path().join("simple"),
+        &wheels,
+        Some(&index.path().join("packages")),
+    );
+    let pypi = index.path().join("simple").display().to_string();
+    // Nothing on the network answers: every request goes to a proxy that is not there, so
+    // NVIDIA's own server (the default, asked as a new user's machine would) cannot be reached;
+    // PyPI is the local copy.
+    let proxy = dead();
+
+    for (lang, taking, passed) in [
+        ("en", "taking NVIDIA's CUDA", " passed, "),
+        ("zh", "改用", "通过 "),
+    ] {
+        // One machine at a time: each install is gigabytes.
+        let ctx = TestContext::new()
+            .with_env("CUDAUP_PROBE_TIMEOUT", "5")
+            .with_env("CUDAUP_PYPI_INDEX", &pypi)
+            .with_env("HTTPS_PROXY", &proxy)
+            .with_env("SHELL", "/bin/bash");
+        let config = ctx.dir().join("cudaup.toml");
+        fs_err::write(&config, "version = 1\nprofile = \"cuda-dev\"\n").unwrap();
+        let config = config.display().to_string();
+        let wizard = ctx.cudaup(&["wizard", "--lang", lang, "--config", &config, "--yes"]);
+        let text = format!("{}\n{}", wizard.stdout, wizard.stderr);
+        assert_eq!(wizard.code, 0, "{lang}:\n{text}");
+        // NVIDIA's server was asked and the wheels taken from PyPI instead, as the plan said.
+        assert!(text.contains(taking), "{lang}:\n{text}");
+        assert!(text.contains(&format!("wheels {pypi}")), "{lang}:\n{text}");
+        assert!(text.contains(&format!("CUDA {cuda}")), "{lang}:\n{text}");
+        assert!(text.contains(passed), "{lang}:\n{text}");
+        if lang == "zh" {
+            assert!(
+                crate::zh::english_lines(&text).is_empty(),
+                "English in the zh run: {:?}",
+                crate::zh::english_lines(&text)
+            );
+        }
+
+        let prefix = ctx.cudaup_home().join(format!("toolkits/cuda-{cuda}"));
+        let run = ctx.cudaup(&["verify", "--json"]);
+        let doc = run.json();
+        assert_eq!(run.code, 0, "{lang}: {doc:#}");
+        let checks = doc["checks"].as_array().unwrap();
+        let status = |id: &str| {
+            checks
+                .iter()
+                .find(|c| c["id"] == id)
+                .unwrap_or_else(|| panic!("{lang}: no {id} in {doc:#}"))["status"]
+                .clone()
+        };
+        // No GPU: the driver check and every run are skipped; what compiles is compiled.
+        assert_eq!(status("driver"), "skip", "{doc:#}");
+        for id in ["nvcc", "addkernel", "libraries"] {
+            assert_eq!(status(id), "pass", "{lang}: {id}: {doc:#}");
+        }
+        assert!(
+            checks.iter().all(|c| c["status"] != "fail"),
+            "{lang}: {doc:#}"
+        );
+        let nvcc = prefix.join("bin/nvcc").display().to_string();
+        let addkernel = checks.iter().find(|c| c["id"] == "addkernel").unwrap();
+        assert!(addkernel.to_string().contains(&nvcc), "{addkernel:#}");
+    }
+}

@@ -318,7 +318,7 @@ fn a_missing_minimal_component_is_an_error() {
 
 /// Synthetic wheels with NVIDIA's names, versions and layout (`nvidia/cu13/…`), for the wheel
 /// route without a network: the `minimal` set of CUDA 13.0.2, as its metapackage pins it.
-fn minimal_wheels(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn minimal_wheels(dir: &Path) -> Vec<PathBuf> {
     let catalog = cudaup::catalog::Catalog::embedded();
     let pins = catalog
         .components
@@ -549,7 +549,7 @@ fn plan_shows_the_sets_and_their_sizes() {
 /// The wheels of CUDA `cuda`'s `standard` set (as its metapackage pins them) and cuDNN `cudnn`,
 /// in `cache/by-sha256/<sha256>/<file>`: reused when the bytes still hash right, else fetched
 /// from PyPI. `Err` when PyPI cannot be reached.
-fn real_wheels(cuda: &str, cudnn: &str) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn real_wheels(cuda: &str, cudnn: &str) -> Result<Vec<PathBuf>, String> {
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("nvidia-wheels");
     let catalog = cudaup::catalog::Catalog::embedded();
     let m = &catalog.components;

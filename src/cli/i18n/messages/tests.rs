@@ -138,3 +138,31 @@ fn a_value_never_cuts_a_parenthesised_aside() {
         "PyTorch 索引 http://h/whl：http://h/whl/cpu/torch/：连接被拒绝（那里没有服务在监听）"
     );
 }
+
+/// The three lines a Chinese run of the wizard's `cuda-dev` on a machine where only PyPI
+/// answers printed in English (the toolkit's source falling back to PyPI's wheels, the tool
+/// that has no wheel, verify's route gap).
+#[test]
+fn the_wheel_routes_fallback_and_gaps_are_said() {
+    assert_eq!(
+        translate_line(
+            Lang::Zh,
+            "NVIDIA's redistributables did not answer (https://n/redistrib_13.5.0.json: connection refused (nothing is listening there) (failed after 1 attempts in 0.0s)); taking NVIDIA's CUDA 13.5.0 wheels from https://pypi.org/simple instead (--source redist insists on the archives)"
+        ),
+        "NVIDIA 再分发包没有应答（https://n/redistrib_13.5.0.json：连接被拒绝（那里没有服务在监听）（尝试 1 次后失败，用时 0.0s））；改用 https://pypi.org/simple 上 NVIDIA 的 CUDA 13.5.0 wheels（--source redist 则只用再分发包）"
+    );
+    assert_eq!(
+        translate_line(
+            Lang::Zh,
+            "  left out: nvprune: NVIDIA publishes no wheel of it (use --source redist)"
+        ),
+        "  未包含：nvprune：NVIDIA 没有发布它的 wheel（请用 --source redist）"
+    );
+    assert_eq!(
+        translate_line(
+            Lang::Zh,
+            "- cu++filt           this route (PyPI wheels) has no cu++filt for CUDA 13.5: the cuxxfilt wheel has no bin/cu++filt binary; the redist route does (`cudaup install --source redist`)"
+        ),
+        "- cu++filt           这种安装途径（PyPI 的 wheels）没有 CUDA 13.5 的 cu++filt：cuxxfilt wheel 里没有 bin/cu++filt 可执行文件；再分发包途径有（`cudaup install --source redist`）"
+    );
+}
