@@ -159,7 +159,7 @@ part_j() {
   cp "$D"/uv/*.whl "$wheels/"
   ls "$wheels" | sed 's/^/  /'
   echo; echo "== install --profile jax (the plan for this H200 on driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader))"
-  step "$C" --home "$home" plan --profile jax --jax 0.11.2 --driver keep
+  step "$C" --home "$home" plan --profile jax --jax 0.11.2 --driver keep --pypi-index "$wheels"
   step "$C" --home "$home" install --profile jax --jax 0.11.2 --driver keep --pypi-index "$wheels" --venv "$venv" --no-modify-path --yes
   step "$C" --home "$home" verify --venv "$venv"
   step "$C" --home "$home" verify --venv "$venv" --json > "$P/verify-jax.json"

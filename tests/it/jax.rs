@@ -155,22 +155,33 @@ fn needs_network_jax_installs_from_pypi_and_repair_restores_its_plugin() {
     );
 }
 
-/// Builds a stand-in of the three CUDA 13 libraries JAX's plugin met twice on a GPU
-/// (`libnvJitLink.so.13` ← `libcublasLt.so.13` ← `libcublas.so.13`, each with its soname and a
-/// RUNPATH of `$ORIGIN`, as NVIDIA's wheels have) into `dir`; `false` without a C compiler.
+/// Builds stand-ins of the CUDA libraries JAX's plugin met twice on a GPU, each with its soname,
+/// the `DT_NEEDED` entries of the real ones and a RUNPATH of `$ORIGIN` (as NVIDIA's wheels have),
+/// into `dir`: `libnvJitLink.so.13` ← `libcublasLt.so.13` ← `libcublas.so.13`, and
+/// `libcusolver.so.12` ← `libcusparse.so.12` (which sorts after it). `false` without a C compiler.
 fn cuda_like_libraries(dir: &Path) -> bool {
     fs_err::create_dir_all(dir).unwrap();
-    let libs = [
-        ("libnvJitLink.so.13", "int jit(void) { return 1; }", None),
+    let libs: [(&str, &str, &[&str]); 5] = [
+        ("libnvJitLink.so.13", "int jit(void) { return 1; }", &[]),
         (
             "libcublasLt.so.13",
             "int jit(void); int lt(void) { return jit() + 1; }",
-            Some("libnvJitLink.so.13"),
+            &["libnvJitLink.so.13"],
         ),
         (
             "libcublas.so.13",
             "int lt(void); int blas(void) { return lt() + 1; }",
-            Some("libcublasLt.so.13"),
+            &["libcublasLt.so.13"],
+        ),
+        (
+            "libcusparse.so.12",
+            "int jit(void); int sparse(void) { return jit() + 2; }",
+            &["libnvJitLink.so.13"],
+        ),
+        (
+            "libcusolver.so.12",
+            "int sparse(void); int lt(void); int solve(void) { return sparse() + lt(); }",
+            &["libcusparse.so.12", "libcublasLt.so.13"],
         ),
     ];
     libs.iter().all(|(name, code, needs)| {
@@ -181,26 +192,28 @@ fn cuda_like_libraries(dir: &Path) -> bool {
             .arg(dir.join(name))
             .arg(&source)
             .arg(format!("-Wl,-soname,{name}"))
-            .arg("-Wl,--enable-new-dtags,-rpath,$ORIGIN");
-        if let Some(n) = needs {
-            cc.arg(format!("-L{}", dir.display()))
-                .arg(format!("-l:{n}"));
+            .arg("-Wl,--enable-new-dtags,-rpath,$ORIGIN")
+            .arg(format!("-L{}", dir.display()));
+        for n in *needs {
+            cc.arg(format!("-l:{n}"));
         }
         cc.status().is_ok_and(|s| s.success())
     })
 }
 
-/// Where each of the three stand-in libraries was mapped in a Python process that made the venv's
-/// site-packages a site directory (its `.pth` lines run, as at a venv's start) and then loaded the
-/// wheel's `libcublas.so.13` by path, as JAX's plugin does, with `lib64` on `LD_LIBRARY_PATH`.
+/// Where each stand-in library was mapped in a Python process that made the venv's site-packages
+/// a site directory (its `.pth` lines run, as at a venv's start) and then, with `load`, loaded the
+/// wheel's `libcublas.so.13` and `libcusolver.so.12` by path, as JAX's plugin does; with `lib64`
+/// on `LD_LIBRARY_PATH`.
 fn mapped_from(site: &Path, lib64: &Path, load: bool) -> String {
-    let wheel_blas = site.join("nvidia/cu13/lib/libcublas.so.13");
+    let lib = site.join("nvidia/cu13/lib");
     let load = if load { "ctypes.CDLL" } else { "str" };
     let script = format!(
-        "import site, ctypes\nsite.addsitedir({site:?})\n{load}({wheel_blas:?})\n\
-         print('\\n'.join(sorted({{l.split()[-1] for l in open('/proc/self/maps') if '.so.13' in l}})))",
+        "import site, ctypes\nsite.addsitedir({site:?})\n{load}({blas:?})\n{load}({solver:?})\n\
+         print('\\n'.join(sorted({{l.split()[-1] for l in open('/proc/self/maps') if '/libnv' in l or '/libcu' in l}})))",
         site = site.display().to_string(),
-        wheel_blas = wheel_blas.display().to_string(),
+        blas = lib.join("libcublas.so.13").display().to_string(),
+        solver = lib.join("libcusolver.so.12").display().to_string(),
     );
     let out = std::process::Command::new("python3")
         .args(["-c", &script])
@@ -244,7 +257,13 @@ fn needs_cc_a_jax_venv_keeps_its_wheels_libraries_with_a_toolkit_on_ld_library_p
 
     cudaup::install::python::preload::write(&venv).unwrap();
     let after = mapped_from(&site, &lib64, true);
-    for name in ["libnvJitLink.so.13", "libcublasLt.so.13", "libcublas.so.13"] {
+    for name in [
+        "libnvJitLink.so.13",
+        "libcublasLt.so.13",
+        "libcublas.so.13",
+        "libcusparse.so.12",
+        "libcusolver.so.12",
+    ] {
         assert!(
             after.contains(&wheel_lib.join(name).display().to_string()),
             "{name} not from the wheel:\n{after}"

@@ -9,7 +9,9 @@
 //! JAX's own advice is to leave `LD_LIBRARY_PATH` unset; a user with a toolkit active cannot.
 //!
 //! So the venv gets a `.pth` line that, at interpreter start, loads by path every wheel library
-//! whose file name a directory on `LD_LIBRARY_PATH` also holds, the ones others need first.
+//! whose file name a directory on `LD_LIBRARY_PATH` also holds, each after the wheel libraries
+//! its `DT_NEEDED` entries name (read from the ELF file: a fixed order missed `libcusolver`
+//! needing `libcusparse` on the next GPU run).
 //! glibc keeps one library per soname: later lookups by name (a `DT_NEEDED` of the wheels'
 //! `libcublas`, the plugin's own) find the wheel's copy already loaded. With no such directory it
 //! does nothing. The files live inside the venv cudaup made, so `uninstall` removes them with it.
@@ -31,9 +33,49 @@ const PTH_TEXT: &str = "import _cudaup_cuda_wheels\n";
 /// Python print a traceback at every start).
 const MODULE_TEXT: &str = r#"# Written by cudaup into the venv it made; removed with the venv.
 # Loads, by path, each CUDA library of this venv's NVIDIA wheels whose file name a directory on
-# LD_LIBRARY_PATH also holds, before anything asks for it by name: glibc keeps one library per
-# soname, so JAX then runs on the wheels' copies and not on a toolkit's beside them.
-# Nothing happens when LD_LIBRARY_PATH holds none of them.
+# LD_LIBRARY_PATH also holds, before anything asks for it by name, each after the wheel libraries
+# it needs: glibc keeps one library per soname, so JAX then runs on the wheels' copies and not
+# on a toolkit's beside them. Nothing happens when LD_LIBRARY_PATH holds none of them.
+def _needed(path):
+    # The DT_NEEDED names of a 64-bit little-endian ELF file; [] when it cannot be read.
+    import struct
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+            return []
+        phoff, = struct.unpack_from("<Q", head, 32)
+        phentsize, phnum = struct.unpack_from("<HH", head, 54)
+        f.seek(phoff)
+        ph = f.read(phentsize * phnum)
+        loads, dynamic = [], None
+        for i in range(phnum):
+            kind, _, offset, vaddr, _, size = struct.unpack_from("<IIQQQQ", ph, i * phentsize)
+            if kind == 1:
+                loads.append((vaddr, offset, size))
+            elif kind == 2:
+                dynamic = (offset, size)
+        if dynamic is None:
+            return []
+        f.seek(dynamic[0])
+        raw = f.read(dynamic[1])
+        needed, strtab = [], None
+        for i in range(0, len(raw) - 15, 16):
+            tag, value = struct.unpack_from("<qQ", raw, i)
+            if tag == 0:
+                break
+            if tag == 1:
+                needed.append(value)
+            elif tag == 5:
+                strtab = value
+        at = next((o + strtab - v for v, o, n in loads if strtab is not None and v <= strtab < v + n), None)
+        if at is None:
+            return []
+        names = []
+        for n in needed:
+            f.seek(at + n)
+            names.append(f.read(256).split(b"\0", 1)[0].decode())
+        return names
+
 def _preload():
     import os
     dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
@@ -42,19 +84,26 @@ def _preload():
     import ctypes
     import glob
     here = os.path.dirname(os.path.abspath(__file__))
-    libs = sorted(glob.glob(os.path.join(here, "nvidia", "*", "lib", "lib*.so.*")))
-    shadowed = [p for p in libs if any(os.path.exists(os.path.join(d, os.path.basename(p))) for d in dirs)]
-    # What the others need goes first, so a library loaded by path finds its dependencies
-    # already resident instead of looking them up on LD_LIBRARY_PATH.
-    first = ("libnvJitLink.", "libnvrtc.", "libcudart.", "libcublasLt.")
-    def rank(p):
-        name = os.path.basename(p)
-        return next((i for i, f in enumerate(first) if name.startswith(f)), len(first))
-    for p in sorted(shadowed, key=rank):
+    wheel = {os.path.basename(p): p for p in glob.glob(os.path.join(here, "nvidia", "*", "lib", "lib*.so*"))}
+    shadowed = sorted(n for n in wheel if any(os.path.exists(os.path.join(d, n)) for d in dirs))
+    done = set()
+    def load(name):
+        if name in done:
+            return
+        done.add(name)
         try:
-            ctypes.CDLL(p, mode=ctypes.RTLD_GLOBAL)
+            needs = _needed(wheel[name])
+        except Exception:
+            needs = []
+        for dep in needs:
+            if dep in wheel:
+                load(dep)
+        try:
+            ctypes.CDLL(wheel[name], mode=ctypes.RTLD_GLOBAL)
         except OSError:
             pass
+    for name in shadowed:
+        load(name)
 
 try:
     _preload()

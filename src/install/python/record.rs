@@ -44,6 +44,16 @@ pub fn problems(venv: &Path, names: &[String]) -> Vec<String> {
             if rel.is_absolute() || rel.components().any(|c| c == Component::ParentDir) {
                 continue;
             }
+            // The installer's own bookkeeping (INSTALLER, REQUESTED, direct_url.json) is
+            // rewritten by whichever installer ran last, and imports nothing: on a GPU, uv's
+            // INSTALLER differed from the size a wheel's RECORD gave, and repair never converged.
+            if rel
+                .components()
+                .next()
+                .is_some_and(|c| c.as_os_str().to_string_lossy().ends_with(".dist-info"))
+            {
+                continue;
+            }
             match site.join(rel).symlink_metadata() {
                 Err(_) => missing.push(path.to_owned()),
                 Ok(m) if m.is_file() && m.len() != size => resized.push(path.to_owned()),
@@ -101,12 +111,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_removed_or_truncated_library_is_named_and_scripts_outside_are_not_looked_at() {
+    fn a_removed_or_truncated_library_is_named_and_scripts_outside_and_installer_files_are_not_looked_at(
+    ) {
         let venv = tempfile::tempdir().unwrap();
         let site = venv.path().join("lib/python3.12/site-packages");
         let info = site.join("torch-2.14.1+cu130.dist-info");
         fs_err::create_dir_all(site.join("torch/lib")).unwrap();
         fs_err::create_dir_all(&info).unwrap();
+        // Rewritten by the last installer (uv writes `uv`): never a problem, whatever RECORD says.
+        fs_err::write(info.join("INSTALLER"), "uv").unwrap();
         fs_err::write(site.join("torch/__init__.py"), "x = 1\n").unwrap();
         fs_err::write(site.join("torch/lib/libtorch_cuda.so"), vec![0u8; 10]).unwrap();
         fs_err::write(site.join("torch/lib/libc10.so"), vec![0u8; 10]).unwrap();
@@ -116,6 +129,7 @@ mod tests {
              torch/lib/libtorch_cuda.so,sha256=def,10\n\
              torch/lib/libc10.so,sha256=ghi,10\n\
              ../../../bin/torchrun,sha256=jkl,99\n\
+             torch-2.14.1+cu130.dist-info/INSTALLER,sha256=mno,4\n\
              torch-2.14.1+cu130.dist-info/RECORD,,\n",
         )
         .unwrap();
