@@ -397,6 +397,7 @@ fn the_report_has_its_shape_and_the_accumulation_for_a_wanted_batch() {
     assert_eq!(r.ddp.status, "failed");
 }
 
+#[cfg(unix)] // stand-in Python of a Unix venv (bin/python, a shell script)
 #[test]
 fn run_goes_through_the_runner_and_leaves_a_report_a_plot_and_no_scratch() {
     let venv = tempfile::tempdir().unwrap();
@@ -472,6 +473,7 @@ fn run_goes_through_the_runner_and_leaves_a_report_a_plot_and_no_scratch() {
     assert_eq!(runner.0.calls.lock().unwrap().len(), 3);
 }
 
+#[cfg(unix)] // stand-in Python of a Unix venv (bin/python, a shell script)
 #[test]
 fn a_script_that_dies_is_reported_with_its_last_lines() {
     let venv = tempfile::tempdir().unwrap();
@@ -505,6 +507,7 @@ fn a_script_that_dies_is_reported_with_its_last_lines() {
     assert!(e.to_string().contains("libcudnn.so.9"), "{e}");
 }
 
+#[cfg(unix)] // stand-in Python of a Unix venv (bin/python, a shell script)
 #[test]
 #[allow(clippy::print_stderr)]
 fn the_embedded_scripts_compile() {

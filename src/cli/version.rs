@@ -77,6 +77,7 @@ mod tests {
     use crate::install::self_copy::Copy;
     use std::path::PathBuf;
 
+    #[cfg(unix)] // Unix paths and a binary named `cudaup`
     #[test]
     fn each_case_says_where_and_which() {
         let home = Path::new("/h/.local/share/cudaup");

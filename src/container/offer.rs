@@ -82,5 +82,6 @@ pub fn offer(survey: &Survey, opts: &Options<'_>) -> Offer {
     }
 }
 
-#[cfg(test)]
+// Uses the Linux driver picture of `cdi::generate::tests` (containers are Linux-only).
+#[cfg(all(test, unix))]
 mod tests;

@@ -207,6 +207,7 @@ impl fmt::Display for Location {
 mod tests {
     use super::*;
 
+    #[cfg(unix)] // Unix file URLs (file:///srv/...); Windows ones carry a drive letter
     #[test]
     fn parses_and_joins() {
         let l = Location::parse("https://developer.download.nvidia.com").unwrap();
@@ -230,6 +231,7 @@ mod tests {
         assert!(Location::parse("ftp://host/x").is_err());
     }
 
+    #[cfg(unix)] // Unix file URLs (file:///srv/...); Windows ones carry a drive letter
     #[test]
     fn a_given_location_keeps_the_users_spelling() {
         for text in [

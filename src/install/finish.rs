@@ -288,6 +288,7 @@ mod tests {
         fs_err::write(f, text).unwrap();
     }
 
+    #[cfg(unix)] // its compat links are Unix symlinks, not made on Windows yet
     #[test]
     fn a_wheel_prefix_gets_links_stubs_and_version_json() {
         let d = tempfile::tempdir().unwrap();
@@ -379,6 +380,7 @@ mod tests {
             .all(|f| f.sha256.is_some()));
     }
 
+    #[cfg(unix)] // an archive's Unix symlinks
     #[test]
     fn what_the_route_shipped_is_kept() {
         let d = tempfile::tempdir().unwrap();
@@ -416,6 +418,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)] // an archive's Unix symlink
     #[test]
     fn nothing_is_written_through_an_archives_symlink() {
         let outside = tempfile::tempdir().unwrap();

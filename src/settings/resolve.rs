@@ -470,6 +470,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)] // a temp path written into a TOML basic string, where a Windows path's backslashes are escapes
     #[test]
     fn flags_win_over_the_environment_which_wins_over_the_file() {
         let dir = tempfile::tempdir().unwrap();

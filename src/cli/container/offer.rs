@@ -123,5 +123,6 @@ pub(crate) fn step(
     }
 }
 
-#[cfg(test)]
+// Uses the Linux driver picture of `cdi::generate::tests` (containers are Linux-only).
+#[cfg(all(test, unix))]
 mod tests;

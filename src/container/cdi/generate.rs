@@ -547,7 +547,8 @@ fn generate_wsl(root: &Root) -> Generated {
     }
 }
 
-#[cfg(test)]
+// A picture of a Linux driver tree, with its Unix symlinks (containers are Linux-only).
+#[cfg(all(test, unix))]
 pub(crate) mod tests {
     use super::*;
 

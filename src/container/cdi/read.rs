@@ -202,7 +202,8 @@ pub fn libcuda_version(path: &Path) -> Option<String> {
     (v.contains('.') && v.chars().all(|c| c.is_ascii_digit() || c == '.')).then(|| v.to_owned())
 }
 
-#[cfg(test)]
+// Linux device numbers (`/dev/null`) and the Linux driver picture (containers are Linux-only).
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

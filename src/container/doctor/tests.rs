@@ -341,6 +341,7 @@ fn drifted_device_numbers_make_a_spec_stale() {
 
 /// Issue 39, finding 8: enroot (and pyxis on Slurm) need nvidia-container-cli whatever CDI does;
 /// found from its hook and Slurm's plugstack in a picture.
+#[cfg(unix)] // an executable bit: Windows has none
 #[test]
 fn enroot_and_pyxis_need_nvidia_container_cli() {
     let dir = tempfile::tempdir().unwrap();

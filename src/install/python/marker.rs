@@ -69,7 +69,8 @@ pub fn still_created(previous: Option<&super::VenvReceipt>, dir: &Path) -> bool 
     previous.is_some_and(|p| p.created && p.venv == dir) && agrees(dir).is_ok()
 }
 
-#[cfg(test)]
+// Its one test plants a Unix symlink to the venv.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

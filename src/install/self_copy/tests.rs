@@ -47,6 +47,7 @@ fn sha(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+#[cfg(unix)] // inode numbers: std has no file index on Windows
 #[test]
 fn a_first_copy_lands_executable_with_a_receipt_and_a_second_run_changes_nothing() {
     let w = World::new();
@@ -162,6 +163,7 @@ fn a_symlink_or_a_directory_there_is_the_users() {
     assert!(err.to_string().contains("not a regular file"), "{err}");
 }
 
+#[cfg(unix)] // lists the copy as `cudaup`; on Windows it is `cudaup.exe`
 #[test]
 fn every_state_a_crash_leaves_converges() {
     let w = World::new();

@@ -35,6 +35,7 @@ fn edit_in_place(p: &Path) {
     f.write_all(b"#define A 2\n").unwrap();
 }
 
+#[cfg(unix)] // stat-only verdicts: Windows takes no stamps, every file is hashed
 #[test]
 fn a_stamped_tree_verifies_by_stat_alone() {
     let (dir, entries) = old_tree();
@@ -48,6 +49,7 @@ fn a_stamped_tree_verifies_by_stat_alone() {
 
 /// The prefix deleted with `rm -rf` and another one linked: neither moves a stamp, so a
 /// re-install into a fresh prefix hashes nothing.
+#[cfg(unix)] // stat-only verdicts: Windows takes no stamps, every file is hashed
 #[test]
 fn links_and_unlinks_cost_no_hash() {
     let (dir, entries) = old_tree();
@@ -138,6 +140,7 @@ fn a_replaced_file_is_hashed_whatever_its_mtime() {
 /// What stat cannot see: the bytes changed, the size kept and the mtime put back on purpose.
 /// The stamps say intact; `repair`'s full hash (`drop_damaged_cache`, and the receipt check of
 /// every prefix file) is what catches it (tests/it/hostile_small.rs).
+#[cfg(unix)] // stat-only verdicts: Windows takes no stamps, every file is hashed
 #[test]
 fn a_forged_mtime_is_left_to_the_full_hash() {
     let (dir, entries) = old_tree();
@@ -187,4 +190,32 @@ fn unreadable_or_older_stamps_mean_one_hash_of_each_file() {
     }
     good.write(dir.path()).unwrap();
     assert_eq!(Stamps::read(dir.path()), good);
+}
+
+/// Issue 43: on Windows no stamp is taken, so every reuse hashes every file, and an edit that
+/// puts the size and mtime back (which stat alone misses on Linux) is caught there.
+#[cfg(not(unix))]
+#[test]
+fn windows_takes_no_stamps_and_hashes_every_file() {
+    let (dir, entries) = old_tree();
+    let mut stamps = Stamps::fresh(dir.path(), &entries).unwrap();
+    assert!(stamps.is_empty());
+    assert_eq!(
+        stamps.verify(dir.path(), &entries),
+        Verdict::Intact { rehashed: 1 }
+    );
+    assert!(stamps.is_empty(), "nothing stamped after a hash either");
+    let p = dir.path().join("a.h");
+    let before = fs_err::metadata(&p).unwrap().modified().unwrap();
+    edit_in_place(&p);
+    fs_err::File::options()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_modified(before)
+        .unwrap();
+    assert_eq!(
+        stamps.verify(dir.path(), &entries),
+        Verdict::Damaged("a.h".into())
+    );
 }

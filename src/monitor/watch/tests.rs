@@ -77,6 +77,7 @@ fn display() -> Counter {
     }
 }
 
+#[cfg(unix)] // runs sh and Unix signals
 #[test]
 fn the_commands_exit_code_and_signal_pass_through() {
     let dir = tempfile::tempdir().unwrap();
@@ -107,6 +108,7 @@ fn the_commands_exit_code_and_signal_pass_through() {
     assert_eq!(run.exit_code, Some(128 + 15));
 }
 
+#[cfg(unix)] // runs sh and Unix signals
 #[test]
 fn the_commands_own_process_on_the_gpu_is_marked_watched() {
     let dir = tempfile::tempdir().unwrap();
@@ -175,6 +177,7 @@ fn without_a_command_the_duration_or_ctrl_c_ends_it() {
     assert_eq!((run.samples.len(), run.cancelled), (1, true));
 }
 
+#[cfg(unix)] // runs sh and Unix signals
 #[test]
 fn a_broken_display_stops_the_watch_and_the_command_with_it() {
     let dir = tempfile::tempdir().unwrap();

@@ -315,6 +315,7 @@ fn powershell_script_text() {
     }
 }
 
+#[cfg(unix)] // POSIX shell lines over /-separated paths
 #[test]
 fn source_lines_quote_the_path() {
     let home = Path::new("/home/u/my $dir");

@@ -33,6 +33,7 @@ fn a_removed_lock_file_is_taken_afresh() {
     assert!(take(&path).unwrap().held().unwrap().created());
 }
 
+#[cfg(unix)] // a Unix symlink (Windows needs privilege for one)
 #[test]
 fn a_link_at_the_name_is_refused_and_its_target_untouched() {
     let dir = tempfile::tempdir().unwrap();
@@ -51,6 +52,7 @@ fn a_link_at_the_name_is_refused_and_its_target_untouched() {
     assert!(!dir.path().join("made-by-a-link").exists());
 }
 
+#[cfg(unix)] // a FIFO: Windows has none in the file namespace
 #[test]
 fn a_fifo_at_the_name_is_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
