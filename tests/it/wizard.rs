@@ -63,10 +63,16 @@ impl Pty {
     fn expect(&mut self, text: &str) {
         match self.session.expect(text) {
             Ok(found) => self.seen.extend_from_slice(found.as_bytes()),
-            Err(e) => panic!(
-                "waiting for {text:?}: {e}\n--- the wizard printed ---\n{}",
-                self.text()
-            ),
+            Err(e) => {
+                // What it printed after the last match too (all of it, when it has exited).
+                if let Ok(rest) = self.session.expect(Eof) {
+                    self.seen.extend_from_slice(rest.as_bytes());
+                }
+                panic!(
+                    "waiting for {text:?}: {e}\n--- the wizard printed ---\n{}",
+                    self.text()
+                )
+            }
         }
     }
 
@@ -445,14 +451,70 @@ fn escape_at_a_text_prompt_cancels() {
 /// verify passes (exit 0). PyTorch's index and NVIDIA's server are dead https ports.
 #[test]
 fn every_default_in_a_terminal_installs_from_pypi_and_verify_passes() {
+    every_default_in_a_terminal(
+        &[],
+        &Said {
+            suggestion: "No NVIDIA GPU is here, so `cpu` is the suggestion",
+            cpu_row: "cpu         PyTorch without a GPU",
+            from: "from",
+            go_ahead: "Go ahead?",
+            installed: "installed torch 2.15.0",
+            verifying: "Checking that it works (cudaup verify)",
+            tally: "1 passed, 6 skipped",
+            done: "Done. Next steps:",
+        },
+    );
+}
+
+/// The same in Chinese (`--lang zh`, over an English `LANG`): every line the wizard printed in
+/// the terminal is Chinese, and the install and its verify are the same.
+#[test]
+fn every_default_in_a_terminal_in_chinese_installs_from_pypi_and_verify_passes() {
+    let text = every_default_in_a_terminal(
+        &["--lang", "zh"],
+        &Said {
+            suggestion: "没有检测到 NVIDIA 显卡，推荐 `cpu`",
+            cpu_row: "cpu         不用显卡的 PyTorch",
+            from: "来自",
+            go_ahead: "开始安装吗？",
+            installed: "已安装 torch 2.15.0",
+            verifying: "正在检查能否正常工作（cudaup verify）",
+            tally: "通过 1 项，跳过 6 项",
+            done: "完成。接下来：",
+        },
+    );
+    assert!(
+        crate::zh::english_lines(&text).is_empty(),
+        "English in the zh run: {:?}\n{text}",
+        crate::zh::english_lines(&text)
+    );
+}
+
+/// What [`every_default_in_a_terminal`] waits for, in the run's language.
+struct Said {
+    suggestion: &'static str,
+    cpu_row: &'static str,
+    from: &'static str,
+    go_ahead: &'static str,
+    installed: &'static str,
+    verifying: &'static str,
+    tally: &'static str,
+    done: &'static str,
+}
+
+/// `cudaup wizard ARGS` in a pty on the PyPI-only machine, Enter at every question: exit 0, the
+/// `cpu` venv made. Returns what the terminal showed.
+fn every_default_in_a_terminal(args: &[&str], said: &Said) -> String {
     let index = crate::pypi_only::pypi_with_torch_that_imports();
     let pypi = index.path().join("simple").display().to_string();
     let down = crate::dead_ends::dead().replace("http://", "https://");
     let torch = format!("{down}/whl");
     let home = tempfile::tempdir().unwrap();
+    let mut argv = vec!["wizard"];
+    argv.extend_from_slice(args);
     let mut w = Pty::spawn(
         home.path(),
-        &["wizard"],
+        &argv,
         &[
             ("LANG", "en_US.UTF-8"),
             ("CUDAUP_NO_UV", "1"),
@@ -461,21 +523,22 @@ fn every_default_in_a_terminal_installs_from_pypi_and_verify_passes() {
             ("CUDAUP_MIRROR", &down),
         ],
     );
-    w.expect("No NVIDIA GPU is here, so `cpu` is the suggestion");
-    w.answer("cpu         PyTorch without a GPU", ENTER);
-    w.expect(&format!("from {pypi}"));
-    w.answer("Go ahead?", ENTER);
+    w.expect(said.suggestion);
+    w.answer(said.cpu_row, ENTER);
+    w.expect(&format!("{} {pypi}", said.from));
+    w.answer(said.go_ahead, ENTER);
     // pip creates the venv and installs: seconds, more on a loaded machine.
     w.session.set_expect_timeout(Some(Duration::from_secs(120)));
-    w.expect("installed torch 2.15.0");
-    w.expect("Checking that it works (cudaup verify)");
-    w.expect("1 passed, 6 skipped");
-    w.expect("Done. Next steps:");
+    w.expect(said.installed);
+    w.expect(said.verifying);
+    w.expect(said.tally);
+    w.expect(said.done);
     let code = w.finish();
     assert_eq!(code, 0, "{}", w.text());
     assert!(cudaup_home(home.path())
         .join("venvs/cpu/bin/python")
         .exists());
+    w.text()
 }
 
 /// Escape cancels a list too (docs/wizard.md: at any prompt): at the profile question and at

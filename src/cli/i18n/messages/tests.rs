@@ -166,3 +166,34 @@ fn the_wheel_routes_fallback_and_gaps_are_said() {
         "- cu++filt           这种安装途径（PyPI 的 wheels）没有 CUDA 13.5 的 cu++filt：cuxxfilt wheel 里没有 bin/cu++filt 可执行文件；再分发包途径有（`cudaup install --source redist`）"
     );
 }
+
+/// The framework step's report and the route it did not take, as a Chinese run of the wizard's
+/// `cpu` in a terminal printed them in English.
+#[test]
+fn the_framework_steps_report_is_said() {
+    for (en, zh) in [
+        (
+            "installed torch 2.15.0 (cpu) in /h/venvs/cpu",
+            "已安装 torch 2.15.0 (cpu) 到 /h/venvs/cpu",
+        ),
+        ("  log: /h/logs/install-1.log", "  日志：/h/logs/install-1.log"),
+        (
+            "  use it:  . \"/h/venvs/cpu/bin/activate\"",
+            "  使用方法：  . \"/h/venvs/cpu/bin/activate\"",
+        ),
+        (
+            "installer: pip (CUDAUP_NO_UV=1)",
+            "安装工具：pip（CUDAUP_NO_UV=1）",
+        ),
+        (
+            "installer: uv 0.9.5 (cudaup's copy in /h/tools)",
+            "安装工具：uv 0.9.5（cudaup 自己的副本，位于 /h/tools）",
+        ),
+        (
+            "  not PyTorch's index https://h:1/whl: https://h:1/whl/cpu/torch/: connection refused (nothing is listening there)",
+            "  没有使用 PyTorch 索引 https://h:1/whl：https://h:1/whl/cpu/torch/：连接被拒绝（那里没有服务在监听）",
+        ),
+    ] {
+        assert_eq!(translate_line(Lang::Zh, en), zh);
+    }
+}
