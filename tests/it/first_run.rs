@@ -441,6 +441,124 @@ fn ctrl_c_during_downloads_says_cancelled_once_with_the_resume_hint() {
     assert!(home.path().join("toolkits/cuda-13.0.2/bin/nvcc").is_file());
 }
 
+/// Issue 37's Proof 3 in a terminal: Ctrl-C typed at five points of a framework install
+/// (cudaup asking PyPI for torch's page; pip asking for it; pip downloading torch, torchvision,
+/// torchaudio), each moment held open by a loopback PyPI that trickles that one response. The
+/// key goes through a pseudo-terminal, whose line discipline sends SIGINT to the foreground
+/// process group — cudaup and the pip it runs — as a user's terminal does. Each time: exit 130,
+/// one line saying what is left and that the same command resumes, no venv left behind; then the
+/// same command, typed again in a terminal at full speed, completes.
+#[test]
+fn ctrl_c_typed_in_a_terminal_at_five_points_of_a_framework_install_is_130_and_the_same_command_completes(
+) {
+    use crate::common::pty::Pty;
+    use crate::common::server::{Fault, Server};
+    use crate::common::TestContext;
+    use expectrl::Expect;
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    let index = crate::pypi_only::pypi_with_torch_that_imports();
+    let mut wheel_paths = Vec::new();
+    for project in ["torch", "torchvision", "torchaudio"] {
+        let dir = index.path().join("simple").join(project);
+        let wheel = fs_err::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .find(|n| n.ends_with(".whl"))
+            .unwrap_or_else(|| panic!("a wheel in {}", dir.display()));
+        wheel_paths.push(format!("/simple/{project}/{wheel}"));
+    }
+    let page = "/simple/torch/".to_owned();
+    // (the path held open, which request to it is the moment)
+    let points = [
+        (page.clone(), 1),
+        (page, 2),
+        (wheel_paths[0].clone(), 1),
+        (wheel_paths[1].clone(), 1),
+        (wheel_paths[2].clone(), 1),
+    ];
+    for (path, nth) in points {
+        let server = Server::start(index.path().to_owned());
+        // Only the moment's request is slow: earlier ones of the same path are served.
+        for _ in 1..nth {
+            server.fault(&path, Fault::IgnoreRange, 1);
+        }
+        let slow = Fault::Trickle {
+            bytes_per_chunk: 8,
+            delay_ms: 200,
+        };
+        server.fault(&path, slow, 1);
+        let ctx = TestContext::new()
+            .with_env("CUDAUP_NO_UV", "1")
+            .with_env("CUDAUP_PROBE_TIMEOUT", "60");
+        let pypi = format!("{}/simple", server.url());
+        let torch_index = format!("{}/whl", crate::dead_ends::dead());
+        let venv = ctx.dir().join("venv").display().to_string();
+        let system = ctx.system_arg();
+        let args = [
+            "install",
+            "--driver",
+            "keep",
+            "--system",
+            &system,
+            "--profile",
+            "cpu",
+            "--venv",
+            &venv,
+            "--yes",
+            "--no-modify-path",
+            "--allow-http",
+            "--pypi-index",
+            &pypi,
+            "--torch-index",
+            &torch_index,
+        ];
+        let mut term = Pty::start(ctx.command(&args));
+        let t0 = Instant::now();
+        while server.requests().iter().filter(|r| r.path == path).count() < nth
+            || server.sent(&path) == 0
+        {
+            assert!(
+                t0.elapsed().as_secs() < 120,
+                "{path} was not asked for {nth} time(s): {:?}",
+                server.requests()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        // Ctrl-C, as typed.
+        term.session.send("\x03").expect("typing into the pty");
+        let code = term.finish();
+        let text = term.text();
+        assert_eq!(code, 130, "at {path} ({nth}):\n{text}");
+        let said: Vec<&str> = text.lines().filter(|l| l.contains("cancelled")).collect();
+        assert_eq!(said.len(), 1, "one line at {path}:\n{text}");
+        // What it was doing, what is left, and that the same command resumes.
+        assert!(
+            said[0].contains("cancelled (Ctrl-C) while ")
+                && said[0].contains("the same command again resumes"),
+            "{}",
+            said[0]
+        );
+        assert!(
+            !Path::new(&venv).exists(),
+            "no half-made venv at {path}:\n{text}"
+        );
+
+        // The same command again, in a terminal, at full speed: it completes.
+        server.clear_faults();
+        let mut again = Pty::start(ctx.command(&args));
+        again
+            .session
+            .set_expect_timeout(Some(Duration::from_secs(120)));
+        again.expect("installed torch 2.15.0");
+        let code = again.finish();
+        assert_eq!(code, 0, "after {path}:\n{}", again.text());
+        assert!(Path::new(&venv).join("bin/python").exists());
+    }
+}
+
 /// The fixed words a report must show, in one language.
 type Words = fn(&cudaup::cli::i18n::Report) -> Vec<String>;
 

@@ -5,11 +5,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use expectrl::process::unix::WaitStatus;
-use expectrl::{Eof, Expect, Session};
+use expectrl::Expect;
 
+use crate::common::pty::Pty;
 use crate::common::*;
 
 const UP: &str = "\x1b[A";
@@ -17,132 +17,29 @@ const DOWN: &str = "\x1b[B";
 const ENTER: &str = "\r";
 const BACKSPACE: &str = "\x7f";
 
-/// A wizard running in a pseudo-terminal, and everything it printed so far.
-struct Pty {
-    session: expectrl::session::OsSession,
-    seen: Vec<u8>,
-    code: Option<i32>,
-}
-
-impl Pty {
-    fn spawn(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Pty {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudaup"));
-        // The hermetic environment every test command gets, and a terminal type for the pty.
-        crate::common::hermetic(&mut cmd, home)
-            .args(args)
-            .current_dir(home)
-            .env("CUDAUP_TEST_NO_RETRY_DELAY", "1")
-            .env("TERM", "xterm");
-        // The wizard asks the download sites before its first question: PyPI, PyTorch's index
-        // and NVIDIA's redistributables (a mirror of their layout) are local stand-ins here
-        // (folders, which answer by existing), so no public host is asked or decides what the
-        // tests see; a test's own variables win (its synthetic mirror).
-        let stand_in = home.join("index-stand-in");
-        fs_err::create_dir_all(&stand_in).expect("a stand-in index folder");
-        cmd.env("CUDAUP_PYPI_INDEX", &stand_in)
-            .env("CUDAUP_TORCH_INDEX", &stand_in)
-            .env("CUDAUP_MIRROR", &stand_in)
-            .env("CUDAUP_PROBE_TIMEOUT", "2");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut session = Session::spawn(cmd).expect("the wizard starts in a pty");
-        session
-            .get_process_mut()
-            .set_window_size(160, 50)
-            .expect("pty size");
-        session.set_expect_timeout(Some(Duration::from_secs(10)));
-        Pty {
-            session,
-            seen: Vec::new(),
-            code: None,
-        }
+/// `cudaup ARGS` (the wizard) in a pseudo-terminal, in `home`, with the hermetic environment
+/// and `env`.
+fn spawn(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Pty {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudaup"));
+    // The hermetic environment every test command gets.
+    crate::common::hermetic(&mut cmd, home)
+        .args(args)
+        .current_dir(home)
+        .env("CUDAUP_TEST_NO_RETRY_DELAY", "1");
+    // The wizard asks the download sites before its first question: PyPI, PyTorch's index
+    // and NVIDIA's redistributables (a mirror of their layout) are local stand-ins here
+    // (folders, which answer by existing), so no public host is asked or decides what the
+    // tests see; a test's own variables win (its synthetic mirror).
+    let stand_in = home.join("index-stand-in");
+    fs_err::create_dir_all(&stand_in).expect("a stand-in index folder");
+    cmd.env("CUDAUP_PYPI_INDEX", &stand_in)
+        .env("CUDAUP_TORCH_INDEX", &stand_in)
+        .env("CUDAUP_MIRROR", &stand_in)
+        .env("CUDAUP_PROBE_TIMEOUT", "2");
+    for (k, v) in env {
+        cmd.env(k, v);
     }
-
-    /// Waits (at most 10 s) until `text` is on the screen.
-    fn expect(&mut self, text: &str) {
-        match self.session.expect(text) {
-            Ok(found) => self.seen.extend_from_slice(found.as_bytes()),
-            Err(e) => {
-                // What it printed after the last match too (all of it, when it has exited).
-                if let Ok(rest) = self.session.expect(Eof) {
-                    self.seen.extend_from_slice(rest.as_bytes());
-                }
-                panic!(
-                    "waiting for {text:?}: {e}\n--- the wizard printed ---\n{}",
-                    self.text()
-                )
-            }
-        }
-    }
-
-    /// Types `keys` once `prompt` is shown (and has had a moment to put the terminal in raw
-    /// mode, so that the keys are read as keys).
-    fn answer(&mut self, prompt: &str, keys: &str) {
-        self.expect(prompt);
-        std::thread::sleep(Duration::from_millis(50));
-        self.session.send(keys).expect("typing into the pty");
-    }
-
-    /// The exit code, once the wizard has exited (the status is read once: waiting reaps it).
-    fn exited(&mut self) -> Option<i32> {
-        if self.code.is_none() {
-            match self.session.get_process().status() {
-                Ok(WaitStatus::Exited(_, code)) => self.code = Some(code),
-                Ok(WaitStatus::Signaled(_, sig, _)) => {
-                    panic!("killed by {sig:?}\n{}", self.text())
-                }
-                _ => {}
-            }
-        }
-        self.code
-    }
-
-    /// Reads to the end and returns the exit code.
-    fn finish(&mut self) -> i32 {
-        if let Ok(rest) = self.session.expect(Eof) {
-            self.seen.extend_from_slice(rest.as_bytes());
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(code) = self.exited() {
-                return code;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the wizard did not exit\n{}",
-                self.text()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// What the wizard printed, without terminal control sequences.
-    fn text(&self) -> String {
-        strip_ansi(&String::from_utf8_lossy(&self.seen))
-    }
-}
-
-fn strip_ansi(s: &str) -> String {
-    let mut out = String::new();
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            if chars.peek() == Some(&'[') {
-                chars.next();
-                for c in chars.by_ref() {
-                    if c.is_ascii_alphabetic() || c == '~' {
-                        break;
-                    }
-                }
-            }
-            continue;
-        }
-        if c != '\r' {
-            out.push(c);
-        }
-    }
-    out
+    Pty::start(cmd)
 }
 
 fn on_path(program: &str) -> bool {
@@ -197,7 +94,7 @@ fn english_run_customises_installs_from_a_mirror_verifies_and_says_what_next() {
     let mirror = synthetic_mirror(&["--cudnn", "9.28.1"]);
     let home = tempfile::tempdir().unwrap();
     let mirror_dir = mirror.path().display().to_string();
-    let mut w = Pty::spawn(
+    let mut w = spawn(
         home.path(),
         &["wizard"],
         &[("LANG", "en_US.UTF-8"), ("CUDAUP_MIRROR", &mirror_dir)],
@@ -295,7 +192,7 @@ fn chinese_run_edits_the_prefix_saves_the_answers_and_skips_verify() {
     let prefix = root.path().join("cuda");
     let saved = root.path().join("cudaup.toml");
     let mirror_dir = mirror.path().display().to_string();
-    let mut w = Pty::spawn(
+    let mut w = spawn(
         home.path(),
         &["wizard", "--save", &saved.display().to_string()],
         &[("LANG", "zh_CN.UTF-8"), ("CUDAUP_MIRROR", &mirror_dir)],
@@ -383,7 +280,7 @@ fn dry_run_asks_and_shows_but_installs_nothing() {
     let home = tempfile::tempdir().unwrap();
     let saved = home.path().join("answers.toml");
     let mirror_dir = mirror.path().display().to_string();
-    let mut w = Pty::spawn(
+    let mut w = spawn(
         home.path(),
         &["wizard", "--dry-run", "--save", "answers.toml"],
         &[("LANG", "C"), ("CUDAUP_MIRROR", &mirror_dir)],
@@ -412,7 +309,7 @@ fn cancel_at_the_confirm_step_exits_130_and_installs_nothing() {
     let mirror = synthetic_mirror(&[]);
     let home = tempfile::tempdir().unwrap();
     let mirror_dir = mirror.path().display().to_string();
-    let mut w = Pty::spawn(home.path(), &["wizard"], &[("CUDAUP_MIRROR", &mirror_dir)]);
+    let mut w = spawn(home.path(), &["wizard"], &[("CUDAUP_MIRROR", &mirror_dir)]);
     w.expect("cpu         PyTorch without a GPU");
     w.answer("", &format!("{UP}{ENTER}"));
     w.expect("What will change on disk");
@@ -428,7 +325,7 @@ fn cancel_at_the_confirm_step_exits_130_and_installs_nothing() {
 #[test]
 fn escape_at_a_text_prompt_cancels() {
     let home = tempfile::tempdir().unwrap();
-    let mut w = Pty::spawn(home.path(), &["wizard"], &[("LANG", "en_US.UTF-8")]);
+    let mut w = spawn(home.path(), &["wizard"], &[("LANG", "en_US.UTF-8")]);
     w.expect("cpu         PyTorch without a GPU");
     w.answer("", &format!("{UP}{ENTER}"));
     w.answer("Go ahead?", &format!("{DOWN}{ENTER}"));
@@ -512,7 +409,7 @@ fn every_default_in_a_terminal(args: &[&str], said: &Said) -> String {
     let home = tempfile::tempdir().unwrap();
     let mut argv = vec!["wizard"];
     argv.extend_from_slice(args);
-    let mut w = Pty::spawn(
+    let mut w = spawn(
         home.path(),
         &argv,
         &[
@@ -547,7 +444,7 @@ fn every_default_in_a_terminal(args: &[&str], said: &Said) -> String {
 fn escape_at_a_list_cancels() {
     for at_confirm in [false, true] {
         let home = tempfile::tempdir().unwrap();
-        let mut w = Pty::spawn(home.path(), &["wizard"], &[("LANG", "en_US.UTF-8")]);
+        let mut w = spawn(home.path(), &["wizard"], &[("LANG", "en_US.UTF-8")]);
         w.expect("cpu         PyTorch without a GPU");
         if at_confirm {
             w.answer("", &format!("{UP}{ENTER}"));
@@ -566,7 +463,7 @@ fn escape_at_a_list_cancels() {
 #[test]
 fn ctrl_c_at_a_prompt_is_a_cancel_never_a_yes() {
     let home = tempfile::tempdir().unwrap();
-    let mut w = Pty::spawn(home.path(), &["wizard"], &[]);
+    let mut w = spawn(home.path(), &["wizard"], &[]);
     w.expect("cpu         PyTorch without a GPU");
     std::thread::sleep(Duration::from_millis(100));
     w.session.send("\x03").unwrap();
@@ -586,7 +483,7 @@ fn bare_cudaup_at_a_terminal_is_the_wizard_and_without_one_is_the_help() {
     let mirror = synthetic_mirror(&[]);
     let home = tempfile::tempdir().unwrap();
     let mirror_dir = mirror.path().display().to_string();
-    let mut w = Pty::spawn(home.path(), &[], &[("CUDAUP_MIRROR", &mirror_dir)]);
+    let mut w = spawn(home.path(), &[], &[("CUDAUP_MIRROR", &mirror_dir)]);
     w.expect("cpu         PyTorch without a GPU");
     w.answer("", &format!("{UP}{ENTER}"));
     w.expect("What will change on disk");

@@ -5,6 +5,7 @@
 
 pub mod context;
 pub mod mirror;
+pub mod pty;
 pub mod pytorch;
 pub mod server;
 pub mod wheels;
