@@ -154,6 +154,16 @@ pub struct Item {
     pub shape: Shape,
 }
 
+impl Item {
+    /// Whether the item is a wheel, streamed from its body into the unpacked cache and never
+    /// written to `cache/downloads` (an archive the streaming reader does not follow still is:
+    /// rare, see [`unpack::Streamed::NeedsFile`]).
+    pub(crate) fn streams(&self) -> bool {
+        self.shape == Shape::Wheel
+            && Format::from_file_name(&self.artifact.location.file_name()) == Some(Format::Zip)
+    }
+}
+
 /// The unpacked-cache key of an item: its bytes and the mapping that laid them out.
 fn cache_key(item: &Item) -> String {
     format!("{}-l{}", item.artifact.sha256, layout::LAYOUT_VERSION)
@@ -318,7 +328,7 @@ fn unpack_into(
             source,
         },
     };
-    if format == Format::Zip && item.shape == Shape::Wheel {
+    if item.streams() {
         if let Some(entries) = stream_wheel(fetcher, id, item, &opts, tmp)? {
             return Ok(entries);
         }

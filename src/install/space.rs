@@ -1,6 +1,6 @@
 //! Room on disk for a toolkit install. Before anything is written, each filesystem the install
-//! writes to is measured against what it will put there: the downloads and their unpacked trees
-//! in the cache, and the files copied into the prefix when it is on another filesystem than the
+//! writes to is measured against what it will put there: the downloads (archives, not the wheels,
+//! which stream into their trees) and the unpacked trees in the cache, and the files copied into the prefix when it is on another filesystem than the
 //! cache (on the same one the prefix hard-links the cache's files and costs next to nothing).
 //! Sizes are the source's (redistrib JSON, index, catalog); an archive unpacks to at least its
 //! own size (eleven CUDA 13 wheels on PyPI unpack to 1.1 to 4.7 times theirs), so the need is a
@@ -188,7 +188,10 @@ fn rooms_for(cache: &Cache, prefix: &Path, items: &[Item], unpacks: bool) -> io:
                 in_cache.unpacked += unpacked;
             }
             let remote = matches!(item.artifact.location, Location::Http(_));
-            if remote && !cache.download(&item.artifact.sha256).is_file() {
+            // A streamed wheel goes from the network into its unpacked tree (counted above)
+            // without a copy in `downloads/`; `mirror create` keeps the wheel itself.
+            let kept = !(unpacks && item.streams());
+            if remote && kept && !cache.download(&item.artifact.sha256).is_file() {
                 let partial = cache
                     .partial(&item.artifact.sha256)
                     .metadata()

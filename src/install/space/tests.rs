@@ -76,12 +76,22 @@ fn an_install_needs_its_downloads_and_at_least_as_much_again_unpacked() {
     assert_eq!(rooms[0].download, 30_000);
     assert_eq!(rooms[0].unpacked, 51_000);
 
-    // A wheel whose index states no size counts with the size the catalog records for it.
-    let mut wheel = remote("nvcc-wheel", 0);
+    // A wheel whose index states no size counts with the size the catalog records for it,
+    // unpacked only: it streams into its tree and never lands in `downloads/`. `mirror create`
+    // keeps the wheel itself, so there it is a download.
+    let mut wheel = item(
+        "nvidia-cuda-nvcc",
+        Location::parse("https://example.com/nvidia_cuda_nvcc-13.0.88-py3-none-any.whl").unwrap(),
+        0,
+    );
+    wheel.shape = Shape::Wheel;
     wheel.artifact.size = None;
     wheel.artifact.max = Some(crate::fetch::Cap::recorded(7_000));
-    let rooms = super::rooms(&cache, &prefix, &[wheel]).unwrap();
-    assert_eq!((rooms[0].download, rooms[0].unpacked), (7_000, 7_000));
+    assert!(wheel.streams());
+    let rooms = super::rooms(&cache, &prefix, std::slice::from_ref(&wheel)).unwrap();
+    assert_eq!((rooms[0].download, rooms[0].unpacked), (0, 7_000));
+    let mirror = rooms_for(&cache, &prefix, &[wheel], false).unwrap();
+    assert_eq!((mirror[0].download, mirror[0].unpacked), (7_000, 0));
 }
 
 #[test]
