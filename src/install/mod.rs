@@ -94,7 +94,7 @@ pub enum InstallError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
     /// Ctrl-C.
-    #[error("cancelled (Ctrl-C): the prefix is as it was; what was downloaded stays in the cache, so the same command again resumes where it stopped")]
+    #[error("cancelled (Ctrl-C): the prefix is as it was; what was downloaded stays in the cache, so the same command again resumes where it stopped, except a wheel cut off mid-download: only a wheel's finished, verified tree is kept, so it downloads again from its first byte")]
     Cancelled,
 }
 

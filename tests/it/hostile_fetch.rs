@@ -453,3 +453,62 @@ fn a_broken_wheel_stream_resumes_or_restarts_cleanly() {
         sb.assert_clean(name);
     }
 }
+
+/// Ctrl-C while a wheel streams: exit 130, and the one line says what is true of wheels (nothing
+/// of a wheel cut off is kept, so it downloads again from its first byte); the same command
+/// again asks for the wheel from byte 0 and installs it.
+#[test]
+fn ctrl_c_during_a_wheel_says_it_downloads_again_and_it_does() {
+    let index = wheel_index(&[]);
+    let wheel = "/nvidia-cuda-nvcc/nvidia_cuda_nvcc-13.0.88-py3-none-manylinux_2_27_x86_64.whl";
+    let server = Server::start(index.path().to_owned());
+    // The stand-in wheel is a few hundred bytes: 4 every 100 ms keeps it streaming for seconds.
+    let slow = Fault::Trickle {
+        bytes_per_chunk: 4,
+        delay_ms: 100,
+    };
+    server.fault(wheel, slow, 1);
+    let url = server.url();
+    let source = ["--source", "wheels", "--index-url", &url, "--allow-http"];
+    let sb = Sandbox::new();
+    let args = sb.install_args(&source, Some(&sb.prefix()));
+    let child = sb.spawn(&args, &[]);
+    let t0 = std::time::Instant::now();
+    while !server.requests().iter().any(|r| r.path == wheel) {
+        assert!(t0.elapsed().as_secs() < 60, "the wheel was never asked for");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let int = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(int.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let said: Vec<&str> = stderr.lines().filter(|l| l.contains("cancelled")).collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(
+        said[0].contains("except a wheel cut off mid-download: only a wheel's finished, verified tree is kept, so it downloads again from its first byte"),
+        "{}",
+        said[0]
+    );
+    assert!(!sb.prefix().exists(), "no prefix after Ctrl-C");
+
+    server.clear_log();
+    let again = install(&sb, &source.map(String::from), &[]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let asked: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == wheel)
+        .collect();
+    assert!(
+        !asked.is_empty() && asked.iter().all(|r| r.range.is_none()),
+        "from byte 0: {asked:?}"
+    );
+    assert!(sb.prefix().join("include/cuda_nvcc.h").is_file());
+    assert_eq!(sb.uninstall().code, 0);
+    sb.assert_clean("ctrl-c during a wheel");
+}
