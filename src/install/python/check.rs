@@ -74,36 +74,9 @@ pub fn judge_torch(
     want: &TorchExpectation,
     venv_python: &str,
 ) -> Result<Vec<String>, String> {
-    let requirement = want
-        .requirement
-        .clone()
-        .unwrap_or_else(|| format!("torch=={}+{}", want.version, want.variant));
-    let fix = format!(
-        "fix: {venv_python} -m pip install --force-reinstall {requirement} {}",
-        shell_line(&want.index_args)
-    );
-    if let Some(e) = &report.error {
-        return Err(format!("`import torch` failed in the venv: {e}; {fix}"));
-    }
+    judge_build(report, want, venv_python)?;
     let got = report.version.as_deref().unwrap_or("nothing");
-    if Version::parse(got) != Some(want.version.clone()) {
-        return Err(format!(
-            "torch {got} is installed where {} was planned; {fix}",
-            want.version
-        ));
-    }
-    match (&want.cuda, report.cuda.as_deref().and_then(Version::parse)) {
-        (Some(cuda), None) => {
-            return Err(format!(
-                "a CPU-only torch ({got}) is installed where the CUDA {cuda} build ({}) was planned: it will never use the GPU; {fix}",
-                want.variant
-            ))
-        }
-        (Some(cuda), Some(have)) if have.prefix(2) != cuda.prefix(2) => {
-            return Err(format!("torch {got} is built for CUDA {have}, but CUDA {cuda} ({}) was planned; {fix}", want.variant))
-        }
-        _ => {}
-    }
+    let fix = torch_fix(want, venv_python);
     let mut notes = Vec::new();
     if want.cuda.is_none() {
         return Ok(notes);
@@ -142,6 +115,49 @@ pub fn judge_torch(
     Ok(notes)
 }
 
+/// The printed fix for a torch that is not the planned one.
+pub fn torch_fix(want: &TorchExpectation, venv_python: &str) -> String {
+    let requirement = want
+        .requirement
+        .clone()
+        .unwrap_or_else(|| format!("torch=={}+{}", want.version, want.variant));
+    format!(
+        "fix: {venv_python} -m pip install --force-reinstall {requirement} {}",
+        shell_line(&want.index_args)
+    )
+}
+
+/// The build part of [`judge_torch`]: the import worked (when `report` comes from one), and the
+/// version and the CUDA build are the planned ones; what torch's files tell without an import.
+pub fn judge_build(
+    report: &TorchReport,
+    want: &TorchExpectation,
+    venv_python: &str,
+) -> Result<(), String> {
+    let fix = torch_fix(want, venv_python);
+    if let Some(e) = &report.error {
+        return Err(format!("`import torch` failed in the venv: {e}; {fix}"));
+    }
+    let got = report.version.as_deref().unwrap_or("nothing");
+    if Version::parse(got) != Some(want.version.clone()) {
+        return Err(format!(
+            "torch {got} is installed where {} was planned; {fix}",
+            want.version
+        ));
+    }
+    match (&want.cuda, report.cuda.as_deref().and_then(Version::parse)) {
+        (Some(cuda), None) => Err(format!(
+            "a CPU-only torch ({got}) is installed where the CUDA {cuda} build ({}) was planned: it will never use the GPU; {fix}",
+            want.variant
+        )),
+        (Some(cuda), Some(have)) if have.prefix(2) != cuda.prefix(2) => Err(format!(
+            "torch {got} is built for CUDA {have}, but CUDA {cuda} ({}) was planned; {fix}",
+            want.variant
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Whether an arch list (`sm_86`, `sm_90a`, `compute_120`) runs on compute capability `cc`:
 /// SASS of the same major and a minor not above, or PTX of an older architecture.
 pub fn serves(arch_list: &[String], cc: &Version) -> bool {
@@ -162,18 +178,6 @@ pub fn serves(arch_list: &[String], cc: &Version) -> bool {
         }
     })
 }
-
-/// Prints the version of every installed `nvidia-*` distribution, as one JSON object.
-pub const WHEELS_SCRIPT: &str = r#"
-import json
-from importlib import metadata
-r = {}
-for d in metadata.distributions():
-    n = (d.metadata["Name"] or "").lower().replace("_", "-")
-    if n.startswith("nvidia-"):
-        r[n] = d.version
-print(json.dumps(r))
-"#;
 
 /// Checks the installed wheels against the plan's constraints (`nvidia-cudnn-cu12<9.11`, each
 /// keeping a wheel on builds that serve every planned GPU). `Ok` carries a note per constraint.

@@ -9,6 +9,7 @@ pub mod mirrors;
 pub mod preload;
 pub mod probe;
 pub mod progress;
+pub mod proof;
 pub mod record;
 pub mod route;
 pub mod step;
@@ -603,8 +604,20 @@ pub fn report<T: for<'de> Deserialize<'de>>(
     venv: &Venv,
     script: &str,
 ) -> Result<T, PyEnvError> {
+    report_with(runner, venv, script, &[])
+}
+
+/// [`report`], with arguments for the script (`sys.argv[1:]`).
+pub fn report_with<T: for<'de> Deserialize<'de>>(
+    runner: &dyn Runner,
+    venv: &Venv,
+    script: &str,
+    args: &[&str],
+) -> Result<T, PyEnvError> {
+    let mut argv = vec!["-c", script];
+    argv.extend_from_slice(args);
     let out = runner
-        .run(&venv.python(), &["-c", script], Duration::from_secs(600))
+        .run(&venv.python(), &argv, Duration::from_secs(600))
         .map_err(|e| PyEnvError::Run(e.to_string()))?;
     let line = out
         .stdout

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::fetch::Fetcher;
-use crate::install::python::check::{self, TfReport, TorchExpectation, TorchReport};
+use crate::install::python::check::{self, TfReport, TorchExpectation};
 use crate::install::python::route::{self, Candidate, IndexSettings, Layout, Route, Want};
 use crate::install::python::{Packages, PyEnvError, RouteRecord, Session, Tool, Venv, VenvReceipt};
 use crate::model::plan::{Action, Plan};
@@ -486,9 +486,19 @@ pub fn execute(
     }
     let mut notes = match &step.expect {
         Expect::Torch(want) => {
-            let report: TorchReport =
-                crate::install::python::report(runner, &step.venv, check::TORCH_SCRIPT)?;
-            check::judge_torch(&report, want, &python).map_err(PyEnvError::Check)?
+            // From its files and one load of its native libraries; the import is verify's
+            // (src/install/python/proof.rs says why and what that leaves out).
+            let mut names = vec!["torch".to_owned()];
+            if let Some(p) = &step.packages {
+                names.extend(
+                    p.requirements
+                        .iter()
+                        .filter_map(|r| crate::catalog::Requirement::parse(r))
+                        .map(|r| r.name)
+                        .filter(|n| n != "torch"),
+                );
+            }
+            super::proof::torch(runner, &step.venv, want, &python, &names)?
         }
         Expect::Tensorflow(v) => {
             let report: TfReport =
@@ -513,8 +523,7 @@ pub fn execute(
     };
     if !step.constraints.is_empty() {
         // The installed cuDNN (and any other bounded wheel) must serve every planned GPU.
-        let installed: std::collections::BTreeMap<String, String> =
-            crate::install::python::report(runner, &step.venv, check::WHEELS_SCRIPT)?;
+        let installed = super::proof::installed_versions(&step.venv.dir);
         notes.extend(
             check::judge_constraints(&installed, &step.constraints).map_err(PyEnvError::Check)?,
         );
