@@ -138,7 +138,7 @@ pub fn torch(
     let cuda = files
         .cuda
         .as_deref()
-        .map_or_else(|| "a CPU build".to_owned(), |c| format!("CUDA {c}"));
+        .map_or_else(|| "CPU".to_owned(), |c| format!("CUDA {c}"));
     Ok(vec![format!(
         "torch {} ({cuda}) as planned, by its torch/version.py; its files as its RECORD lists; its native libraries and the CUDA libraries they need load here (importing it and computing on the GPU: `cudaup verify`)",
         files.version

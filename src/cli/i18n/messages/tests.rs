@@ -178,6 +178,10 @@ fn the_framework_steps_report_is_said() {
         ),
         ("  log: /h/logs/install-1.log", "  日志：/h/logs/install-1.log"),
         (
+            "  torch 2.15.0+cu132 (CUDA 13.2) as planned, by its torch/version.py; its files as its RECORD lists; its native libraries and the CUDA libraries they need load here (importing it and computing on the GPU: `cudaup verify`)",
+            "  torch 2.15.0+cu132（CUDA 13.2）与计划一致（依据其 torch/version.py）；其文件与其 RECORD 所列一致；其原生库及其所需的 CUDA 库在本机可以加载（导入它并在 GPU 上计算：`cudaup verify`）",
+        ),
+        (
             "  use it:  . \"/h/venvs/cpu/bin/activate\"",
             "  使用方法：  . \"/h/venvs/cpu/bin/activate\"",
         ),
