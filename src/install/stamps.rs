@@ -13,8 +13,9 @@
 //! deleted with `rm -rf` would otherwise cost a rehash of every file it shared). The one gap
 //! of mtimes is the filesystem clock's tick: a write in the tick the stamp was taken in can
 //! leave the mtime as it was, so a stamp is kept only for a file whose mtime is older than the
-//! clock read before the file was stat'ed (git's "racy clean" rule); the others are hashed on
-//! the next reuse. What stat cannot see is a deliberate edit that puts the size and mtime back
+//! clock read before anyone else could write it (git's "racy clean" rule): before a new tree is
+//! published (waiting for the next tick if need be), before a file is hashed again; the others
+//! are hashed on the next reuse. What stat cannot see is a deliberate edit that puts the size and mtime back
 //! (`touch -d`, `utimensat`): someone who does that can as well rewrite this file. That is
 //! what the full hashes are for: `repair` hashes every cached file of what it repairs
 //! (`drop_damaged_cache`) and every prefix file against its receipt, and `doctor` hashes the
@@ -91,6 +92,10 @@ pub struct Stamps {
 
 const VERSION: u32 = 2;
 
+/// How long [`Stamps::fresh`] waits for the filesystem's clock to tick past a tree's newest
+/// mtime: Linux's coarse clock ticks every 1-10 ms; FAT's every 2 s, which is not waited for.
+const TICK_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
+
 impl Default for Stamps {
     fn default() -> Stamps {
         Stamps {
@@ -135,19 +140,36 @@ impl Stamps {
         )
     }
 
-    /// Stamps every file of a tree just unpacked and hashed, which no one else writes to yet;
-    /// files written in the clock's current tick are left unstamped (hashed on the next reuse).
+    /// Stamps every file of a tree just unpacked and hashed, before it is published: no one
+    /// writes to it until then, so a stamp is sound once the filesystem's clock has moved past
+    /// the file's mtime before the tree is published (any later write then moves the mtime).
+    /// The last files written usually share the clock's tick with this call, so it waits for
+    /// the next tick (a few ms on Linux) rather than leave them to be hashed again on the next
+    /// reuse (a 516 MiB cuBLAS library written last cost 0.5 CPU-s that way); where the clock
+    /// ticks slower than [`TICK_WAIT`] those files stay unstamped.
     pub fn fresh(dir: &Path, entries: &[Entry]) -> std::io::Result<Stamps> {
-        let mut out = Stamps::default();
-        let Some(clock) = clock(dir) else {
-            return Ok(out);
-        };
+        let mut files = Vec::new();
         for e in entries {
             if matches!(e.kind, EntryKind::File { .. }) {
-                let meta = fs_err::symlink_metadata(dir.join(&e.path))?;
-                if let Some(stamp) = Stamp::of(&meta).filter(|_| mtime_ns(&meta) < clock) {
-                    out.files.insert(e.path.clone(), stamp);
-                }
+                files.push((e.path.clone(), fs_err::symlink_metadata(dir.join(&e.path))?));
+            }
+        }
+        let newest = files.iter().map(|(_, m)| mtime_ns(m)).max();
+        let mut out = Stamps::default();
+        let Some(mut now) = clock(dir) else {
+            return Ok(out);
+        };
+        let waited = std::time::Instant::now();
+        while newest.is_some_and(|n| n >= now) && waited.elapsed() < TICK_WAIT {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            match clock(dir) {
+                Some(c) => now = c,
+                None => break,
+            }
+        }
+        for (path, meta) in files {
+            if let Some(stamp) = Stamp::of(&meta).filter(|_| mtime_ns(&meta) < now) {
+                out.files.insert(path, stamp);
             }
         }
         Ok(out)

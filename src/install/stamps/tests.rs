@@ -219,3 +219,28 @@ fn windows_takes_no_stamps_and_hashes_every_file() {
         Verdict::Damaged("a.h".into())
     );
 }
+
+/// A tree whose files were written a moment ago (the usual case: stamped right after unpacking)
+/// is stamped whole: `fresh` waits for the clock's next tick instead of leaving the newest files
+/// to be hashed again on the first reuse.
+#[test]
+#[cfg(unix)] // stat-only verdicts: Windows takes no stamps, every file is hashed
+fn a_tree_written_just_now_is_stamped_whole() {
+    for _ in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.h");
+        fs_err::write(&p, "#define A 1\n").unwrap();
+        let entries = vec![Entry {
+            path: "a.h".into(),
+            size: 12,
+            sha256: Some(crate::fetch::sha256_file(&p).unwrap()),
+            kind: EntryKind::File { executable: false },
+        }];
+        let mut stamps = Stamps::fresh(dir.path(), &entries).unwrap();
+        assert_eq!(stamps.len(), 1);
+        assert_eq!(
+            stamps.verify(dir.path(), &entries),
+            Verdict::Intact { rehashed: 0 }
+        );
+    }
+}
