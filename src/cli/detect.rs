@@ -113,6 +113,14 @@ pub fn render(d: &Detection, catalog: &Catalog, style: &Style) -> String {
             None => w.secure_boot_state[2],
         },
     );
+    if !d.driver_files.is_empty() {
+        let files: Vec<String> = d
+            .driver_files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        row(&mut o, w.driver_files, &files.join(", "));
+    }
 
     o.push('\n');
     o.push_str(&style.heading(&(w.gpus)(d.gpu_source)));

@@ -12,13 +12,14 @@ pub mod picture;
 pub mod python;
 pub mod root;
 pub mod toolkits;
+pub mod windows;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::catalog::Catalog;
 use crate::model::finding::Finding;
-use crate::model::system::{Driver, System, SCHEMA_VERSION};
+use crate::model::system::{Driver, OsFamily, System, SCHEMA_VERSION};
 use crate::model::version::Version;
 use crate::world::process::Process;
 use crate::world::runner::{which, Runner};
@@ -54,6 +55,9 @@ pub struct Detection {
     pub container: Option<String>,
     /// Which probe answered for the NVIDIA GPUs (`NVML`, `nvidia-smi`, `PCI scan`).
     pub gpu_source: &'static str,
+    /// On Windows, the NVIDIA driver's own files found (`nvidia-smi.exe`, `nvml.dll`); empty
+    /// elsewhere.
+    pub driver_files: Vec<PathBuf>,
 }
 
 /// Facts that feed findings but are not part of the System document.
@@ -74,8 +78,20 @@ pub fn detect(
 ) -> Detection {
     let root = &opts.root;
     let live = root.is_live();
-    let (os, release) = os::probe(root);
+    let (mut os, mut release) = os::probe(root);
     let container = os::detect_container(root);
+    // Windows has no os-release: its version comes from `ver`, its driver files from System32.
+    let on_windows = live && os.family == OsFamily::Windows;
+    let driver_files = if on_windows {
+        os.version = windows::version(runner);
+        release.pretty_name = Some(match &os.version {
+            Some(v) => format!("Windows {v}"),
+            None => "Windows".to_owned(),
+        });
+        windows::driver_files(process)
+    } else {
+        Vec::new()
+    };
 
     // The slow probes (NVML's start-up, one Python per interpreter) run side by side.
     let python_candidates = if live {
@@ -126,12 +142,14 @@ pub fn detect(
             tracing::debug!(?failure, "NVML unavailable");
             evidence.nvml_mismatch = failure == gpu::nvml::NvmlFailure::VersionMismatch;
             (
-                live.then(|| nvidia_smi(process, runner)).flatten(),
+                live.then(|| nvidia_smi(process, runner, &driver_files))
+                    .flatten(),
                 "nvidia-smi",
             )
         }
         None => (
-            live.then(|| nvidia_smi(process, runner)).flatten(),
+            live.then(|| nvidia_smi(process, runner, &driver_files))
+                .flatten(),
             "nvidia-smi",
         ),
     };
@@ -238,12 +256,23 @@ pub fn detect(
         os_pretty_name: release.pretty_name,
         container,
         gpu_source,
+        driver_files,
     }
 }
 
-fn nvidia_smi(process: &Process, runner: &dyn Runner) -> Option<gpu::DriverReport> {
+fn nvidia_smi(
+    process: &Process,
+    runner: &dyn Runner,
+    driver_files: &[PathBuf],
+) -> Option<gpu::DriverReport> {
     let mut path = process.path_entries();
     path.push(PathBuf::from("/usr/lib/wsl/lib"));
+    // Windows: where the driver put nvidia-smi.exe, also when that folder is not on PATH.
+    path.extend(
+        driver_files
+            .iter()
+            .filter_map(|f| f.parent().map(Path::to_path_buf)),
+    );
     let smi = which("nvidia-smi", &path)?;
     let timeout = Duration::from_secs(20);
     let query = |fields: &str| {
@@ -297,6 +326,10 @@ fn toolkit_hints(
         .iter()
         .filter_map(|v| process.path_var(v))
         .collect();
+    // NVIDIA's Windows installer names each toolkit in CUDA_PATH_V<major>_<minor>.
+    if cfg!(windows) {
+        from_env.extend(windows::cuda_path_vars(process));
+    }
     if let Some(nvcc) = which("nvcc", &process.path_entries()) {
         let real = toolkits::resolve(root, &nvcc);
         if let Some(top) = real.parent().and_then(Path::parent) {

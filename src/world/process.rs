@@ -21,13 +21,23 @@ pub struct Process {
     exe: Option<PathBuf>,
 }
 
+/// A variable's name as cudaup looks it up. Windows' names are case-insensitive (`Path` is
+/// `PATH`): they are kept in capitals there, so `var("PATH")` finds them.
+fn name(os_name: String) -> String {
+    if cfg!(windows) {
+        os_name.to_ascii_uppercase()
+    } else {
+        os_name
+    }
+}
+
 impl Process {
     /// Snapshot of the real process: its environment, cwd and terminal status.
     pub fn from_os() -> Self {
         use std::io::IsTerminal;
         Self {
             vars: std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                .filter_map(|(k, v)| Some((name(k.into_string().ok()?), v.into_string().ok()?)))
                 .collect(),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
             stdout_is_tty: std::io::stdout().is_terminal(),
@@ -61,6 +71,11 @@ impl Process {
             .get(name)
             .map(String::as_str)
             .filter(|v| !v.is_empty())
+    }
+
+    /// The names of the variables set (each once).
+    pub fn var_names(&self) -> impl Iterator<Item = &str> {
+        self.vars.keys().map(String::as_str)
     }
 
     /// The variable as a path, when set.

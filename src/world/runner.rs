@@ -322,8 +322,12 @@ fn read_to_end_thread<R: std::io::Read + Send + 'static>(
 
 /// Finds `name` in the given `PATH` entries, as a shell would.
 pub fn which(name: &str, path: &[std::path::PathBuf]) -> Option<std::path::PathBuf> {
+    // Windows finds `nvidia-smi` as `nvidia-smi.exe`.
+    let exe =
+        (cfg!(windows) && Path::new(name).extension().is_none()).then(|| format!("{name}.exe"));
     path.iter()
-        .map(|dir| dir.join(name))
+        .flat_map(|dir| [Some(dir.join(name)), exe.as_ref().map(|e| dir.join(e))])
+        .flatten()
         .find(|candidate| is_executable(candidate))
 }
 

@@ -15,6 +15,8 @@ pub struct Report {
     pub kernel: &'static str,
     /// detect: row labels.
     pub secure_boot: &'static str,
+    /// detect: row labels (Windows: `nvidia-smi.exe`, `nvml.dll`).
+    pub driver_files: &'static str,
     /// detect: the GPU section, with where the answer came from (`NVML`, `PCI scan`).
     pub gpus: fn(&str) -> String,
     /// detect: an empty list.
@@ -107,6 +109,7 @@ pub static EN: Report = Report {
     os: "OS",
     kernel: "Kernel",
     secure_boot: "Secure Boot",
+    driver_files: "Driver files",
     gpus: |source| format!("GPUs ({source})"),
     none_found: "none found",
     installed: "Installed",
@@ -179,6 +182,7 @@ pub static ZH: Report = Report {
     os: "操作系统",
     kernel: "内核",
     secure_boot: "安全启动",
+    driver_files: "驱动文件",
     gpus: |source| {
         format!(
             "GPU（{}）",

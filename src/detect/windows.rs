@@ -1,0 +1,66 @@
+//! What `detect` reads on Windows that Linux keeps elsewhere: the Windows version (`ver`), the
+//! driver's own files (`nvidia-smi.exe` and `nvml.dll`, in `System32` since the DCH drivers,
+//! under `NVIDIA Corporation\NVSMI` before), and the toolkits NVIDIA's installer names in
+//! `CUDA_PATH` and one `CUDA_PATH_V<major>_<minor>` per version installed side by side.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::world::process::Process;
+use crate::world::runner::Runner;
+
+/// The version `ver` prints: `10.0.22631.4460` from `Microsoft Windows [Version 10.0.22631.4460]`
+/// (Wine prints `Microsoft Windows 6.1.7601`, without the brackets).
+pub fn parse_ver(text: &str) -> Option<String> {
+    text.split(|c: char| c.is_whitespace() || c == '[' || c == ']')
+        .find(|w| {
+            w.contains('.')
+                && w.split('.').all(|n| !n.is_empty())
+                && w.chars().all(|c| c.is_ascii_digit() || c == '.')
+        })
+        .map(str::to_owned)
+}
+
+/// The running Windows' version, from `cmd /c ver` (`None` when it does not answer).
+pub fn version(runner: &dyn Runner) -> Option<String> {
+    let out = runner
+        .run(
+            std::path::Path::new("cmd"),
+            &["/c", "ver"],
+            Duration::from_secs(10),
+        )
+        .ok()?;
+    out.success().then(|| parse_ver(&out.stdout)).flatten()
+}
+
+/// The NVIDIA driver's user-space files present: `nvidia-smi.exe` and `nvml.dll` in
+/// `%SystemRoot%\System32` and in `%ProgramFiles%\NVIDIA Corporation\NVSMI`.
+pub fn driver_files(process: &Process) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(root) = process.path_var("SYSTEMROOT") {
+        dirs.push(root.join("System32"));
+    }
+    if let Some(files) = process.path_var("PROGRAMFILES") {
+        dirs.push(files.join("NVIDIA Corporation").join("NVSMI"));
+    }
+    dirs.iter()
+        .flat_map(|d| [d.join("nvidia-smi.exe"), d.join("nvml.dll")])
+        .filter(|p| p.is_file())
+        .collect()
+}
+
+/// The toolkits the environment names: `CUDA_PATH`, then every `CUDA_PATH_V*`, by name.
+pub fn cuda_path_vars(process: &Process) -> Vec<PathBuf> {
+    let mut names: Vec<&str> = process
+        .var_names()
+        .filter(|n| n.starts_with("CUDA_PATH_V"))
+        .collect();
+    names.sort_unstable();
+    std::iter::once("CUDA_PATH")
+        .chain(names)
+        .filter_map(|n| process.path_var(n))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
