@@ -489,3 +489,47 @@ fn purge_removes_only_what_cudaup_made_whatever_the_home_holds() {
         }
     }
 }
+
+/// Issue 43, thinking like an attacker: a link to a folder outside the prefix, planted where
+/// cudaup made a folder of the prefix, holds files with exactly the receipt's names, sizes and
+/// bytes. Uninstall removes nothing through it, keeps the link, and says why.
+// Unix only for now: Wine 8 makes a directory link (`symlink_dir` succeeds) that it then
+// cannot see (`symlink_metadata` says not found), so the Windows walker's refusal cannot be
+// shown under Wine; a real Windows needs Developer Mode or an administrator to make one.
+#[cfg(unix)]
+#[test]
+fn a_link_planted_for_a_folder_of_the_prefix_is_never_walked_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::new(dir.path().join("home"));
+    HomeMarker::claim(&home).unwrap();
+    let prefix = dir.path().join("opt").join("cuda");
+    cudaup_toolkit(
+        &home,
+        &prefix,
+        &[("bin/nvcc", b"nvcc"), ("lib/cudart.dll", b"MZ cudart")],
+    );
+    let outside = dir.path().join("outside");
+    fs_err::create_dir_all(&outside).unwrap();
+    fs_err::write(outside.join("cudart.dll"), "MZ cudart").unwrap();
+    fs_err::remove_dir_all(prefix.join("lib")).unwrap();
+    std::os::unix::fs::symlink(&outside, prefix.join("lib")).unwrap();
+    let out = uninstall(&home, false).unwrap();
+    assert_eq!(
+        fs_err::read_to_string(outside.join("cudart.dll")).unwrap(),
+        "MZ cudart",
+        "a file outside the prefix was removed through the link"
+    );
+    assert!(
+        prefix
+            .join("lib")
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink()),
+        "the link is kept"
+    );
+    assert!(!prefix.join("bin").exists(), "the real folder's file goes");
+    let why: Vec<&str> = out.kept.iter().map(|(_, w)| w.as_str()).collect();
+    assert!(
+        why.iter().any(|w| w.contains("no longer a directory")),
+        "{why:?}"
+    );
+}
