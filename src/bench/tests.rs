@@ -7,12 +7,17 @@ use super::measure::{Ddp, Loader, Probe, Train};
 use super::verdict::{Context as VerdictContext, Status};
 use super::*;
 use crate::catalog::Catalog;
+#[cfg(unix)]
 use crate::verify::testing::{ok, Scripted};
+#[cfg(unix)]
 use crate::world::runner::{Output, RunError, Runner};
 
-/// The scripted runner, handing each line it answers with to `on_line` as the real one does.
+/// The scripted runner, handing each line it answers with to `on_line` as the real one does
+/// (used by the tests of a Unix venv's stand-in Python).
+#[cfg(unix)]
 struct Replaying(Scripted);
 
+#[cfg(unix)]
 impl Runner for Replaying {
     fn run(
         &self,

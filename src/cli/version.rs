@@ -71,13 +71,13 @@ fn lines(w: &Whereabouts, home: &Path) -> Vec<String> {
     }
 }
 
-#[cfg(test)]
+// Its one test uses Unix paths and a binary named `cudaup`.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::install::self_copy::Copy;
     use std::path::PathBuf;
 
-    #[cfg(unix)] // Unix paths and a binary named `cudaup`
     #[test]
     fn each_case_says_where_and_which() {
         let home = Path::new("/h/.local/share/cudaup");

@@ -273,6 +273,7 @@ pub fn version_json(cuda: &str, named: &[Named]) -> String {
 mod tests {
     use super::*;
 
+    #[cfg(unix)] // for the tests of Unix links
     fn file(p: &str) -> ReceiptFile {
         ReceiptFile {
             path: p.into(),
@@ -282,6 +283,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)] // for the tests of Unix links
     fn touch(root: &Path, p: &str, text: &str) {
         let f = root.join(p);
         fs_err::create_dir_all(f.parent().unwrap()).unwrap();

@@ -177,7 +177,8 @@ pub fn compat_links(arch: &str) -> Vec<(PathBuf, PathBuf)> {
     ]
 }
 
-#[cfg(test)]
+// Its tests compare with /-separated text.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
@@ -185,7 +186,6 @@ mod tests {
         map(shape, "cuda_nvcc", Path::new(p)).map(|p| p.display().to_string())
     }
 
-    #[cfg(unix)] // compares with /-separated text
     #[test]
     fn redist_archives() {
         let top = "cuda_nvcc-linux-x86_64-13.0.88-archive";
@@ -220,7 +220,6 @@ mod tests {
         );
     }
 
-    #[cfg(unix)] // compares with /-separated text
     #[test]
     fn nsight_tools_get_a_directory_of_their_own() {
         let top = "nsight_compute-linux-x86_64-2025.3.1.4-archive";
@@ -247,7 +246,6 @@ mod tests {
         );
     }
 
-    #[cfg(unix)] // compares with /-separated text
     #[test]
     fn wheels() {
         assert_eq!(

@@ -1,6 +1,10 @@
 //! The merged-tree rules, on trees built in memory and written to a temporary staging dir.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+// Used by the tests of Unix links and staging writes only.
+#[cfg(unix)]
+use std::path::Path;
+#[cfg(unix)]
 use std::sync::atomic::AtomicBool;
 
 use super::Merged;

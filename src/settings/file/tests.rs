@@ -26,6 +26,7 @@ fn err(line: usize, column: usize, message: &str) -> (usize, usize, String) {
     (line, column, message.to_owned())
 }
 
+#[cfg(unix)] // for the tests of a Unix file URL
 const FULL: &str = r#"version = 1
 profile = "full"
 lang = "zh"
