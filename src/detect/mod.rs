@@ -79,10 +79,14 @@ pub fn detect(
     let root = &opts.root;
     let live = root.is_live();
     let (mut os, mut release) = os::probe(root);
-    let container = os::detect_container(root);
+    let mut container = os::detect_container(root);
     // Windows has no os-release: its version comes from `ver`, its driver files from System32.
     let on_windows = live && os.family == OsFamily::Windows;
     let driver_files = if on_windows {
+        // Nor /proc: what a Linux path answers there is Wine's view of its Linux host.
+        os.kernel = None;
+        os.wsl = false;
+        container = None;
         os.version = windows::version(runner);
         release.pretty_name = Some(match &os.version {
             Some(v) => format!("Windows {v}"),

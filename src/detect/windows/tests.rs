@@ -123,6 +123,11 @@ fn detect_on_windows_reads_ver_the_driver_files_and_cuda_path_toolkits() {
     assert_eq!(d.system.os.family, OsFamily::Windows);
     assert_eq!(d.system.os.version.as_deref(), Some("10.0.22631.4460"));
     assert_eq!(d.os_pretty_name.as_deref(), Some("Windows 10.0.22631.4460"));
+    // Under Wine, /proc and /.dockerenv are the Linux host's, seen through Z:: not Windows'.
+    assert_eq!(
+        (d.system.os.kernel.as_deref(), d.container.as_deref()),
+        (None, None)
+    );
     assert_eq!(
         d.driver_files,
         [system32.join("nvidia-smi.exe"), system32.join("nvml.dll")]
