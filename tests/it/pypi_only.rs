@@ -158,18 +158,11 @@ fn with_nvidia_silent_the_toolkits_wheels_come_from_the_pypi_index_given() {
     assert!(prefix.join("bin/nvcc").is_file());
 }
 
-/// The wizard's `cuda-dev` with every other answer its default (`wizard --config` naming only
-/// the profile, `--yes`), in English and in Chinese, on the same machine: NVIDIA's server does
-/// not answer, so the toolkit comes as NVIDIA's CUDA wheels from PyPI — the real ones, fetched
-/// once from pypi.org into a cache under target/ and served from a local index in PyPI's layout —
-/// and the wizard's verify and `cudaup verify` pass: the toolkit's own nvcc, driving this
-/// machine's C++ compiler, compiles and links addKernel and a program calling every library;
-/// what needs a GPU is skipped, as verify does on any GPU-less machine.
-#[test]
-fn needs_network_on_a_pypi_only_machine_the_wizards_cuda_dev_installs_from_pypi_and_verify_passes_in_both_languages(
-) {
-    let test = "needs_network_on_a_pypi_only_machine_the_wizards_cuda_dev_installs_from_pypi_and_verify_passes_in_both_languages";
-    // The release the wizard's cuda-dev takes on this machine, and its cuDNN.
+/// A PyPI-style index at `<root>/simple` holding NVIDIA's real wheels of the CUDA release the
+/// wizard's `cuda-dev` takes on this machine (its `standard` set) and of its cuDNN, fetched once
+/// from pypi.org into target/tmp/nvidia-wheels; with that release. `None`, the skip recorded,
+/// where PyPI cannot be reached.
+fn pypi_with_nvidias_cuda_wheels(test: &str) -> Option<(tempfile::TempDir, String)> {
     let plan = TestContext::new()
         .cudaup(&["plan", "--profile", "cuda-dev", "--json"])
         .json();
@@ -188,7 +181,10 @@ fn needs_network_on_a_pypi_only_machine_the_wizards_cuda_dev_installs_from_pypi_
         .to_owned();
     let wheels = match crate::toolkit::real_wheels(&cuda, &cudnn) {
         Ok(w) => w,
-        Err(why) => return skipped(test, &format!("PyPI is not reachable: {why}")),
+        Err(why) => {
+            skipped(test, &format!("PyPI is not reachable: {why}"));
+            return None;
+        }
     };
     let index = tempfile::tempdir().unwrap();
     wheels::write_index_with(
@@ -196,6 +192,53 @@ fn needs_network_on_a_pypi_only_machine_the_wizards_cuda_dev_installs_from_pypi_
         &wheels,
         Some(&index.path().join("packages")),
     );
+    Some((index, cuda))
+}
+
+/// `cudaup verify --json` in `ctx` after a cuda-dev install of `cuda` on this GPU-less machine:
+/// exit 0, the driver check skipped, nvcc, addKernel and the libraries' program passed — built
+/// by the installed toolkit's own nvcc — and nothing failed.
+fn assert_verify_passes_without_a_gpu(ctx: &TestContext, cuda: &str, lang: &str) {
+    let prefix = ctx.cudaup_home().join(format!("toolkits/cuda-{cuda}"));
+    let run = ctx.cudaup(&["verify", "--json"]);
+    let doc = run.json();
+    assert_eq!(run.code, 0, "{lang}: {doc:#}");
+    let checks = doc["checks"].as_array().unwrap();
+    let status = |id: &str| {
+        checks
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("{lang}: no {id} in {doc:#}"))["status"]
+            .clone()
+    };
+    // No GPU: the driver check and every run are skipped; what compiles is compiled.
+    assert_eq!(status("driver"), "skip", "{doc:#}");
+    for id in ["nvcc", "addkernel", "libraries"] {
+        assert_eq!(status(id), "pass", "{lang}: {id}: {doc:#}");
+    }
+    assert!(
+        checks.iter().all(|c| c["status"] != "fail"),
+        "{lang}: {doc:#}"
+    );
+    let nvcc = prefix.join("bin/nvcc").display().to_string();
+    let addkernel = checks.iter().find(|c| c["id"] == "addkernel").unwrap();
+    assert!(addkernel.to_string().contains(&nvcc), "{addkernel:#}");
+}
+
+/// The wizard's `cuda-dev` with every other answer its default (`wizard --config` naming only
+/// the profile, `--yes`), in English and in Chinese, on the same machine: NVIDIA's server does
+/// not answer, so the toolkit comes as NVIDIA's CUDA wheels from PyPI — the real ones, fetched
+/// once from pypi.org into a cache under target/ and served from a local index in PyPI's layout —
+/// and the wizard's verify and `cudaup verify` pass: the toolkit's own nvcc, driving this
+/// machine's C++ compiler, compiles and links addKernel and a program calling every library;
+/// what needs a GPU is skipped, as verify does on any GPU-less machine.
+#[test]
+fn needs_network_on_a_pypi_only_machine_the_wizards_cuda_dev_installs_from_pypi_and_verify_passes_in_both_languages(
+) {
+    let test = "needs_network_on_a_pypi_only_machine_the_wizards_cuda_dev_installs_from_pypi_and_verify_passes_in_both_languages";
+    let Some((index, cuda)) = pypi_with_nvidias_cuda_wheels(test) else {
+        return;
+    };
     let pypi = index.path().join("simple").display().to_string();
     // Nothing on the network answers: every request goes to a proxy that is not there, so
     // NVIDIA's own server (the default, asked as a new user's machine would) cannot be reached;
@@ -231,29 +274,73 @@ fn needs_network_on_a_pypi_only_machine_the_wizards_cuda_dev_installs_from_pypi_
             );
         }
 
-        let prefix = ctx.cudaup_home().join(format!("toolkits/cuda-{cuda}"));
-        let run = ctx.cudaup(&["verify", "--json"]);
-        let doc = run.json();
-        assert_eq!(run.code, 0, "{lang}: {doc:#}");
-        let checks = doc["checks"].as_array().unwrap();
-        let status = |id: &str| {
-            checks
-                .iter()
-                .find(|c| c["id"] == id)
-                .unwrap_or_else(|| panic!("{lang}: no {id} in {doc:#}"))["status"]
-                .clone()
-        };
-        // No GPU: the driver check and every run are skipped; what compiles is compiled.
-        assert_eq!(status("driver"), "skip", "{doc:#}");
-        for id in ["nvcc", "addkernel", "libraries"] {
-            assert_eq!(status(id), "pass", "{lang}: {id}: {doc:#}");
+        assert_verify_passes_without_a_gpu(&ctx, &cuda, lang);
+    }
+}
+
+/// The same in a terminal, as a person answers: one arrow key up from the suggested `cpu` to
+/// `cuda-dev` on the profile list, then Enter at "Go ahead?" — in English, and in Chinese
+/// (`--lang zh`, no English sentence on the terminal). Then `cudaup verify` passes.
+#[test]
+fn needs_network_on_a_pypi_only_machine_the_wizards_cuda_dev_in_a_terminal_installs_from_pypi_and_verify_passes_in_both_languages(
+) {
+    use crate::common::pty::Pty;
+    use std::time::Duration;
+    let test = "needs_network_on_a_pypi_only_machine_the_wizards_cuda_dev_in_a_terminal_installs_from_pypi_and_verify_passes_in_both_languages";
+    let Some((index, cuda)) = pypi_with_nvidias_cuda_wheels(test) else {
+        return;
+    };
+    let pypi = index.path().join("simple").display().to_string();
+    let proxy = dead();
+    for (lang, profiles, plan, go_ahead, verifying, passed, done) in [
+        (
+            "en",
+            "cpu         PyTorch without a GPU",
+            "Plan (cuda-dev profile)",
+            "Go ahead?",
+            "Checking that it works (cudaup verify)",
+            " passed, ",
+            "Done. Next steps:",
+        ),
+        (
+            "zh",
+            "cpu         不用显卡的 PyTorch",
+            "（cuda-dev 配置）",
+            "开始安装吗？",
+            "正在检查能否正常工作（cudaup verify）",
+            "通过 ",
+            "完成。接下来：",
+        ),
+    ] {
+        // One machine at a time: each install is gigabytes.
+        let ctx = TestContext::new()
+            .with_env("LANG", "en_US.UTF-8")
+            .with_env("CUDAUP_PROBE_TIMEOUT", "5")
+            .with_env("CUDAUP_PYPI_INDEX", &pypi)
+            .with_env("HTTPS_PROXY", &proxy)
+            .with_env("SHELL", "/bin/bash");
+        let mut term = Pty::start(ctx.command(&["wizard", "--lang", lang]));
+        // The list shows with `cpu` selected; `cuda-dev` is the row above it.
+        term.answer(profiles, "\x1b[A\r");
+        term.expect(plan);
+        term.answer(go_ahead, "\r");
+        term.session
+            .set_expect_timeout(Some(Duration::from_secs(600)));
+        term.expect(&format!("CUDA {cuda}"));
+        term.expect(verifying);
+        term.expect(passed);
+        term.expect(done);
+        let code = term.finish();
+        let text = term.text();
+        assert_eq!(code, 0, "{lang}:\n{text}");
+        assert!(text.contains(&format!("wheels {pypi}")), "{lang}:\n{text}");
+        if lang == "zh" {
+            assert!(
+                crate::zh::english_lines(&text).is_empty(),
+                "English in the zh run: {:?}",
+                crate::zh::english_lines(&text)
+            );
         }
-        assert!(
-            checks.iter().all(|c| c["status"] != "fail"),
-            "{lang}: {doc:#}"
-        );
-        let nvcc = prefix.join("bin/nvcc").display().to_string();
-        let addkernel = checks.iter().find(|c| c["id"] == "addkernel").unwrap();
-        assert!(addkernel.to_string().contains(&nvcc), "{addkernel:#}");
+        assert_verify_passes_without_a_gpu(&ctx, &cuda, lang);
     }
 }
