@@ -3,7 +3,7 @@
 # baseline named in issue 2 (cudaup's whole detect should need at most a third of it).
 # Usage: scripts/bench-detect.sh [path/to/cudaup] [runs]
 set -euo pipefail
-bin=${1:-target/release/cudaup}
+bin=${1:-target/dist/cudaup}
 runs=${2:-21}
 median_ms() { # runs "$@" $runs times, prints the median wall time in milliseconds
   local times=()

@@ -5,7 +5,7 @@
 # (issue 12: read from disk, every file's sha256 checked against catalog.toml first).
 # Usage: scripts/bench-plan.sh [path/to/cudaup] [runs]
 set -euo pipefail
-bin=${1:-target/release/cudaup}
+bin=${1:-target/dist/cudaup}
 runs=${2:-31}
 here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
