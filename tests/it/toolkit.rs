@@ -550,6 +550,12 @@ fn plan_shows_the_sets_and_their_sizes() {
 /// in `cache/by-sha256/<sha256>/<file>`: reused when the bytes still hash right, else fetched
 /// from PyPI. `Err` when PyPI cannot be reached.
 pub(crate) fn real_wheels(cuda: &str, cudnn: &str) -> Result<Vec<PathBuf>, String> {
+    // Tests run in parallel threads and three of them want these 2 GiB: one fetches, the others
+    // wait and reuse (two writers of one `.part` file raced in CI, and each held a gigabyte).
+    static FETCHING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = FETCHING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("nvidia-wheels");
     let catalog = cudaup::catalog::Catalog::embedded();
     let m = &catalog.components;
