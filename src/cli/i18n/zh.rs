@@ -107,7 +107,12 @@ pub(super) static STRINGS: Strings = Strings {
     verify_after_reboot: "暂不检查：新驱动要重启后才生效。",
     containers_heading: "容器中的 GPU",
     containers_set_up: |engines| format!("{engines}：已经可以使用 GPU（`cudaup container doctor` 可检查）。"),
-    containers_refused: |why| format!("没有设置容器：{why}"),
+    containers_refused: |why| {
+        format!(
+            "没有设置容器：{}",
+            super::messages::translate(super::Lang::Zh, why)
+        )
+    },
     containers_need_root: |engines, files| format!("{engines} 需要 root 写入 {files} 后才能使用 GPU：请运行 `sudo cudaup container setup`。"),
     containers_prompt: |engines| format!("为 {engines} 设置 GPU 访问吗（写入上面列出的文件；`cudaup container uninstall` 可还原）？"),
     containers_later: "没有设置：随时可以运行 `cudaup container setup`。",

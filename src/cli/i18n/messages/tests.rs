@@ -201,3 +201,23 @@ fn the_framework_steps_report_is_said() {
         assert_eq!(translate_line(Lang::Zh, en), zh);
     }
 }
+
+/// The wizard's container note on a host whose driver is loaded without device nodes (CI's
+/// GPU-host run, in Chinese), and the note where no driver is loaded.
+#[test]
+fn the_container_notes_of_a_driver_without_nodes_are_said() {
+    assert_eq!(
+        translate_line(
+            Lang::Zh,
+            "the driver 510.47.03 is loaded but //dev has no /dev/nvidia<N> device nodes: run `nvidia-smi` once as root (it creates them) or install nvidia-modprobe"
+        ),
+        "驱动 510.47.03 已加载，但 //dev 下没有 /dev/nvidia<N> 设备节点：以 root 身份运行一次 `nvidia-smi`（它会创建这些节点），或安装 nvidia-modprobe"
+    );
+    assert_eq!(
+        translate_line(
+            Lang::Zh,
+            "no NVIDIA driver is loaded under / (no /proc/driver/nvidia/version and no /dev/nvidiactl): load the driver (or reboot after installing it) before generating a CDI spec"
+        ),
+        "/ 下没有已加载的 NVIDIA 驱动（没有 /proc/driver/nvidia/version，也没有 /dev/nvidiactl）：先加载驱动（或装好后重启），再生成 CDI spec"
+    );
+}
