@@ -34,12 +34,12 @@ pub enum GenerateError {
         root: String,
     },
     /// Driver loaded but no GPU device nodes.
-    #[error("the driver {version} is loaded but {root}/dev has no /dev/nvidia<N> device nodes: run `nvidia-smi` once as root (it creates them) or install nvidia-modprobe")]
+    #[error("the driver {version} is loaded but {dev} has no nvidia<N> device nodes: run `nvidia-smi` once as root (it creates them) or install nvidia-modprobe")]
     NoDevices {
         /// The driver.
         version: String,
-        /// The root read.
-        root: String,
+        /// The root's `/dev` folder, as a host path.
+        dev: String,
     },
     /// Driver loaded, libraries of that version absent.
     #[error("no user-space library of driver {version} (libcuda.so.{version}) was found in {dirs}: the driver's user-space part is missing or of another version (reboot pending after an upgrade?)")]
@@ -212,6 +212,8 @@ pub fn generate(root: &Root) -> Result<Generated, GenerateError> {
         return Ok(generate_wsl(root));
     }
     let root_name = root.host_path(Path::new("/")).display().to_string();
+    // The folder itself, so a live root reads `/dev`, not `//dev`.
+    let dev_name = root.host_path(Path::new("/dev")).display().to_string();
     let Some((version, _)) = crate::detect::driver::probe_kernel_driver(root) else {
         return Err(GenerateError::NoDriver { root: root_name });
     };
@@ -255,7 +257,7 @@ pub fn generate(root: &Root) -> Result<Generated, GenerateError> {
     if gpus.is_empty() {
         return Err(GenerateError::NoDevices {
             version,
-            root: root_name,
+            dev: dev_name.clone(),
         });
     }
 
@@ -292,7 +294,7 @@ pub fn generate(root: &Root) -> Result<Generated, GenerateError> {
     if gpus.is_empty() {
         return Err(GenerateError::NoDevices {
             version,
-            root: root_name,
+            dev: dev_name.clone(),
         });
     }
     for (index, gpu) in gpus.iter().enumerate() {

@@ -209,9 +209,9 @@ fn the_container_notes_of_a_driver_without_nodes_are_said() {
     assert_eq!(
         translate_line(
             Lang::Zh,
-            "the driver 510.47.03 is loaded but //dev has no /dev/nvidia<N> device nodes: run `nvidia-smi` once as root (it creates them) or install nvidia-modprobe"
+            "the driver 510.47.03 is loaded but /dev has no nvidia<N> device nodes: run `nvidia-smi` once as root (it creates them) or install nvidia-modprobe"
         ),
-        "驱动 510.47.03 已加载，但 //dev 下没有 /dev/nvidia<N> 设备节点：以 root 身份运行一次 `nvidia-smi`（它会创建这些节点），或安装 nvidia-modprobe"
+        "驱动 510.47.03 已加载，但 /dev 下没有 nvidia<N> 设备节点：以 root 身份运行一次 `nvidia-smi`（它会创建这些节点），或安装 nvidia-modprobe"
     );
     assert_eq!(
         translate_line(
