@@ -1,6 +1,7 @@
-//! A Unix install prefix's layout (a CUDA toolkit, a venv, a pyenv version): where its programs,
+//! An install prefix's layout (a CUDA toolkit, a venv, a pyenv version): where its programs,
 //! libraries and headers are. Each name is spelled once, here, so that `bin/nvcc` is not written
-//! out in every file that looks for a compiler. Paths only: nothing here reads the disk.
+//! out in every file that looks for a compiler, and a venv's Windows layout (`Scripts\`) is
+//! known in one place. Paths only: nothing here reads the disk.
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,10 @@ pub const NVCC: &str = "nvcc";
 pub const PYTHON: &str = "python";
 /// The same, by its versioned name (what a distribution's prefix always has).
 pub const PYTHON3: &str = "python3";
+/// Where a venv keeps its interpreter, its console scripts and its activation scripts: CPython's
+/// `venv` makes `Scripts\` on Windows and `bin/` elsewhere (the `scripts` path of sysconfig's
+/// `nt_venv` / `posix_venv` schemes).
+pub const VENV_SCRIPTS: &str = if cfg!(windows) { "Scripts" } else { BIN };
 
 /// A prefix on the machine (`/usr/local/cuda-13.0`, `$CUDAUP_HOME/venvs/pytorch`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +63,20 @@ impl<'a> Prefix<'a> {
     pub fn python3(&self) -> PathBuf {
         self.bin().join(PYTHON3)
     }
+
+    /// A venv's scripts folder: `Scripts\` on Windows, `bin/` elsewhere.
+    pub fn venv_scripts(&self) -> PathBuf {
+        self.root.join(VENV_SCRIPTS)
+    }
+
+    /// A venv's interpreter: `Scripts\python.exe` on Windows, `bin/python` elsewhere.
+    pub fn venv_python(&self) -> PathBuf {
+        if cfg!(windows) {
+            self.venv_scripts().join("python.exe")
+        } else {
+            self.python()
+        }
+    }
 }
 
 #[cfg(test)]
@@ -73,5 +92,25 @@ mod tests {
         let v = Prefix::at(Path::new("/h/venvs/pytorch"));
         assert_eq!(v.python(), Path::new("/h/venvs/pytorch/bin/python"));
         assert_eq!(v.python3(), Path::new("/h/venvs/pytorch/bin/python3"));
+    }
+
+    // Unix-only fact: a venv's `bin/` (Windows: `Scripts\`, below).
+    #[cfg(unix)]
+    #[test]
+    fn a_venv_keeps_its_programs_in_bin() {
+        let v = Prefix::at(Path::new("/h/venvs/pytorch"));
+        assert_eq!(v.venv_scripts(), Path::new("/h/venvs/pytorch/bin"));
+        assert_eq!(v.venv_python(), Path::new("/h/venvs/pytorch/bin/python"));
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn a_windows_venv_keeps_its_programs_in_scripts() {
+        let v = Prefix::at(Path::new(r"C:\h\venvs\pytorch"));
+        assert_eq!(v.venv_scripts(), Path::new(r"C:\h\venvs\pytorch\Scripts"));
+        assert_eq!(
+            v.venv_python(),
+            Path::new(r"C:\h\venvs\pytorch\Scripts\python.exe")
+        );
     }
 }

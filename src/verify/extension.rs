@@ -111,12 +111,13 @@ pub fn check(
     let work_arg = work.display().to_string();
     let archs = arch_list(gpus);
     // The venv's own tools (ninja from PyPI) first, then the toolkit's.
-    let path = exec
-        .env()
-        .iter()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| format!("{}:{v}", venv.dir.join("bin").display()))
-        .unwrap_or_else(|| venv.dir.join("bin").display().to_string());
+    let path = super::prepend(
+        exec.env()
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.as_str()),
+        &crate::model::layout::Prefix::at(&venv.dir).venv_scripts(),
+    );
     let out = match exec.run(
         &python,
         &["-c", SCRIPT, &work_arg],

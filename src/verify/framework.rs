@@ -69,7 +69,7 @@ pub fn targets(receipts: &Receipts, flags: &[PathBuf]) -> Vec<VenvTarget> {
         receipts
             .venvs
             .iter()
-            .find(|(_, r)| r.venv == dir)
+            .find(|(_, r)| same_dir(&r.venv, dir))
             .map(|(_, r)| r.profile.clone())
     };
     if !flags.is_empty() {
@@ -94,6 +94,19 @@ pub fn targets(receipts: &Receipts, flags: &[PathBuf]) -> Vec<VenvTarget> {
         }
     }
     out
+}
+
+/// Whether two paths name one folder, both made absolute the same way (on Windows a path
+/// without a drive, `\v\pt`, is on the current drive), and on Windows without regard to case,
+/// as its file systems compare names.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let (a, b) = (abs(a), abs(b));
+    if cfg!(windows) {
+        a.to_string_lossy().to_lowercase() == b.to_string_lossy().to_lowercase()
+    } else {
+        a == b
+    }
 }
 
 /// Imports the framework, lists the GPUs and compares a matmul on each with the CPU's.
@@ -997,6 +1010,11 @@ mod tests {
         );
         assert_eq!(t[0].profile.as_deref(), Some("pytorch"));
         assert_eq!(t[1].kind(), "auto");
+        // Windows compares names without regard to case: `--venv /V/PT` is the receipt's.
+        if cfg!(windows) {
+            let t = targets(&receipts, &[PathBuf::from("/V/PT")]);
+            assert_eq!(t[0].profile.as_deref(), Some("pytorch"));
+        }
     }
 
     #[test]

@@ -300,8 +300,9 @@ pub fn verify(ctx: &Context<'_>, opts: &Options) -> Report {
 }
 
 /// Runs commands in the active environment: the toolkit's `bin` first on `PATH`, its `lib64`
-/// first on `LD_LIBRARY_PATH`, `CUDA_HOME`, and CUDA's device order set to the PCI bus order
-/// nvidia-smi uses, so "GPU 1" means the same GPU to every tool.
+/// first on `LD_LIBRARY_PATH` (Windows has no such variable: its loader searches `PATH`, so the
+/// toolkit's DLL folder goes there), `CUDA_HOME`, and CUDA's device order set to the PCI bus
+/// order nvidia-smi uses, so "GPU 1" means the same GPU to every tool.
 pub struct Exec<'a> {
     runner: &'a dyn Runner,
     env: Vec<(String, String)>,
@@ -312,17 +313,18 @@ impl<'a> Exec<'a> {
     pub fn new(runner: &'a dyn Runner, process: &Process, toolkit: Option<&Path>) -> Self {
         let mut env = vec![("CUDA_DEVICE_ORDER".to_owned(), "PCI_BUS_ID".to_owned())];
         if let Some(t) = toolkit {
-            env.push((
-                "PATH".into(),
-                prepend(
-                    process.var("PATH"),
-                    &crate::model::layout::Prefix::at(t).bin(),
-                ),
-            ));
-            env.push((
-                "LD_LIBRARY_PATH".into(),
-                prepend(process.var("LD_LIBRARY_PATH"), &t.join("lib64")),
-            ));
+            let bin = crate::model::layout::Prefix::at(t).bin();
+            if cfg!(windows) {
+                // CUDA 13 keeps the Windows DLLs in bin\x64, CUDA 12 and older beside nvcc in bin\.
+                let dlls = prepend(process.var("PATH"), &bin.join("x64"));
+                env.push(("PATH".into(), prepend(Some(&dlls), &bin)));
+            } else {
+                env.push(("PATH".into(), prepend(process.var("PATH"), &bin)));
+                env.push((
+                    "LD_LIBRARY_PATH".into(),
+                    prepend(process.var("LD_LIBRARY_PATH"), &t.join("lib64")),
+                ));
+            }
             env.push(("CUDA_HOME".into(), t.display().to_string()));
             env.push(("CUDA_PATH".into(), t.display().to_string()));
         }
@@ -354,19 +356,19 @@ impl<'a> Exec<'a> {
     }
 }
 
-/// `dir` first in a `:`-separated list, without an empty element when the list was unset and
-/// without a second copy of `dir`.
-fn prepend(list: Option<&str>, dir: &Path) -> String {
-    let dir = dir.display().to_string();
-    let rest: Vec<&str> = list
-        .unwrap_or("")
-        .split(':')
-        .filter(|e| !e.is_empty() && *e != dir)
-        .collect();
-    std::iter::once(dir.as_str())
-        .chain(rest)
-        .collect::<Vec<_>>()
-        .join(":")
+/// `dir` first in a search list (`:`-separated; `;` on Windows), without an empty element when
+/// the list was unset and without a second copy of `dir`. A `dir` holding the separator cannot
+/// be listed: the list is then left as it was, and the checks that need `dir` say what they
+/// miss.
+pub(crate) fn prepend(list: Option<&str>, dir: &Path) -> String {
+    let rest = list.unwrap_or("");
+    let entries = std::iter::once(dir.to_path_buf()).chain(
+        std::env::split_paths(rest).filter(|e| !e.as_os_str().is_empty() && e.as_path() != dir),
+    );
+    match std::env::join_paths(entries) {
+        Ok(joined) => joined.to_string_lossy().into_owned(),
+        Err(_) => rest.to_owned(),
+    }
 }
 
 /// The non-empty lines of what a command printed, stdout then stderr.
@@ -508,6 +510,8 @@ pub(crate) mod testing {
 mod tests {
     use super::*;
 
+    // Unix-only fact: `:` separates a search list (Windows: `;`, below).
+    #[cfg(unix)]
     #[test]
     fn prepend_puts_the_dir_first_once() {
         let d = Path::new("/t/lib64");
@@ -515,8 +519,26 @@ mod tests {
         assert_eq!(prepend(Some(""), d), "/t/lib64");
         assert_eq!(prepend(Some("/a:/t/lib64:/b"), d), "/t/lib64:/a:/b");
         assert_eq!(prepend(Some("/a::/b"), d), "/t/lib64:/a:/b");
+        // A dir holding the separator cannot be listed: the list stays as it was.
+        assert_eq!(prepend(Some("/a:/b"), Path::new("/t:x")), "/a:/b");
     }
 
+    #[cfg(windows)]
+    #[test]
+    fn prepend_puts_the_dir_first_once_in_a_windows_list() {
+        let d = Path::new(r"C:\t\bin");
+        assert_eq!(prepend(None, d), r"C:\t\bin");
+        assert_eq!(
+            prepend(Some(r"C:\a;C:\t\bin;;C:\b"), d),
+            r"C:\t\bin;C:\a;C:\b"
+        );
+        // `;` separates a Windows list; a drive's `:` does not.
+        assert_eq!(prepend(Some(r"C:\a;D:\b"), d), r"C:\t\bin;C:\a;D:\b");
+    }
+
+    // Unix-only fact: the toolkit's libraries reach the loader through LD_LIBRARY_PATH, and `:`
+    // separates the lists (Windows: PATH only, `;`, below).
+    #[cfg(unix)]
     #[test]
     fn exec_sets_the_active_environment_and_extra_wins() {
         let runner = testing::Scripted::new(|_, _, _| testing::ok(""));
@@ -540,6 +562,31 @@ mod tests {
             env.iter().filter(|(k, _)| k == "CUDA_DEVICE_ORDER").count(),
             1
         );
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn exec_on_windows_puts_the_toolkits_programs_and_dlls_on_path() {
+        let runner = testing::Scripted::new(|_, _, _| testing::ok(""));
+        let process = Process::with_vars([("PATH", r"C:\Windows\System32")], r"C:\");
+        let exec = Exec::new(&runner, &process, Some(Path::new(r"C:\cuda")));
+        exec.run(
+            Path::new(r"C:\cuda\bin\nvcc.exe"),
+            &[],
+            &[("CUDA_DEVICE_ORDER", "FASTEST_FIRST")],
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        let calls = runner.calls.lock().unwrap();
+        let env = &calls[0].2;
+        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(
+            get("PATH"),
+            Some(r"C:\cuda\bin;C:\cuda\bin\x64;C:\Windows\System32")
+        );
+        assert_eq!(get("LD_LIBRARY_PATH"), None);
+        assert_eq!(get("CUDA_PATH"), Some(r"C:\cuda"));
+        assert_eq!(get("CUDA_DEVICE_ORDER"), Some("FASTEST_FIRST"));
     }
 
     #[test]

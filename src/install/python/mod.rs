@@ -113,11 +113,7 @@ pub struct Venv {
 impl Venv {
     /// The venv's interpreter.
     pub fn python(&self) -> PathBuf {
-        if cfg!(windows) {
-            self.dir.join("Scripts").join("python.exe")
-        } else {
-            crate::model::layout::Prefix::at(&self.dir).python()
-        }
+        crate::model::layout::Prefix::at(&self.dir).venv_python()
     }
 
     /// Whether `dir` holds a venv.
