@@ -110,14 +110,21 @@ pub fn check(inputs: &Inputs<'_>, runner: &dyn Runner, scratch: &Path) -> Vec<Di
 
 #[cfg(test)]
 mod tests {
+    // Used only by the Unix-only tests below.
+    #[cfg(unix)]
     use super::super::testing::*;
     use super::*;
+    #[cfg(unix)]
     use crate::world::process::Process;
+    #[cfg(unix)]
     use crate::world::runner::Output;
 
     /// Answers nvcc with CUDA 12.4's refusal and gcc with its version.
+    // Used only by the Unix-only tests below.
+    #[cfg(unix)]
     struct Refuses;
 
+    #[cfg(unix)]
     impl Runner for Refuses {
         fn run(
             &self,

@@ -195,6 +195,7 @@ mod tests {
     use super::super::testing::*;
     use super::*;
     use crate::world::process::Process;
+    #[cfg(unix)]
     use crate::world::runner::Output;
 
     #[test]
@@ -208,8 +209,11 @@ mod tests {
         assert_eq!(parse_df("df: /x: No such file or directory\n"), None);
     }
 
+    // Used only by the Unix-only tests below.
+    #[cfg(unix)]
     struct Df(&'static str);
 
+    #[cfg(unix)]
     impl Runner for Df {
         fn run(
             &self,

@@ -418,8 +418,11 @@ fn active(inputs: &Inputs<'_>) -> Option<Diagnosis> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(unix)]
     use sha2::{Digest, Sha256};
 
+    // Used only by the Unix-only tests below.
+    #[cfg(unix)]
     fn receipt(prefix: &Path, files: Vec<ReceiptFile>) -> Receipt {
         Receipt {
             schema_version: 1,
@@ -433,6 +436,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     fn file(path: &str, bytes: &[u8]) -> ReceiptFile {
         ReceiptFile {
             path: PathBuf::from(path),

@@ -181,14 +181,50 @@ fn kernels(inputs: &Inputs<'_>, torches: &[TorchSite<'_>]) -> Vec<Diagnosis> {
 }
 
 fn is_wheel(path: &str) -> bool {
+    // A Windows venv spells it `Lib\site-packages\nvidia\`.
+    let path = path.replace('\\', "/");
     path.contains("/site-packages/nvidia/") || path.contains("/dist-packages/nvidia/")
+}
+
+/// How the dynamic loader finds a program's libraries here. Linux: `LD_LIBRARY_PATH`, and a
+/// prefix's `lib64/` or `lib/` beside its `include/`. Windows has no such variable: its loader
+/// searches `PATH`, and NVIDIA's Windows packages keep the DLLs in `bin\` (`lib\x64` holds only
+/// the import libraries a build links with, which nothing loads).
+struct Loader {
+    /// The variable that lists the library folders.
+    var: &'static str,
+    /// The library folders beside a prefix's `include/`, most likely first.
+    dirs: &'static [&'static str],
+}
+
+const LOADER: Loader = if cfg!(windows) {
+    Loader {
+        var: "PATH",
+        dirs: &["bin"],
+    }
+} else {
+    Loader {
+        var: "LD_LIBRARY_PATH",
+        dirs: &["lib64", "lib"],
+    }
+};
+
+/// Whether a file name is a cuDNN library: `libcudnn*` on Linux, `cudnn*.dll` on Windows.
+fn is_cudnn_library(name: &str) -> bool {
+    if cfg!(windows) {
+        let name = name.to_ascii_lowercase();
+        name.starts_with("cudnn") && name.ends_with(".dll")
+    } else {
+        name.starts_with("libcudnn")
+    }
 }
 
 /// The directory a cuDNN copy's libraries are in. detect names the directory it found the copy
 /// by, which for a toolkit's (or a distribution's) headers is `include/`; the loader and
 /// `LD_LIBRARY_PATH` deal in the library directory beside it: the `LD_LIBRARY_PATH` entry under
-/// the same root that holds `libcudnn*`, else `lib64` or `lib` there.
-fn library_dir(path: &str, ld: &[&str], live: bool) -> PathBuf {
+/// the same root that holds `libcudnn*`, else `lib64` or `lib` there (on Windows: the `PATH`
+/// entry, else `bin\`; see [`Loader`]).
+fn library_dir(path: &str, ld: &[PathBuf], live: bool) -> PathBuf {
     let p = Path::new(path);
     let Some(root) = p
         .file_name()
@@ -200,13 +236,13 @@ fn library_dir(path: &str, ld: &[&str], live: bool) -> PathBuf {
     let has_cudnn = |d: &Path| {
         crate::shell::list_dir(d)
             .iter()
-            .any(|n| n.starts_with("libcudnn"))
+            .any(|n| is_cudnn_library(n))
     };
-    let beside = [root.join("lib64"), root.join("lib")];
+    let beside: Vec<PathBuf> = LOADER.dirs.iter().map(|d| root.join(d)).collect();
     let candidates = ld
         .iter()
-        .map(PathBuf::from)
         .filter(|e| e.starts_with(root))
+        .cloned()
         .chain(beside.iter().cloned());
     if live {
         if let Some(d) = candidates.clone().find(|d| has_cudnn(d)) {
@@ -216,7 +252,7 @@ fn library_dir(path: &str, ld: &[&str], live: bool) -> PathBuf {
     candidates
         .into_iter()
         .next()
-        .unwrap_or_else(|| root.join("lib64"))
+        .unwrap_or_else(|| root.join(LOADER.dirs[0]))
 }
 
 /// `cudnn-mismatch`: a system cuDNN and a wheel's cuDNN of different versions. The copy in
@@ -237,11 +273,15 @@ fn cudnn_copies(inputs: &Inputs<'_>) -> Option<Diagnosis> {
     let different_major = pairs
         .iter()
         .any(|(s, w)| major(&s.version) != major(&w.version));
-    let ld: Vec<&str> = if inputs.live {
+    let ld: Vec<PathBuf> = if inputs.live {
         inputs
             .process
-            .var("LD_LIBRARY_PATH")
-            .map(|v| v.split(':').filter(|e| !e.is_empty()).collect())
+            .var(LOADER.var)
+            .map(|v| {
+                std::env::split_paths(v)
+                    .filter(|e| !e.as_os_str().is_empty())
+                    .collect()
+            })
             .unwrap_or_default()
     } else {
         Vec::new()
@@ -304,16 +344,27 @@ fn cudnn_copies(inputs: &Inputs<'_>) -> Option<Diagnosis> {
             s.version, s.path, w.version, w.path
         ));
     }
-    d = d.evidence(
+    d = d.evidence(if cfg!(windows) {
+        // torch/__init__.py on Windows adds torch\lib (and the nvidia wheels' bin folders) with
+        // os.add_dll_directory and loads torch\lib's DLLs before it falls back to PATH.
+        "torch loads its own copy (the cuDNN DLLs in torch\\lib or site-packages\\nvidia\\cudnn\\bin, which torch adds with os.add_dll_directory before PATH is searched); \
+         the system copy serves programs built with the CUDA toolkit, and torch only when its own copy is missing and PATH lists the system's"
+    } else {
         "torch loads the wheel's copy (nvidia-cudnn-cu*, found through torch's RPATH into site-packages/nvidia/cudnn/lib); \
-         the system copy serves programs built with the CUDA toolkit, and TensorFlow or torch only when LD_LIBRARY_PATH puts it first",
-    );
-    let on_ld = ld.iter().any(|e| Path::new(e) == lib);
+         the system copy serves programs built with the CUDA toolkit, and TensorFlow or torch only when LD_LIBRARY_PATH puts it first"
+    });
+    let on_ld = ld.contains(&lib);
     if on_ld {
         d = d.evidence(match &own {
             Some(t) => format!(
-                "LD_LIBRARY_PATH lists {}: cudaup's env script puts the toolkit {} there for the programs built with it{}",
+                "{} lists {}: {} the toolkit {} there for the programs built with it{}",
+                LOADER.var,
                 lib.display(),
+                if cfg!(windows) {
+                    "cudaup (its env script or its user PATH entry) puts"
+                } else {
+                    "cudaup's env script puts"
+                },
                 t.display(),
                 if loadable {
                     format!("; torch may load its cuDNN {}, which it accepts (the same major, not older than the wheel's {})", s0.version, w0.version)
@@ -322,7 +373,8 @@ fn cudnn_copies(inputs: &Inputs<'_>) -> Option<Diagnosis> {
                 }
             ),
             None => format!(
-                "LD_LIBRARY_PATH lists {}: torch may load the system's {} instead of its own",
+                "{} lists {}: torch may load the system's {} instead of its own",
+                LOADER.var,
                 lib.display(),
                 s0.version
             ),
@@ -343,11 +395,19 @@ fn cudnn_copies(inputs: &Inputs<'_>) -> Option<Diagnosis> {
         format!("install cuDNN {w_mm} for the system from NVIDIA's packages (cudaup's catalog has no {w_mm} build yet)")
     };
     let take_out = match &own {
+        Some(_) if cfg!(windows) => format!(
+            "if it does not: run torch from a shell whose PATH leaves {} out (cudaup put it on PATH)",
+            lib.display()
+        ),
         Some(_) => format!(
             "if it does not: run torch without the toolkit's libraries (env -u LD_LIBRARY_PATH python …), or leave the env script out of that shell ({} is on LD_LIBRARY_PATH because of it)",
             lib.display()
         ),
-        None => format!("if it does not: take {} out of LD_LIBRARY_PATH", lib.display()),
+        None => format!(
+            "if it does not: take {} out of {}",
+            lib.display(),
+            LOADER.var
+        ),
     };
     Some(d.fix(format!(
         "nothing to do while torch imports and torch.backends.cudnn.version() matches the wheel (`cudaup verify` checks it);\n\
@@ -448,6 +508,8 @@ mod tests {
     /// toolkit's lib64 on LD_LIBRARY_PATH. That is cudaup's doing: a note while torch accepts
     /// the toolkit's cuDNN, and every fix names lib64 (where the libraries are), never the
     /// include/ directory detect found the headers in.
+    // Unix-only facts: lib64 and LD_LIBRARY_PATH (Windows: bin\ and PATH, the twin below).
+    #[cfg(unix)]
     #[test]
     fn cudaups_own_toolkit_cudnn_is_a_note_and_the_fix_names_lib64() {
         use crate::model::system::{Owner, Toolkit};
@@ -523,5 +585,77 @@ mod tests {
             fix.contains("take /opt/cuda/lib64 out of LD_LIBRARY_PATH"),
             "{fix}"
         );
+    }
+
+    /// The Windows twin: NVIDIA's Windows packages keep the DLLs in bin\ and Windows' loader
+    /// searches PATH, so the note and every fix name bin\ and PATH, never lib64,
+    /// LD_LIBRARY_PATH or include\.
+    #[cfg(windows)]
+    #[test]
+    fn cudaups_own_toolkit_cudnn_on_windows_is_a_note_and_the_fix_names_bin_and_path() {
+        use crate::model::system::{Owner, Toolkit};
+        use crate::world::process::Process;
+        let tk = r"C:\Users\me\AppData\Local\cudaup\toolkits\cuda-13.4.2";
+        let bin = format!(r"{tk}\bin");
+        let mut s = h200();
+        s.toolkits.push(Toolkit {
+            version: "13.4.2".into(),
+            path: tk.into(),
+            owner: Owner::Cudaup,
+        });
+        s.cudnn = vec![
+            Cudnn {
+                version: "9.28.1".into(),
+                path: format!(r"{tk}\include"),
+            },
+            Cudnn {
+                version: "9.19.0.56".into(),
+                path:
+                    r"C:\Users\me\AppData\Local\cudaup\venvs\pytorch\Lib\site-packages\nvidia\cudnn"
+                        .into(),
+            },
+        ];
+        let mut w = World::new(s.clone());
+        w.live = true;
+        w.receipts.active.toolkit = Some(PathBuf::from(tk));
+        let path = format!(r"{bin};C:\Windows\System32");
+        w.process = Process::with_vars([("PATH", path.as_str())], r"C:\");
+        let d = cudnn_copies(&w.inputs()).expect("two copies");
+        assert_eq!(d.severity(), Severity::Info, "{d:?}");
+        assert!(
+            d.finding
+                .message
+                .contains(&format!("cudaup's toolkit {tk} 9.28.1 ({bin})")),
+            "{d:?}"
+        );
+        assert!(
+            d.evidence
+                .iter()
+                .any(|e| e.starts_with(&format!("PATH lists {bin}: cudaup"))
+                    && e.contains("which it accepts")),
+            "{:?}",
+            d.evidence
+        );
+        assert!(
+            d.evidence
+                .iter()
+                .all(|e| !e.contains("LD_LIBRARY_PATH") && !e.contains("RPATH")),
+            "{:?}",
+            d.evidence
+        );
+        let fix = d.finding.fix.clone().unwrap();
+        assert!(fix.contains(&format!("PATH leaves {bin} out")), "{fix}");
+        assert!(
+            !fix.contains("include") && !fix.contains("lib64") && !fix.contains("LD_LIBRARY_PATH"),
+            "{fix}"
+        );
+
+        // Someone else's toolkit found by its headers: the fix names its bin\ and PATH.
+        let mut other = s;
+        other.cudnn[0].path = r"C:\cuda\include".into();
+        let d = cudnn_copies(&World::new(other).inputs()).unwrap();
+        assert_eq!(d.severity(), Severity::Warning);
+        let fix = d.finding.fix.unwrap();
+        assert!(fix.contains(r"take C:\cuda\bin out of PATH"), "{fix}");
     }
 }
