@@ -11,8 +11,8 @@ pub const BIN: &str = "bin";
 pub const LIB64: &str = "lib64";
 /// Where a toolkit keeps its headers.
 pub const INCLUDE: &str = "include";
-/// CUDA's compiler driver.
-pub const NVCC: &str = "nvcc";
+/// CUDA's compiler driver (`bin\nvcc.exe` in NVIDIA's Windows layout).
+pub const NVCC: &str = if cfg!(windows) { "nvcc.exe" } else { "nvcc" };
 /// A venv's interpreter, as venv and uv name it.
 pub const PYTHON: &str = "python";
 /// The same, by its versioned name (what a distribution's prefix always has).
@@ -83,6 +83,8 @@ impl<'a> Prefix<'a> {
 mod tests {
     use super::*;
 
+    // Unix-only fact: programs without `.exe` (Windows: the twin below).
+    #[cfg(unix)]
     #[test]
     fn a_prefix_names_its_programs() {
         let p = Prefix::at(Path::new("/usr/local/cuda-13.0"));
@@ -92,6 +94,14 @@ mod tests {
         let v = Prefix::at(Path::new("/h/venvs/pytorch"));
         assert_eq!(v.python(), Path::new("/h/venvs/pytorch/bin/python"));
         assert_eq!(v.python3(), Path::new("/h/venvs/pytorch/bin/python3"));
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn a_windows_toolkit_names_nvcc_exe() {
+        let p = Prefix::at(Path::new(r"C:\cuda"));
+        assert_eq!(p.nvcc(), Path::new(r"C:\cuda\bin\nvcc.exe"));
+        assert_eq!(p.include(), Path::new(r"C:\cuda\include"));
     }
 
     // Unix-only fact: a venv's `bin/` (Windows: `Scripts\`, below).

@@ -75,6 +75,12 @@ fn arch_list(gpus: &[Gpu]) -> String {
     }
 }
 
+/// The extension check of venv `n`, skipped for `why`.
+pub fn skipped(n: usize, venv: &VenvTarget, why: &str) -> Check {
+    Check::skip(format!("extension:{n}"), vec![why.to_owned()])
+        .subject(venv.dir.display().to_string())
+}
+
 /// Builds the extension in venv `n` against `tk` and runs it on each GPU.
 pub fn check(
     exec: &Exec<'_>,
@@ -87,11 +93,11 @@ pub fn check(
     let id = format!("extension:{n}");
     let subject = venv.dir.display().to_string();
     let Some(tk) = tk else {
-        return Check::skip(
-            id,
-            vec!["no CUDA toolkit to build a torch extension against".into()],
-        )
-        .subject(subject);
+        return skipped(
+            n,
+            venv,
+            "no CUDA toolkit to build a torch extension against",
+        );
     };
     if venv.kind_is_tensorflow() {
         return Check::skip(

@@ -5,6 +5,8 @@
 //!    with no NVIDIA GPU at all skips it (and every GPU run); one with a GPU and no driver fails.
 //! 2. `nvcc`: the active toolkit's `nvcc --version` is the release its receipt says was installed
 //!    ([`toolkit`]).
+//!    On Windows, `host-compiler`: nvcc needs Microsoft's `cl.exe` on `PATH` to compile; without
+//!    it the checks that compile are skipped with that reason ([`host_compiler`]).
 //! 3. `addkernel:N`: the seed's `addKernel` compiled with that nvcc for each GPU's architecture
 //!    and run on that GPU; without a GPU, compiled for nvcc's default ([`kernel`]).
 //! 4. `cuobjdump`, `nvdisasm`, `cu++filt`, `compute-sanitizer`, … on that build ([`tools`]).
@@ -25,6 +27,7 @@ pub mod cmake;
 pub mod driver;
 pub mod extension;
 pub mod framework;
+pub mod host_compiler;
 pub mod kernel;
 pub mod libs;
 pub mod tensorrt;
@@ -228,12 +231,20 @@ pub fn verify(ctx: &Context<'_>, opts: &Options) -> Report {
         }
     };
     let path = ctx.process.path_entries();
+    // nvcc that cannot compile here (Windows without cl.exe): the builds are skipped, the rest run.
+    let host = tk
+        .as_ref()
+        .and_then(|_| host_compiler::missing(cfg!(windows), &path));
+    let (build_tk, no_build) = match host {
+        Some(_) => (None, host_compiler::SKIPPED.to_owned()),
+        None => (tk.as_ref(), no_toolkit.clone()),
+    };
 
     // Compiling, linking and importing frameworks take seconds each: side by side.
     let (kernel_checks, lib_checks, cmake_check, fw) = std::thread::scope(|s| {
         let k = s.spawn(|| {
-            let (mut checks, built) = kernel::check(&exec, tk.as_ref(), &no_toolkit, &gpus, &dir);
-            if let Some(t) = tk.as_ref() {
+            let (mut checks, built) = kernel::check(&exec, build_tk, &no_build, &gpus, &dir);
+            if let Some(t) = build_tk {
                 checks.extend(tools::check(
                     &exec,
                     t,
@@ -245,16 +256,18 @@ pub fn verify(ctx: &Context<'_>, opts: &Options) -> Report {
             }
             checks
         });
-        let l =
-            s.spawn(|| libs::check(&exec, tk.as_ref(), &no_toolkit, &gpus, ctx.components, &dir));
-        let c = s.spawn(|| cmake::check(&exec, tk.as_ref(), &no_toolkit, &gpus, &path, &dir));
+        let l = s.spawn(|| libs::check(&exec, build_tk, &no_build, &gpus, ctx.components, &dir));
+        let c = s.spawn(|| cmake::check(&exec, build_tk, &no_build, &gpus, &path, &dir));
         let f = s.spawn(|| {
             venvs
                 .iter()
                 .enumerate()
                 .map(|(i, v)| {
                     let (check, torch_gpu) = framework::check(&exec, i, v, &gpus, ctx.process);
-                    let ext = extension::check(&exec, i, v, tk.as_ref(), &gpus, &dir);
+                    let ext = match &host {
+                        Some(_) => extension::skipped(i, v, host_compiler::SKIPPED),
+                        None => extension::check(&exec, i, v, tk.as_ref(), &gpus, &dir),
+                    };
                     (check, torch_gpu, ext)
                 })
                 .collect::<Vec<_>>()
@@ -268,6 +281,7 @@ pub fn verify(ctx: &Context<'_>, opts: &Options) -> Report {
     });
 
     let mut checks = vec![driver_check, nvcc_check];
+    checks.extend(host);
     checks.extend(kernel_checks);
     checks.extend(lib_checks);
     checks.push(cmake_check);

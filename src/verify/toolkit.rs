@@ -134,8 +134,17 @@ pub fn check(
     }
     if !nvcc.is_file() {
         return (
-            Check::fail("nvcc", vec![format!("{} has no bin/nvcc", dir.display())])
-                .subject(subject),
+            Check::fail(
+                "nvcc",
+                vec![format!(
+                    "{} has no {}",
+                    dir.display(),
+                    Path::new(crate::model::layout::BIN)
+                        .join(crate::model::layout::NVCC)
+                        .display()
+                )],
+            )
+            .subject(subject),
             None,
         );
     }
@@ -291,7 +300,7 @@ mod tests {
     fn toolkit_dir(version_json: Option<&str>) -> tempfile::TempDir {
         let d = tempfile::tempdir().unwrap();
         fs_err::create_dir_all(d.path().join("bin")).unwrap();
-        fs_err::write(d.path().join("bin/nvcc"), "").unwrap();
+        fs_err::write(crate::model::layout::Prefix::at(d.path()).nvcc(), "").unwrap();
         if let Some(j) = version_json {
             fs_err::write(d.path().join("version.json"), j).unwrap();
         }
@@ -389,7 +398,12 @@ mod tests {
         };
         let (c, tk) = check(&exec, Some(&chosen), &Receipts::default());
         assert_eq!(c.status, Status::Fail);
-        assert!(c.evidence[0].ends_with("has no bin/nvcc"));
+        let want = if cfg!(windows) {
+            r"has no bin\nvcc.exe"
+        } else {
+            "has no bin/nvcc"
+        };
+        assert!(c.evidence[0].ends_with(want), "{c:?}");
         assert!(tk.is_none());
     }
 }

@@ -221,3 +221,21 @@ fn the_container_notes_of_a_driver_without_nodes_are_said() {
         "/ 下没有已加载的 NVIDIA 驱动（没有 /proc/driver/nvidia/version，也没有 /dev/nvidiactl）：先加载驱动（或装好后重启），再生成 CDI spec"
     );
 }
+
+#[test]
+fn verify_on_windows_without_cl_is_said() {
+    for c in crate::verify::host_compiler::missing(true, &[])
+        .expect("no PATH: no cl.exe")
+        .evidence
+        .iter()
+        .chain([&crate::verify::host_compiler::SKIPPED.to_owned()])
+    {
+        let zh = translate_line(Lang::Zh, c);
+        assert_ne!(&zh, c, "untranslated: {c}");
+        assert!(zh.contains("cl.exe") || zh.contains("C++"), "{zh}");
+    }
+    assert_eq!(
+        translate_line(Lang::Zh, r"C:\cuda has no bin\nvcc.exe"),
+        r"C:\cuda 中没有 bin\nvcc.exe"
+    );
+}

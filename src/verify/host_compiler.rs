@@ -1,0 +1,140 @@
+//! nvcc's host compiler on Windows. nvcc compiles the host half of every `.cu` file with
+//! Microsoft's C++ compiler, `cl.exe`, which it looks for on `PATH`; NVIDIA's CUDA Installation
+//! Guide for Microsoft Windows lists the supported Visual Studio compilers among the system
+//! requirements (<https://docs.nvidia.com/cuda/cuda-installation-guide-microsoft-windows/>).
+//! cudaup installs nvcc, not Microsoft's compiler: when nvcc is here and no `cl.exe` is on
+//! `PATH`, the `host-compiler` check fails with the fix, the checks that compile (addKernel, the
+//! libraries, CMake, the torch extension) are skipped with that reason, and the rest run.
+//! Elsewhere nvcc's host compiler (gcc) is proven by compiling: those checks name its error.
+
+use std::path::PathBuf;
+
+use super::Check;
+
+/// The check's id.
+pub const ID: &str = "host-compiler";
+
+/// Microsoft's C++ compiler, as nvcc runs it.
+const CL: &str = "cl.exe";
+
+/// Where the Build Tools come from (Microsoft's page for the compiler without the IDE).
+const BUILD_TOOLS: &str = "https://visualstudio.microsoft.com/visual-cpp-build-tools/";
+
+/// The reason the compile checks give for their skip.
+pub const SKIPPED: &str =
+    "skipped: nvcc cannot compile without cl.exe (see the host-compiler check)";
+
+/// On Windows (`windows`), when no `PATH` entry holds `cl.exe`: the failed check, with the fix.
+/// `None` elsewhere, and when `cl.exe` is found.
+pub fn missing(windows: bool, path: &[PathBuf]) -> Option<Check> {
+    if !windows || crate::world::runner::which(CL, path).is_some() {
+        return None;
+    }
+    Some(Check::fail(
+        ID,
+        vec![
+            "nvcc needs Microsoft's C++ compiler (cl.exe) to compile on Windows, and no cl.exe is on PATH".into(),
+            format!("fix: install the Visual Studio Build Tools ({BUILD_TOOLS}) with the \"Desktop development with C++\" workload"),
+            "then run cudaup verify from an \"x64 Native Tools Command Prompt\" (it puts cl.exe on PATH), or after vcvars64.bat".into(),
+        ],
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::Status;
+
+    #[test]
+    fn on_windows_a_missing_cl_fails_with_the_fix_and_a_found_one_passes_quietly() {
+        let d = tempfile::tempdir().unwrap();
+        let path = vec![d.path().to_path_buf()];
+        let c = missing(true, &path).expect("no cl.exe on PATH");
+        assert_eq!(c.id, "host-compiler");
+        assert_eq!(c.status, Status::Fail);
+        assert!(
+            c.evidence[0].contains("cl.exe") && c.evidence[0].contains("PATH"),
+            "{c:?}"
+        );
+        assert!(
+            c.evidence[1].contains("\"Desktop development with C++\" workload"),
+            "{c:?}"
+        );
+        assert!(c.evidence[2].contains("x64 Native Tools"), "{c:?}");
+
+        let cl = d.path().join("cl.exe");
+        fs_err::write(&cl, b"MZ").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs_err::set_permissions(&cl, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        assert_eq!(missing(true, &path), None);
+    }
+
+    #[test]
+    fn elsewhere_nothing_is_said() {
+        assert_eq!(missing(false, &[]), None);
+    }
+
+    /// A whole `verify` on Windows with nvcc and no cl.exe: the host-compiler check fails with
+    /// the fix, the builds are skipped for that reason (nothing is compiled), and the rest run.
+    #[cfg(windows)]
+    #[test]
+    fn verify_on_windows_without_cl_skips_the_builds_and_runs_the_rest() {
+        use crate::verify::testing::{ok, Scripted};
+        use crate::verify::{verify, Context, Options};
+        use crate::world::process::Process;
+
+        const BANNER: &str = "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 13.0, V13.0.88\n";
+        let tk = tempfile::tempdir().unwrap();
+        let nvcc = crate::model::layout::Prefix::at(tk.path()).nvcc();
+        fs_err::create_dir_all(nvcc.parent().unwrap()).unwrap();
+        fs_err::write(&nvcc, b"MZ").unwrap();
+        let empty = tempfile::tempdir().unwrap();
+        let runner = Scripted::new(|program, args, _| {
+            (program.ends_with("nvcc.exe") && args == ["--version"]).then(|| ok(BANNER))?
+        });
+        let process = Process::with_vars([("PATH", empty.path().display().to_string())], "/");
+        let catalog = crate::catalog::Catalog::load(&crate::catalog::Source::Embedded).unwrap();
+        let ctx = Context {
+            process: &process,
+            runner: &runner,
+            gpu_table: &catalog.gpus,
+            nvml: &|| None,
+            pci_gpus: &Vec::new,
+            components: &catalog.components,
+        };
+        let opts = Options {
+            toolkit: Some(tk.path().to_path_buf()),
+            ..Options::default()
+        };
+        let report = verify(&ctx, &opts);
+        let status = |id: &str| {
+            let c = report
+                .checks
+                .iter()
+                .find(|c| c.id == id)
+                .unwrap_or_else(|| panic!("no {id}: {report:?}"));
+            (c.status, c.evidence[0].clone())
+        };
+        assert_eq!(status("nvcc").0, Status::Pass, "{report:?}");
+        assert_eq!(status(ID).0, Status::Fail);
+        for id in ["addkernel", "libraries", "cmake"] {
+            assert_eq!(status(id), (Status::Skip, SKIPPED.to_owned()), "{id}");
+        }
+        // The driver check ran (no GPU here: skipped for that reason, not for cl.exe).
+        assert_eq!(status("driver").0, Status::Skip);
+        assert_ne!(status("driver").1, SKIPPED);
+        assert!(!report.ok);
+        // Nothing was compiled: nvcc was asked its version, and nothing else ran it.
+        let calls = runner.calls.lock().unwrap();
+        assert!(
+            calls
+                .iter()
+                .filter(|c| c.0.ends_with("nvcc.exe"))
+                .all(|c| c.1 == ["--version"]),
+            "{calls:?}"
+        );
+    }
+}
