@@ -41,6 +41,9 @@ pub fn run(args: &EnvArgs, process: &Process, out: &mut dyn Write) -> Result<Exi
     let home = crate::install::home::Home::of(process)?.root().to_owned();
     let shell = match args.shell {
         Some(s) => s,
+        // Windows sets no $SHELL (Git Bash and MSYS do): PowerShell's script there, for the
+        // window it runs in; new windows read the user's environment from the registry.
+        None if cfg!(windows) && process.var("SHELL").is_none() => Shell::PowerShell,
         None => {
             let name = process.var("SHELL").unwrap_or("sh");
             Shell::parse(name).ok_or_else(|| {

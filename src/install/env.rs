@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod registry;
+
 use super::receipts::{Active, ShellReceipt};
 use crate::shell::{self, EnvSpec, Shell};
 use crate::world::process::Process;
@@ -20,8 +22,13 @@ fn tmp_of(path: &Path) -> PathBuf {
     crate::world::fs::temporary(path, crate::world::fs::Temp::Fixed)
 }
 
-/// The shells set up on this machine: POSIX always; fish and PowerShell when they are here.
+/// The shells set up on this machine: POSIX always; fish and PowerShell when they are here. On
+/// Windows none: the user's environment in the registry is the shell setup there, read by every
+/// program started after it ([`set_user_environment`]), cmd and PowerShell included.
 pub fn shells_here(process: &Process) -> Vec<Shell> {
+    if cfg!(windows) {
+        return Vec::new();
+    }
     let path = process.path_entries();
     let mut out = vec![Shell::Posix];
     let fish_config = process
@@ -33,7 +40,7 @@ pub fn shells_here(process: &Process) -> Vec<Shell> {
     {
         out.push(Shell::Fish);
     }
-    if cfg!(windows) || crate::world::runner::which("pwsh", &path).is_some() {
+    if crate::world::runner::which("pwsh", &path).is_some() {
         out.push(Shell::PowerShell);
     }
     out
@@ -85,6 +92,57 @@ pub fn write_scripts(home: &Path, toolkit: Option<&Path>) -> std::io::Result<Env
     Ok(spec)
 }
 
+/// On Windows the registry is the shell setup: sets `CUDA_PATH`, `CUDA_PATH_V<major>_<minor>` and
+/// the user `Path` in `store` for `toolkit` (its receipt names the release) and cudaup's own copy
+/// in `home` ([`registry::apply`]). Returns what to tell the user, one line each.
+pub fn set_user_environment(
+    store: &mut dyn crate::shell::windows::EnvStore,
+    home: &Path,
+    toolkit: Option<&Path>,
+) -> Result<Vec<String>, registry::RegistryError> {
+    let release = toolkit.and_then(|t| {
+        crate::model::receipt::Receipt::read(t)
+            .ok()
+            .flatten()
+            .map(|r| (t, r.cuda))
+    });
+    let wanted = registry::wanted(
+        release.as_ref().map(|(t, c)| (*t, c.as_str())),
+        crate::install::self_copy::on_path(home).as_deref(),
+    );
+    let (changed, left) = registry::apply(store, home, &wanted)?;
+    let mut lines: Vec<String> = changed
+        .iter()
+        .map(
+            |name| match store.get(name).ok().flatten().and_then(|v| v.text()) {
+                Some(value) => format!(r"set HKCU\Environment\{name} = {value}"),
+                None => format!(r"put back HKCU\Environment\{name}"),
+            },
+        )
+        .collect();
+    lines.extend(
+        left.into_iter()
+            .map(|l| format!(r"HKCU\Environment\{}: {}", l.name, l.why)),
+    );
+    Ok(lines)
+}
+
+/// Puts back what [`set_user_environment`] set (uninstall): the values left as the user has them.
+#[cfg(windows)]
+pub fn revert_user_environment(home: &Path) -> std::io::Result<Vec<registry::Left>> {
+    let mut store = crate::shell::windows::user_environment()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    registry::revert(&mut store, home).map_err(|e| std::io::Error::other(e.to_string()))
+}
+
+/// Puts back what [`set_user_environment`] set: only on Windows, where its registry is.
+#[cfg(not(windows))]
+pub fn revert_user_environment(_home: &Path) -> std::io::Result<Vec<registry::Left>> {
+    Err(std::io::Error::other(
+        "this home records values cudaup set in the Windows registry: run cudaup uninstall on Windows",
+    ))
+}
+
 /// Why hooking the rc files did not fully work.
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
@@ -94,6 +152,9 @@ pub enum HookError {
     /// Some rc files could not be changed (each message says what to add by hand).
     #[error("{}", .0.join("\n"))]
     Refused(Vec<String>),
+    /// The Windows user environment could not be set (the message names the value).
+    #[error(transparent)]
+    Registry(#[from] registry::RegistryError),
 }
 
 /// The rc files cudaup hooks under the current HOME, each with its shell: `~/.profile`,
@@ -133,7 +194,13 @@ fn inside(path: &Path, dir: &Path) -> bool {
         && path.is_absolute()
         && path
             .components()
-            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+            // `C:` on Windows: a home there is spelled from its drive.
+            .all(|c| {
+                matches!(
+                    c,
+                    Component::Prefix(_) | Component::RootDir | Component::Normal(_)
+                )
+            })
 }
 
 /// The folders an rc hook may create: only fish's config folders (`conf.d` and the folders

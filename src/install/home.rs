@@ -67,8 +67,9 @@ impl Home {
         Home { root: root.into() }
     }
 
-    /// The home this process uses: `--home`/`CUDAUP_HOME`, else `$XDG_DATA_HOME/cudaup`, else
-    /// `~/.local/share/cudaup`.
+    /// The home this process uses: `--home`/`CUDAUP_HOME`, else (on Windows)
+    /// `%LOCALAPPDATA%\cudaup`, else `$XDG_DATA_HOME/cudaup`, else `~/.local/share/cudaup`
+    /// ([`Process::cudaup_home`]).
     pub fn of(process: &Process) -> Result<Home, SettingsError> {
         process
             .cudaup_home()
@@ -140,6 +141,14 @@ impl Home {
     /// What the rc-file hooks changed, for a byte-exact revert.
     pub fn shell_receipt(&self) -> PathBuf {
         self.receipts().join("shell.json")
+    }
+
+    /// What cudaup set in the Windows user environment (`HKCU\Environment`: `Path`, `CUDA_PATH`,
+    /// `CUDA_PATH_V<major>_<minor>`), each value's previous bytes and type with it, for a
+    /// byte-exact revert. In a folder of its own: every JSON file at the top of `receipts/` is
+    /// read as a toolkit or venv receipt.
+    pub fn registry_receipt(&self) -> PathBuf {
+        self.receipts().join("windows").join("environment.json")
     }
 
     /// The receipt of cudaup's own copy in `bin/`.

@@ -66,6 +66,12 @@ pub enum Step {
         /// The folders made for it that may go once empty (only fish's config folders).
         dirs: Vec<PathBuf>,
     },
+    /// Put back the values cudaup set in the Windows user environment (`HKCU\Environment`),
+    /// each as it was before (a value the user changed since is not clobbered).
+    UserEnvironment {
+        /// The values' names.
+        names: Vec<String>,
+    },
     /// Forget a hook the shell receipt names in a file that is not one cudaup hooks under the
     /// current HOME: the file is not touched.
     ForgetHook {
@@ -123,6 +129,11 @@ impl std::fmt::Display for Step {
             Step::RcFile { file, .. } => {
                 write!(f, "take cudaup's lines out of {}", file.display())
             }
+            Step::UserEnvironment { names } => write!(
+                f,
+                "put back HKCU\\Environment's {} as they were before cudaup",
+                names.join(", ")
+            ),
             Step::ForgetHook { file } => write!(
                 f,
                 "leave {:?} as it is (not an rc file cudaup hooks under this HOME) and forget it",
@@ -221,6 +232,12 @@ pub fn plan(home: &Home, process: &Process, purge: bool) -> Result<Vec<Step>, Un
             Step::ForgetHook {
                 file: hook.file.clone(),
             }
+        });
+    }
+    let registry = crate::install::env::registry::RegistryReceipt::read(root);
+    if !registry.values.is_empty() {
+        steps.push(Step::UserEnvironment {
+            names: registry.values.iter().map(|v| v.name.clone()).collect(),
         });
     }
     // `active.json` last: the env scripts are recognised by it, so a run killed in between
@@ -525,6 +542,14 @@ pub fn run(home: &Home, steps: &[Step]) -> std::io::Result<Outcome> {
                         .map_err(|e| std::io::Error::other(e.to_string()))?;
                     shell.hooks.remove(i);
                     shell.write(root)?;
+                }
+            }
+            Step::UserEnvironment { .. } => {
+                for left in crate::install::env::revert_user_environment(root)? {
+                    out.kept.push((
+                        PathBuf::from(format!(r"HKCU\Environment\{}", left.name)),
+                        left.why,
+                    ));
                 }
             }
             Step::ForgetHook { file } => {

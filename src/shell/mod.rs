@@ -7,7 +7,7 @@
 //! `.bash_profile`) does no harm, and the hook never needs to change when the stack does: only the
 //! script is rewritten.
 //!
-//! On Windows the user PATH lives in the registry instead ([`windows_path_add`]), and
+//! On Windows the user's environment lives in the registry instead ([`windows`]), and
 //! [`shadowing`] warns about an `LD_LIBRARY_PATH` that would hide the CUDA libraries that
 //! framework wheels carry.
 //!
@@ -16,7 +16,7 @@
 mod ld_path;
 mod rc;
 mod script;
-mod windows;
+pub mod windows;
 
 use std::path::PathBuf;
 
@@ -26,7 +26,7 @@ pub use rc::{
     Planned, MARKER,
 };
 pub use script::{script, source_line};
-pub use windows::{read_user_path, windows_path_add, windows_path_remove, write_user_path};
+pub use windows::{windows_path_add, windows_path_remove};
 
 /// What the active stack puts in the environment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -135,7 +135,7 @@ pub enum ShellError {
         path: PathBuf,
     },
 
-    /// The Windows registry cannot be reached from this build.
-    #[error("cannot change the Windows user PATH: {0}")]
+    /// The Windows registry refused a read or a write (the message names the value).
+    #[error("cannot change the Windows user environment: {0}")]
     Registry(String),
 }

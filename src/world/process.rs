@@ -101,10 +101,18 @@ impl Process {
             .or_else(|| self.path_var("USERPROFILE"))
     }
 
-    /// cudaup's home: `--home`/`CUDAUP_HOME`, else `$XDG_DATA_HOME/cudaup`, else
-    /// `~/.local/share/cudaup`.
+    /// cudaup's home: `--home`/`CUDAUP_HOME`, else on Windows `%LOCALAPPDATA%\cudaup`, else
+    /// `$XDG_DATA_HOME/cudaup`, else `~/.local/share/cudaup`.
     pub fn cudaup_home(&self) -> Option<PathBuf> {
         self.path_var(crate::world::vars::CUDAUP_HOME)
+            // Windows keeps per-user application data, never roamed, in %LOCALAPPDATA% (NVIDIA's
+            // wheels under it need no admin); `Home::of` documents the whole order.
+            .or_else(|| {
+                cfg!(windows)
+                    .then(|| self.path_var("LOCALAPPDATA"))
+                    .flatten()
+                    .map(|d| d.join("cudaup"))
+            })
             .or_else(|| self.path_var("XDG_DATA_HOME").map(|d| d.join("cudaup")))
             .or_else(|| self.home().map(|h| h.join(".local/share/cudaup")))
     }

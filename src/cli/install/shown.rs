@@ -286,6 +286,9 @@ fn render_env(
             .map_or(source, |h| &h.line);
         writeln!(out, "  added to {}: {line}", f.display())?;
     }
+    for line in &done.registry {
+        writeln!(out, "  {line}")?;
+    }
     if cudaup.in_home() {
         let hooked = modify_path
             && !crate::install::receipts::ShellReceipt::read(home)

@@ -21,6 +21,8 @@ pub struct EnvDone {
     pub source: String,
     /// The rc files this run changed.
     pub rc_changed: Vec<PathBuf>,
+    /// On Windows, what was set in the user's environment in the registry (one line each).
+    pub registry: Vec<String>,
 }
 
 /// Writes the env scripts for `active_toolkit` (the toolkit installed now, or the one the plan
@@ -55,8 +57,37 @@ pub fn run(
         Intent::done(home)?;
         hooked?
     };
+    let registry = if modify_path {
+        user_environment(home, env_toolkit.as_deref())?
+    } else {
+        Vec::new()
+    };
     Intent::done(home)?;
-    Ok(Some(EnvDone { source, rc_changed }))
+    Ok(Some(EnvDone {
+        source,
+        rc_changed,
+        registry,
+    }))
+}
+
+/// On Windows, the user's environment in the registry for the active stack
+/// ([`crate::install::env::set_user_environment`]); elsewhere nothing.
+fn user_environment(home: &Path, toolkit: Option<&Path>) -> Result<Vec<String>, StepError> {
+    #[cfg(windows)]
+    {
+        use crate::install::env::{registry::RegistryError, HookError};
+        let mut store = crate::shell::windows::user_environment()
+            .map_err(|e| HookError::from(RegistryError::from(e)))?;
+        Ok(
+            crate::install::env::set_user_environment(&mut store, home, toolkit)
+                .map_err(HookError::from)?,
+        )
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = (home, toolkit);
+        Ok(Vec::new())
+    }
 }
 
 /// Whether the scripts put another directory on `PATH` for cudaup's own copy than the one that
