@@ -121,6 +121,11 @@ pub fn render(d: &Detection, catalog: &Catalog, style: &Style) -> String {
             .collect();
         row(&mut o, w.driver_files, &files.join(", "));
     }
+    match &d.wsl_exe {
+        Some(Some(exe)) => row(&mut o, w.wsl, &(w.wsl_found)(&exe.display().to_string())),
+        Some(None) => row(&mut o, w.wsl, w.wsl_missing),
+        None => {}
+    }
 
     o.push('\n');
     o.push_str(&style.heading(&(w.gpus)(d.gpu_source)));

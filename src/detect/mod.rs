@@ -58,6 +58,9 @@ pub struct Detection {
     /// On Windows, the NVIDIA driver's own files found (`nvidia-smi.exe`, `nvml.dll`); empty
     /// elsewhere.
     pub driver_files: Vec<PathBuf>,
+    /// On Windows, whether `wsl.exe` is in System32 (`Some(path)`) or not (`Some(None)`);
+    /// `None` elsewhere.
+    pub wsl_exe: Option<Option<PathBuf>>,
 }
 
 /// Facts that feed findings but are not part of the System document.
@@ -82,6 +85,7 @@ pub fn detect(
     let mut container = os::detect_container(root);
     // Windows has no os-release: its version comes from `ver`, its driver files from System32.
     let on_windows = live && os.family == OsFamily::Windows;
+    let wsl_exe = on_windows.then(|| windows::wsl_exe(process));
     let driver_files = if on_windows {
         // Nor /proc: what a Linux path answers there is Wine's view of its Linux host.
         os.kernel = None;
@@ -261,6 +265,7 @@ pub fn detect(
         container,
         gpu_source,
         driver_files,
+        wsl_exe,
     }
 }
 

@@ -128,7 +128,11 @@ pub fn probe(root: &Root) -> (Os, OsRelease) {
         version: release.version_id.clone(),
         arch,
         kernel: parse_kernel_release(&proc_version),
-        wsl: parse_is_wsl(&proc_version),
+        // A WSL kernel's release (`…-microsoft-standard-WSL2`) is in both files.
+        wsl: parse_is_wsl(&proc_version)
+            || root
+                .read("/proc/sys/kernel/osrelease")
+                .is_some_and(|r| parse_is_wsl(&r)),
         secure_boot: root
             .read_bytes(format!("/sys/firmware/efi/efivars/{SECURE_BOOT_VAR}"))
             .and_then(|b| parse_secure_boot(&b)),
@@ -170,6 +174,27 @@ mod tests {
             assert_eq!(r.version_id.as_deref(), version, "{id}");
             assert_eq!(r.id_like, like, "{id}");
         }
+    }
+
+    #[test]
+    fn wsl_from_the_kernels_osrelease_alone() {
+        let d = tempfile::tempdir().unwrap();
+        let put = |path: &str, text: &str| {
+            let p = d.path().join(path);
+            fs_err::create_dir_all(p.parent().unwrap()).unwrap();
+            fs_err::write(p, text).unwrap();
+        };
+        put(
+            "proc/version",
+            "Linux version 6.8.0-45-generic (buildd@lcy02) #45\n",
+        );
+        let root = crate::detect::Root::at(d.path());
+        assert!(!probe(&root).0.wsl);
+        put(
+            "proc/sys/kernel/osrelease",
+            "5.15.167.4-microsoft-standard-WSL2\n",
+        );
+        assert!(probe(&root).0.wsl);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! What `detect` reads on Windows that Linux keeps elsewhere: the Windows version (`ver`), the
 //! driver's own files (`nvidia-smi.exe` and `nvml.dll`, in `System32` since the DCH drivers,
 //! under `NVIDIA Corporation\NVSMI` before), and the toolkits NVIDIA's installer names in
-//! `CUDA_PATH` and one `CUDA_PATH_V<major>_<minor>` per version installed side by side.
+//! `CUDA_PATH` and one `CUDA_PATH_V<major>_<minor>` per version installed side by side; and
+//! whether `wsl.exe` is there.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -47,6 +48,17 @@ pub fn driver_files(process: &Process) -> Vec<PathBuf> {
         .flat_map(|d| [d.join("nvidia-smi.exe"), d.join("nvml.dll")])
         .filter(|p| p.is_file())
         .collect()
+}
+
+/// `wsl.exe` in `%SystemRoot%\System32`, where Windows keeps the command that lists, installs
+/// and starts WSL distributions (`wsl --install`, `wsl -l -v`): the way to run the Linux cudaup
+/// on this machine, through the Windows driver.
+pub fn wsl_exe(process: &Process) -> Option<PathBuf> {
+    let exe = process
+        .path_var("SYSTEMROOT")?
+        .join("System32")
+        .join("wsl.exe");
+    exe.is_file().then_some(exe)
 }
 
 /// The toolkits the environment names: `CUDA_PATH`, then every `CUDA_PATH_V*`, by name.

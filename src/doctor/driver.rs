@@ -1,8 +1,7 @@
 //! The driver: loaded or not (nouveau, Secure Boot), its kernel module against its user-space
 //! libraries, its branch against each GPU's window (drivers.toml), its version against the
-//! stack's floors (cuda.toml), and a Linux driver inside WSL2.
+//! stack's floors (cuda.toml). A Linux driver inside WSL2 is [`super::wsl`]'s.
 
-use std::path::Path;
 use std::time::SystemTime;
 
 use crate::model::finding::Severity;
@@ -20,7 +19,6 @@ pub fn check(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
     out.extend(library_mismatch(inputs));
     out.extend(branch_window(inputs));
     out.extend(stack_floors(inputs));
-    out.extend(wsl_linux_driver(inputs));
     out
 }
 
@@ -443,51 +441,13 @@ fn stack_floors(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
     out
 }
 
-/// `wsl-linux-driver`: under WSL2 the driver is Windows'; a Linux driver inside breaks it.
-fn wsl_linux_driver(inputs: &Inputs<'_>) -> Option<Diagnosis> {
-    if !inputs.system.os.wsl {
-        return None;
-    }
-    let f = inputs.facts;
-    let wsl_lib = Path::new("/usr/lib/wsl");
-    let stray: Vec<&super::DriverLibrary> = f
-        .driver_libraries
-        .iter()
-        .filter(|l| !l.path.starts_with(wsl_lib))
-        .collect();
-    if !f.proc_driver_present && stray.is_empty() {
-        return None;
-    }
-    let mut d = Diagnosis::new(
-        "wsl-linux-driver",
-        Severity::Error,
-        "a Linux NVIDIA driver is installed inside WSL2; WSL2 uses the Windows driver through /usr/lib/wsl/lib, and a Linux driver's libraries shadow it",
-    );
-    if f.proc_driver_present {
-        d = d.evidence("/proc/driver/nvidia/version exists: a Linux kernel module is loaded");
-    }
-    for l in stray {
-        d = d.evidence(format!(
-            "{} ({} {}) is outside /usr/lib/wsl/lib",
-            l.path.display(),
-            l.name,
-            l.version
-        ));
-    }
-    Some(d.fix(
-        "sudo apt-get remove --purge '^nvidia-driver-.*' '^libnvidia-.*' '^nvidia-dkms-.*'   # keep the CUDA toolkit, remove only the driver\n\
-         then, in Windows: wsl --shutdown, and start WSL again\n\
-         install or update the driver in Windows only (cudaup plan says which version)",
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
     use std::time::Duration;
 
     use super::super::testing::*;
-    use super::super::{DriverLibrary, Facts};
+    use super::super::DriverLibrary;
     use super::*;
     use crate::model::system::Driver;
 
@@ -622,28 +582,5 @@ mod tests {
         s.driver.as_mut().unwrap().version = "535.129.03".into();
         let w = World::new(s);
         assert!(w.ids().contains(&"toolkit-newer-than-driver"));
-    }
-
-    #[test]
-    fn linux_driver_inside_wsl() {
-        let mut s = h200();
-        s.os.wsl = true;
-        let mut w = World::new(s);
-        w.facts = Facts {
-            driver_libraries: vec![DriverLibrary {
-                path: PathBuf::from("/usr/lib/wsl/lib/libnvidia-ml.so.1.0"),
-                name: "libnvidia-ml",
-                version: "1.0".into(),
-                modified: None,
-            }],
-            ..Facts::default()
-        };
-        assert!(!w.ids().contains(&"wsl-linux-driver"));
-        w.facts.driver_libraries.push(lib(
-            "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.95.05",
-            "580.95.05",
-            0,
-        ));
-        assert!(w.ids().contains(&"wsl-linux-driver"));
     }
 }

@@ -8,7 +8,7 @@
 //! files read the paths the receipts name.
 //!
 //! Groups, one module each: [`driver`] (the kernel module, its libraries, the GPU's branch window,
-//! the stack's driver floors, Secure Boot, nouveau, WSL), [`environment`] (`PATH`, `CUDA_HOME`,
+//! the stack's driver floors, Secure Boot, nouveau), [`wsl`] (a Linux driver inside WSL2), [`environment`] (`PATH`, `CUDA_HOME`,
 //! `LD_LIBRARY_PATH`), [`python`] (torch builds, their kernels, cuDNN copies), [`compiler`] (the
 //! host compiler nvcc accepts), [`disk`] (free space), [`installed`] (files against the
 //! receipts) and [`self_copy`] (cudaup's own copy in `$CUDAUP_HOME/bin`). [`explain`] holds the `--explain` texts.
@@ -26,6 +26,7 @@ pub mod repair;
 pub mod self_copy;
 pub mod uv;
 pub mod venv_files;
+pub mod wsl;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -74,6 +75,8 @@ pub struct Facts {
     pub nvml_soname_target: Option<PathBuf>,
     /// The container runtime, when cudaup runs in one (the driver is then the host's).
     pub container: Option<String>,
+    /// Under WSL: how it was told, and a Linux driver's module files and packages.
+    pub wsl: wsl::WslFacts,
 }
 
 impl Facts {
@@ -133,6 +136,7 @@ impl Facts {
             installed_modules,
             nvml_soname_target,
             container: crate::detect::os::detect_container(root),
+            wsl: wsl::WslFacts::gather(root, process, system),
         }
     }
 
@@ -379,6 +383,7 @@ pub struct Summary<'a> {
 /// The checks that need nothing but the inputs.
 pub fn pure_checks(inputs: &Inputs<'_>) -> Vec<Diagnosis> {
     let mut out = driver::check(inputs);
+    out.extend(wsl::check(inputs));
     out.extend(python::check(inputs));
     out.extend(jax::check(inputs));
     if inputs.live {

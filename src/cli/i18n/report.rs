@@ -17,6 +17,12 @@ pub struct Report {
     pub secure_boot: &'static str,
     /// detect: row labels (Windows: `nvidia-smi.exe`, `nvml.dll`).
     pub driver_files: &'static str,
+    /// detect: row label (Windows: whether `wsl.exe` is there).
+    pub wsl: &'static str,
+    /// detect: `wsl.exe` found, at this path.
+    pub wsl_found: fn(&str) -> String,
+    /// detect: no `wsl.exe` in System32.
+    pub wsl_missing: &'static str,
     /// detect: the GPU section, with where the answer came from (`NVML`, `PCI scan`).
     pub gpus: fn(&str) -> String,
     /// detect: an empty list.
@@ -110,6 +116,9 @@ pub static EN: Report = Report {
     kernel: "Kernel",
     secure_boot: "Secure Boot",
     driver_files: "Driver files",
+    wsl: "WSL",
+    wsl_found: |exe| format!("available ({exe}: `wsl --install` sets up WSL2, where the Linux cudaup runs)"),
+    wsl_missing: "no wsl.exe in System32",
     gpus: |source| format!("GPUs ({source})"),
     none_found: "none found",
     installed: "Installed",
@@ -183,6 +192,9 @@ pub static ZH: Report = Report {
     kernel: "内核",
     secure_boot: "安全启动",
     driver_files: "驱动文件",
+    wsl: "WSL",
+    wsl_found: |exe| format!("可用（{exe}：`wsl --install` 可安装 WSL2，在其中运行 Linux 版 cudaup）"),
+    wsl_missing: "System32 中没有 wsl.exe",
     gpus: |source| {
         format!(
             "GPU（{}）",

@@ -155,4 +155,24 @@ fn detect_on_windows_reads_ver_the_driver_files_and_cuda_path_toolkits() {
             ("13.0.2".to_owned(), real(&v13), Owner::System),
         ]
     );
+    // No wsl.exe in this System32 yet: said as such; with one, its path.
+    assert_eq!(d.wsl_exe, Some(None));
+    fs_err::write(system32.join("wsl.exe"), "stand-in").unwrap();
+    let d = crate::detect::detect(&process, &Ver, &catalog, &opts);
+    assert_eq!(d.wsl_exe, Some(Some(system32.join("wsl.exe"))));
+}
+
+#[test]
+fn wsl_exe_is_looked_for_in_system32_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let process = Process::with_vars([("SYSTEMROOT", dir.path().display().to_string())], "/");
+    assert_eq!(wsl_exe(&process), None);
+    let system32 = dir.path().join("System32");
+    fs_err::create_dir_all(&system32).unwrap();
+    fs_err::write(system32.join("wsl.exe"), "stand-in").unwrap();
+    assert_eq!(wsl_exe(&process), Some(system32.join("wsl.exe")));
+    assert_eq!(
+        wsl_exe(&Process::with_vars(Vec::<(String, String)>::new(), "/")),
+        None
+    );
 }
