@@ -30,8 +30,10 @@ pub use location::{GivenLocation, Location};
 
 use crate::world::progress::Reporter;
 
-/// Takes the bytes of a download as they arrive (an unpacker), and returns its result.
-pub type Consumer<'a, T> = dyn FnMut(&mut (dyn Read + Send)) -> Result<T, FetchError> + 'a;
+/// Takes the bytes of a download as they arrive (an unpacker), and returns its result. A
+/// `BufRead`: an unpacker that reads in place is handed the download's own buffers, uncopied.
+pub type Consumer<'a, T> =
+    dyn FnMut(&mut (dyn std::io::BufRead + Send)) -> Result<T, FetchError> + 'a;
 
 /// Something to download, with the sha256 it must have.
 #[derive(Debug, Clone, PartialEq, Eq)]

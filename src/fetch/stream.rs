@@ -36,8 +36,11 @@ pub(super) fn pump_into(
     fetcher: &Fetcher,
     id: usize,
     url: &str,
-    mut forward: impl FnMut(Vec<u8>) -> bool,
+    forward: Option<Forward<'_>>,
 ) -> Result<(), FetchError> {
+    let Some(Forward { send, spare }) = forward else {
+        return pump_kept(src, sink, state, limit, fetcher, id, url);
+    };
     let mut buf = vec![0u8; CHUNK];
     loop {
         if fetcher.cancel_flag().load(Ordering::Relaxed) {
@@ -66,34 +69,115 @@ pub(super) fn pump_into(
             f.write_all(&buf[..n])?;
         }
         fetcher.reporter().advance(id, n as u64);
-        if !forward(buf[..n].to_vec()) {
+        // The filled buffer itself goes to the consumer (no copy); the next read goes into one
+        // it has handed back, or a new one while none has come back yet.
+        let next = spare()
+            .filter(|b| b.len() == CHUNK)
+            .unwrap_or_else(|| vec![0u8; CHUNK]);
+        let full = std::mem::replace(&mut buf, next);
+        if !send(Chunk { buf: full, len: n }) {
             // The consumer stopped early (it failed); its error explains why.
             return Ok(());
         }
     }
 }
 
-/// A `Read` over chunks arriving on a channel.
+/// Where the pump hands each chunk (`send`: false when the consumer has stopped), and where it
+/// gets a used buffer back (`spare`).
+pub(super) struct Forward<'a> {
+    pub(super) send: &'a mut dyn FnMut(Chunk) -> bool,
+    pub(super) spare: &'a dyn Fn() -> Option<Vec<u8>>,
+}
+
+/// [`pump_into`] with no consumer: the bytes go only through the hash and into `sink`.
+fn pump_kept(
+    src: &mut dyn Read,
+    sink: &mut Option<File>,
+    state: &mut Pumped,
+    limit: Limit,
+    fetcher: &Fetcher,
+    id: usize,
+    url: &str,
+) -> Result<(), FetchError> {
+    let buf = std::cell::RefCell::new(None);
+    // Each chunk's buffer comes straight back as the next one's.
+    let mut send = |chunk: Chunk| {
+        *buf.borrow_mut() = Some(chunk.buf);
+        true
+    };
+    let spare = || buf.borrow_mut().take();
+    pump_into(
+        src,
+        sink,
+        state,
+        limit,
+        fetcher,
+        id,
+        url,
+        Some(Forward {
+            send: &mut send,
+            spare: &spare,
+        }),
+    )
+}
+
+/// A piece of a body: `buf[..len]` holds the bytes, and `buf` is [`CHUNK`] long, so the
+/// consumer can hand it back to be read into again.
+pub(super) struct Chunk {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+/// A `Read` (and `BufRead`: the consumer reads the pump's buffers in place) over chunks
+/// arriving on a channel; each used chunk goes back to the pump on `back`.
 pub(super) struct ChannelReader {
-    rx: mpsc::Receiver<Vec<u8>>,
-    cur: Vec<u8>,
+    rx: mpsc::Receiver<Chunk>,
+    back: mpsc::Sender<Vec<u8>>,
+    cur: Chunk,
     pos: usize,
+}
+
+impl ChannelReader {
+    fn new(rx: mpsc::Receiver<Chunk>, back: mpsc::Sender<Vec<u8>>) -> Self {
+        ChannelReader {
+            rx,
+            back,
+            cur: Chunk {
+                buf: Vec::new(),
+                len: 0,
+            },
+            pos: 0,
+        }
+    }
+}
+
+impl io::BufRead for ChannelReader {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        while self.pos == self.cur.len {
+            match self.rx.recv() {
+                Ok(chunk) => {
+                    let used = std::mem::replace(&mut self.cur, chunk);
+                    self.pos = 0;
+                    // The pump may have stopped: then the buffer is simply dropped.
+                    let _ = self.back.send(used.buf);
+                }
+                Err(_) => return Ok(&[]),
+            }
+        }
+        Ok(&self.cur.buf[self.pos..self.cur.len])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.cur.len);
+    }
 }
 
 impl Read for ChannelReader {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        while self.pos == self.cur.len() {
-            match self.rx.recv() {
-                Ok(chunk) => {
-                    self.cur = chunk;
-                    self.pos = 0;
-                }
-                Err(_) => return Ok(0),
-            }
-        }
-        let n = out.len().min(self.cur.len() - self.pos);
-        out[..n].copy_from_slice(&self.cur[self.pos..self.pos + n]);
-        self.pos += n;
+        let avail = io::BufRead::fill_buf(self)?;
+        let n = out.len().min(avail.len());
+        out[..n].copy_from_slice(&avail[..n]);
+        io::BufRead::consume(self, n);
         Ok(n)
     }
 }
@@ -140,18 +224,26 @@ pub(super) fn piped<T>(
     url: &str,
     consume: &mut super::Consumer<'_, T>,
 ) -> (Result<T, FetchError>, Result<(), FetchError>) {
-    let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(depth);
+    let (tx, rx) = mpsc::sync_channel::<Chunk>(depth);
+    // Used buffers coming back: at most `depth` + 2 are ever allocated per download.
+    let (back, spares) = mpsc::channel::<Vec<u8>>();
     std::thread::scope(|s| {
         let pump = s.spawn(move || {
-            pump_into(src, sink, state, limit, fetcher, id, url, |chunk| {
-                tx.send(chunk).is_ok()
-            })
+            pump_into(
+                src,
+                sink,
+                state,
+                limit,
+                fetcher,
+                id,
+                url,
+                Some(Forward {
+                    send: &mut |chunk| tx.send(chunk).is_ok(),
+                    spare: &|| spares.try_recv().ok(),
+                }),
+            )
         });
-        let mut reader = ChannelReader {
-            rx,
-            cur: Vec::new(),
-            pos: 0,
-        };
+        let mut reader = ChannelReader::new(rx, back);
         let consumed = consume(&mut reader);
         let drain = match &consumed {
             Ok(_) => true,
@@ -429,7 +521,7 @@ pub(super) fn remote<T>(
             fetcher,
             id,
             &url,
-            |_| true,
+            None,
         ) {
             return Err(discard_unusable(e, &partial));
         }

@@ -338,9 +338,10 @@ fn unpack_into(
     }
     let streamable = matches!(format, Format::TarXz | Format::TarGz);
     if streamable {
-        let mut consume = |r: &mut (dyn std::io::Read + Send)| -> Result<Vec<Entry>, FetchError> {
-            Ok(unpack::unpack_reader(format, r, tmp, &opts)?)
-        };
+        let mut consume =
+            |r: &mut (dyn std::io::BufRead + Send)| -> Result<Vec<Entry>, FetchError> {
+                Ok(unpack::unpack_reader(format, r, tmp, &opts)?)
+            };
         let fetched = fetcher
             .fetch(id, &item.artifact, Some(&mut consume))
             .map_err(|e| match e {
@@ -378,7 +379,7 @@ fn stream_wheel(
     tmp: &Path,
 ) -> Result<Option<Vec<Entry>>, InstallError> {
     let mut consume =
-        |r: &mut (dyn std::io::Read + Send)| -> Result<Option<Vec<Entry>>, FetchError> {
+        |r: &mut (dyn std::io::BufRead + Send)| -> Result<Option<Vec<Entry>>, FetchError> {
             // Each attempt starts from an empty staging tree.
             transaction::remove_tree(tmp)?;
             fs_err::create_dir_all(tmp)?;
@@ -530,10 +531,7 @@ fn install_locked(
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let workers = items.len().clamp(1, 4);
     let threads = (cores / workers.min(cores)).max(1);
-    // Largest first: the big wheels and archives are the tail, so they start at once and the
-    // small ones fill the gaps.
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(space::expected_size(&items[i])));
+    let order = space::largest_first(items);
     let next = AtomicUsize::new(0);
     let mut results: Vec<(usize, UnpackResult)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)

@@ -135,10 +135,24 @@ fn unpacked_size(item: &Item, tree: Option<&[crate::unpack::Entry]>) -> u64 {
 /// The bytes an item's download has: the size its source states, else the catalog's record
 /// of it (a wheel on an index that states none), else nothing counted.
 pub(super) fn expected_size(item: &Item) -> u64 {
+    known_size(item).unwrap_or(0)
+}
+
+/// The size its source states, else the catalog's record of it; `None` when neither says.
+fn known_size(item: &Item) -> Option<u64> {
     item.artifact
         .size
         .or(item.artifact.max.and_then(|c| c.recorded))
-        .unwrap_or(0)
+}
+
+/// The order the install's workers take `items` in: largest first, as the largest is the
+/// install's tail, so it starts at once and the small ones fill the gaps. An item of unknown
+/// size counts as the largest: on a PEP 503 page (which states no sizes) that is the cuDNN
+/// wheel, 357 MB, which sorted last would start only once a small wheel had finished.
+pub(super) fn largest_first(items: &[Item]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(known_size(&items[i]).unwrap_or(u64::MAX)));
+    order
 }
 
 /// What `items` will write into the cache and the prefix, per filesystem.

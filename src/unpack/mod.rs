@@ -187,7 +187,7 @@ pub fn unpack_file(
 /// when. [`Streamed::NeedsFile`] says this archive must be read from a file instead. Nothing in
 /// `dest` may be used before the caller has checked the wheel's sha256.
 pub fn unpack_wheel_stream(
-    reader: impl Read,
+    reader: impl std::io::BufRead,
     dest: &Path,
     opts: &Options<'_>,
 ) -> Result<Streamed, UnpackError> {

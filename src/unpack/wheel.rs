@@ -17,7 +17,7 @@
 //! are what the verified wheel holds either way.
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
@@ -56,7 +56,7 @@ struct Placed {
 
 /// Streams a wheel from `reader` into `dest` (an existing, empty directory).
 pub(crate) fn unpack(
-    reader: impl Read,
+    reader: impl BufRead,
     dest: &Path,
     opts: &Options<'_>,
 ) -> Result<Streamed, UnpackError> {
@@ -155,7 +155,7 @@ fn decoded_name(local: &Local) -> Option<String> {
 
 /// Places one member and reads its data: returns where it went (`None`: skipped) and, for a
 /// `*.dist-info/RECORD`, its bytes (`None` inside when it is too large to use).
-fn member<R: Read>(
+fn member<R: BufRead>(
     input: &mut Input<R>,
     local: &mut Local,
     name: &str,

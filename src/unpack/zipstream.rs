@@ -7,7 +7,7 @@
 //! [`Step::Unusual`], and the caller goes back to reading the archive from a file (where the
 //! central directory is read first, as every zip reader does).
 
-use std::io::{self, Read};
+use std::io::{self, BufRead};
 
 use flate2::{Crc, Decompress, FlushDecompress, Status};
 
@@ -24,27 +24,17 @@ const ZIP64: u16 = 0x0001;
 /// The most central directory and end records kept in memory (about 300,000 members with
 /// 200-byte names); a larger one is read from a file instead.
 const MAX_TAIL: usize = 64 << 20;
-/// Input is read in pieces of this size.
-const INPUT_BUF: usize = 256 << 10;
 
-/// The bytes of the archive, buffered, with the count consumed so far (the archive offset).
+/// The bytes of the archive, read in place from the reader's buffer, with the count consumed
+/// so far (the archive offset).
 pub(crate) struct Input<R> {
     reader: R,
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
     offset: u64,
 }
 
-impl<R: Read> Input<R> {
+impl<R: BufRead> Input<R> {
     pub(crate) fn new(reader: R) -> Self {
-        Input {
-            reader,
-            buf: vec![0; INPUT_BUF],
-            start: 0,
-            end: 0,
-            offset: 0,
-        }
+        Input { reader, offset: 0 }
     }
 
     /// The archive offset of the next unconsumed byte.
@@ -54,25 +44,19 @@ impl<R: Read> Input<R> {
 
     /// Buffered bytes, reading more when none are; empty at the end of the input.
     fn available(&mut self) -> Result<&[u8], UnpackError> {
-        if self.start == self.end {
-            self.start = 0;
-            self.end = 0;
-            loop {
-                match self.reader.read(&mut self.buf) {
-                    Ok(n) => {
-                        self.end = n;
-                        break;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(UnpackError::Io(e)),
-                }
+        loop {
+            match self.reader.fill_buf() {
+                // Reborrowed: the loop's borrow ends with this arm.
+                Ok(_) => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(UnpackError::Io(e)),
             }
         }
-        Ok(&self.buf[self.start..self.end])
+        Ok(self.reader.fill_buf()?)
     }
 
     fn consume(&mut self, n: usize) {
-        self.start += n;
+        self.reader.consume(n);
         self.offset += n as u64;
     }
 
@@ -171,7 +155,7 @@ pub(crate) enum Step {
 }
 
 /// Reads the next record's signature and, for a member, its local header.
-pub(crate) fn next<R: Read>(input: &mut Input<R>) -> Result<Step, UnpackError> {
+pub(crate) fn next<R: BufRead>(input: &mut Input<R>) -> Result<Step, UnpackError> {
     let offset = input.offset();
     let sig = input.u32("a record signature")?;
     match sig {
@@ -258,7 +242,7 @@ fn extra_field(extra: &[u8], id: u16) -> Option<&[u8]> {
 /// bytes; more than `max` bytes of output stop with [`UnpackError::Corrupt`] before the excess
 /// reaches the sink. Fills in the descriptor's CRC and sizes when the header defers them, and
 /// checks the CRC and both sizes. `tick` runs between pieces (the cancel check).
-pub(crate) fn read_data<R: Read>(
+pub(crate) fn read_data<R: BufRead>(
     input: &mut Input<R>,
     local: &mut Local,
     out: &mut [u8],

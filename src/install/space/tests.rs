@@ -216,3 +216,27 @@ fn a_tree_another_cudaup_is_unpacking_is_left_to_it() {
     assert!(half.is_dir());
     assert!(theirs.path().exists());
 }
+
+#[test]
+fn the_workers_take_the_largest_first_and_an_unknown_size_counts_as_largest() {
+    let mut sizeless = remote("cudnn", 0);
+    sizeless.artifact.size = None;
+    let mut recorded = remote("cublas", 0);
+    recorded.artifact.size = None;
+    recorded.artifact.max = Some(crate::fetch::Cap {
+        recorded: Some(420),
+        ..crate::fetch::WHEEL_CAP
+    });
+    let items = [
+        remote("cudart", 2),
+        recorded,
+        remote("nvrtc", 90),
+        sizeless,
+        remote("nvcc", 37),
+    ];
+    let names: Vec<&str> = largest_first(&items)
+        .into_iter()
+        .map(|i| items[i].component.as_str())
+        .collect();
+    assert_eq!(names, ["cudnn", "cublas", "nvrtc", "nvcc", "cudart"]);
+}

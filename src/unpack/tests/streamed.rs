@@ -20,7 +20,7 @@ impl Read for Trickle<'_> {
 }
 
 fn stream(scene: &Scene, zip: &[u8], o: &Options<'_>) -> Result<Streamed, UnpackError> {
-    unpack_wheel_stream(Trickle(zip), &scene.dest(), o)
+    unpack_wheel_stream(io::BufReader::new(Trickle(zip)), &scene.dest(), o)
 }
 
 fn record_line(name: &str, data: &[u8]) -> String {
