@@ -69,14 +69,19 @@ pub fn installed_versions(venv: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// torch's native extension in `site` (`torch/_C.cpython-312-x86_64-linux-gnu.so`).
+/// The file name ending of a Python extension module here: a shared object, on Windows a DLL
+/// named `.pyd`.
+const EXTENSION: &str = if cfg!(windows) { ".pyd" } else { ".so" };
+
+/// torch's native extension in `site`: `torch/_C.cpython-312-x86_64-linux-gnu.so`, on Windows
+/// `torch\_C.cp312-win_amd64.pyd` (`site` is `Lib\site-packages` in a Windows venv).
 fn native_extension(site: &Path) -> Option<PathBuf> {
     let mut found: Vec<PathBuf> = fs_err::read_dir(site.join("torch"))
         .ok()?
         .filter_map(|e| e.ok())
         .filter(|e| {
             let n = e.file_name().to_string_lossy().into_owned();
-            n.starts_with("_C.") && n.ends_with(".so")
+            n.starts_with("_C.") && n.ends_with(EXTENSION)
         })
         .map(|e| e.path())
         .collect();

@@ -9,8 +9,15 @@ use super::*;
 use crate::model::version::Version;
 use crate::world::runner::{Output, RunError};
 
+// The venv as each system lays it out, torch's native extension as its wheel names it there.
+#[cfg(not(windows))]
 const SITE: &str = "lib/python3.12/site-packages";
+#[cfg(windows)]
+const SITE: &str = r"Lib\site-packages";
+#[cfg(not(windows))]
 const C_EXT: &str = "torch/_C.cpython-312-x86_64-linux-gnu.so";
+#[cfg(windows)]
+const C_EXT: &str = r"torch\_C.cp312-win_amd64.pyd";
 
 /// The venv's Python: answers the native load and the import with the given JSON lines.
 struct Python {
@@ -80,6 +87,8 @@ fn venv(version: &str, cuda: Option<&str>, native: bool, missing: bool) -> tempf
     let mut record = String::new();
     for (path, bytes) in &files {
         fs_err::write(site.join(path), bytes).unwrap();
+        // RECORD names files with `/` on every system.
+        let path = path.replace('\\', "/");
         record.push_str(&format!("{path},sha256=x,{}\n", bytes.len()));
     }
     if missing {
