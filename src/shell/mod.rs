@@ -25,7 +25,7 @@ pub use rc::{
     add, apply, hooks, leftover_of, plan_apply, remove, revert, zsh_rc_candidates, Applied, Hook,
     Planned, MARKER,
 };
-pub use script::{script, source_line};
+pub use script::{activate_line, script, source_line};
 pub use windows::{windows_path_add, windows_path_remove};
 
 /// What the active stack puts in the environment.
@@ -53,6 +53,14 @@ pub enum Shell {
 impl Shell {
     /// Every shell family, in the order cudaup sets them up.
     pub const ALL: [Shell; 3] = [Shell::Posix, Shell::Fish, Shell::PowerShell];
+
+    /// The shell a person types next steps into here: PowerShell on Windows (its terminal's
+    /// default shell), a POSIX shell elsewhere.
+    pub const INTERACTIVE: Shell = if cfg!(windows) {
+        Shell::PowerShell
+    } else {
+        Shell::Posix
+    };
 
     /// The family of a shell named on the command line or in `$SHELL`.
     ///

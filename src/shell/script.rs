@@ -44,6 +44,26 @@ pub fn source_line(shell: Shell, cudaup_home: &Path) -> String {
     }
 }
 
+/// The command that activates the venv at `venv` in `shell`: the activation script CPython's
+/// `venv` writes for that shell, in the venv's scripts folder (`bin/`, `Scripts\` on Windows).
+pub fn activate_line(shell: Shell, venv: &Path) -> String {
+    let scripts = crate::model::layout::Prefix::at(venv).venv_scripts();
+    match shell {
+        Shell::Posix => format!(
+            ". \"{}\"",
+            posix_double_quote(&scripts.join("activate").to_string_lossy())
+        ),
+        Shell::Fish => format!(
+            "source \"{}\"",
+            fish_double_quote(&scripts.join("activate.fish").to_string_lossy())
+        ),
+        Shell::PowerShell => format!(
+            ". {}",
+            pwsh_quote(&scripts.join("Activate.ps1").to_string_lossy())
+        ),
+    }
+}
+
 fn posix(spec: &EnvSpec) -> String {
     let mut out = header("#");
     for (var, dirs) in lists(spec, &[':']) {

@@ -43,6 +43,10 @@ pub(super) static STRINGS: Strings = Strings {
     rc_add: |file, line| format!("{file}: one line added: {line}"),
     rc_already: |file| format!("{file}: already set up, unchanged"),
     rc_none: "no startup file is changed",
+    label_user_env: "User environment",
+    user_env_path: |dir| format!("HKCU\\Environment\\Path: {dir} first"),
+    user_env_var: |name, value| format!("HKCU\\Environment\\{name} = {value}"),
+    user_env_undo: "(programs started from now on see them; `cudaup uninstall` puts each value back)",
     cache: |p| format!("{p} (archives are kept there for next time)"),
     driver_unchanged: "not changed",
     driver_change: |v| format!("NVIDIA driver {v} is installed (its commands are shown before they run), then a reboot"),
@@ -87,6 +91,7 @@ pub(super) static STRINGS: Strings = Strings {
     http_prompt: |url| format!("{url} is plain http: nothing proves its checksums are genuine. Use it anyway?"),
     http_dropped: "Plain-http sources left out: the defaults are used instead.",
     shell_prompt: |shell, files| format!("Load cudaup's environment in new {shell} shells (one line in {files})?"),
+    user_env_prompt: "Put cudaup's folders on your user PATH, and CUDA_PATH for a toolkit (HKCU\\Environment, read by programs started from now on)?",
     verify_prompt: "Check the stack with `cudaup verify` after installing?",
 
     saved: |p| {

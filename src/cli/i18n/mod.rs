@@ -154,6 +154,14 @@ pub struct Strings {
     pub rc_already: fn(&str) -> String,
     /// No rc file is changed.
     pub rc_none: &'static str,
+    /// Windows: the label of the user-environment rows (`HKCU\Environment`).
+    pub label_user_env: &'static str,
+    /// Windows: a folder put at the front of the user's `Path`.
+    pub user_env_path: fn(&str) -> String,
+    /// Windows: a user variable set (name, value).
+    pub user_env_var: fn(&str, &str) -> String,
+    /// Windows: uninstall puts each value back.
+    pub user_env_undo: &'static str,
     /// The download cache folder.
     pub cache: fn(&str) -> String,
     /// The driver stays as it is.
@@ -240,6 +248,8 @@ pub struct Strings {
     pub http_dropped: &'static str,
     /// Hook this shell family (its name, the files)?
     pub shell_prompt: fn(&str, &str) -> String,
+    /// Windows: set PATH and CUDA_PATH in the user's environment?
+    pub user_env_prompt: &'static str,
     /// Run verify afterwards?
     pub verify_prompt: &'static str,
 

@@ -43,6 +43,10 @@ pub(super) static STRINGS: Strings = Strings {
     rc_add: |file, line| format!("{file}：添加一行 {line}"),
     rc_already: |file| format!("{file}：已经配置过，不再改动"),
     rc_none: "不修改任何启动文件",
+    label_user_env: "用户环境变量",
+    user_env_path: |dir| format!("HKCU\\Environment\\Path：把 {dir} 放在最前"),
+    user_env_var: |name, value| format!("HKCU\\Environment\\{name} = {value}"),
+    user_env_undo: "（此后启动的程序都会看到这些值；`cudaup uninstall` 会把每个值恢复原样）",
     cache: |p| format!("{p}（下载的安装包保存在这里，下次直接复用）"),
     driver_unchanged: "不改动",
     driver_change: |v| format!("安装 NVIDIA 驱动 {v}（执行前会先列出命令），装好后需要重启"),
@@ -95,6 +99,7 @@ pub(super) static STRINGS: Strings = Strings {
     http_prompt: |url| format!("{url} 是明文 http，无法证明它提供的校验和是真的。仍然使用吗？"),
     http_dropped: "已去掉明文 http 的来源，改用默认来源。",
     shell_prompt: |shell, files| format!("在新开的 {shell} 终端里自动加载 cudaup 的环境吗（在 {files} 中加一行）？"),
+    user_env_prompt: "把 cudaup 的目录加入用户 PATH、并为工具包设置 CUDA_PATH 吗（HKCU\\Environment，对此后启动的程序生效）？",
     verify_prompt: "安装完成后用 `cudaup verify` 检查一遍吗？",
 
     saved: |p| {

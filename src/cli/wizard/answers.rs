@@ -174,13 +174,19 @@ impl Answers {
         }
     }
 
+    /// Whether new shells get cudaup's environment: a chosen shell's rc file, or on Windows the
+    /// user environment in the registry ([`super::USER_ENVIRONMENT`]).
+    pub fn reaches_new_shells(&self) -> bool {
+        self.modify_path && (!self.shells.is_empty() || super::USER_ENVIRONMENT)
+    }
+
     /// The install settings these answers amount to: what the preview plans and the install
     /// runs with.
     pub fn settings(&self, process: &Process) -> Result<InstallSettings, SettingsError> {
         let layer = InstallOptions {
             // verify is the wizard's own step, after the install.
             verify: Some(false),
-            modify_path: Some(self.modify_path && !self.shells.is_empty()),
+            modify_path: Some(self.reaches_new_shells()),
             ..self.options()
         };
         InstallSettings::resolve(layer, process, None)
@@ -231,6 +237,7 @@ impl Answers {
         let mut a = self.clone();
         a.fit_profile();
         let toolkit = a.profile.has_toolkit();
+        let reaches_new_shells = a.reaches_new_shells();
         let mut c = Config::new(path);
         c.profile = Some(a.profile);
         c.lang = Some(lang.into());
@@ -248,7 +255,7 @@ impl Answers {
         c.install.no_cudnn = toolkit.then_some(a.no_cudnn);
         c.install.components = a.components.filter(|_| toolkit);
         c.install.verify = Some(a.verify);
-        c.shell.modify_path = Some(a.modify_path && !a.shells.is_empty());
+        c.shell.modify_path = Some(reaches_new_shells);
         let posix = match login_shell.and_then(|s| s.rsplit('/').next()) {
             Some("bash") => ShellName::Bash,
             Some("zsh") => ShellName::Zsh,

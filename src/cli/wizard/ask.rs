@@ -135,7 +135,11 @@ pub(super) fn customise(
         }
     }
 
-    if a.profile.has_toolkit() || preview.env {
+    if (a.profile.has_toolkit() || preview.env) && super::USER_ENVIRONMENT {
+        out.flush()?;
+        a.modify_path = p.confirm(s.user_env_prompt, a.modify_path)?;
+        a.shells.clear();
+    } else if a.profile.has_toolkit() || preview.env {
         let mut chosen = Vec::new();
         for shell in crate::cli::env::shells_here(ctx.process) {
             let files: Vec<String> = crate::shell::hooks(ctx.process, &ctx.home, &[shell])

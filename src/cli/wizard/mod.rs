@@ -310,9 +310,10 @@ pub(super) fn run(
     if code != ExitCode::Ok {
         return Ok(code);
     }
-    // `install` hooked the chosen shells' rc files and said which.
-    let line = crate::shell::source_line(Shell::Posix, &home);
-    let hooked = preview.env && answers.modify_path && !answers.shells.is_empty();
+    // `install` hooked the chosen shells' rc files (on Windows: set the user environment) and
+    // said which.
+    let line = crate::shell::source_line(Shell::INTERACTIVE, &home);
+    let hooked = preview.env && answers.reaches_new_shells();
 
     // A driver install waits for a reboot: verify after it, not now.
     let reboot = crate::install::driver::reboot_pending(&home, &crate::detect::Root::live())
@@ -374,6 +375,13 @@ fn read_config(path: &Path, process: &Process) -> Result<Config> {
     // Errors name FILE:LINE:COLUMN (exit code 2), as for `cudaup install --config`.
     Ok(Config::load(&full).map_err(crate::settings::SettingsError::from)?)
 }
+
+/// On Windows the user's environment in the registry is the shell setup: install writes it when
+/// `modify_path` is on ([`crate::install::env::set_user_environment`]), and no rc file is
+/// hooked (`shells_here` is empty there). The wizard then asks one yes/no instead of one per
+/// shell, shows the registry values instead of rc lines, and writes its next steps for
+/// PowerShell ([`crate::shell::Shell::INTERACTIVE`]).
+pub(crate) const USER_ENVIRONMENT: bool = cfg!(windows);
 
 /// The questions, from the profile to Confirm / Customise / Cancel. Prints the plan and the
 /// changes each time the answers change.

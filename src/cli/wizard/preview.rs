@@ -57,6 +57,9 @@ pub struct Preview {
     pub cudaup: std::result::Result<crate::install::self_copy::Planned, String>,
     /// rc files to get the line: (file, line, already there).
     pub hooks: Vec<(PathBuf, String, bool)>,
+    /// On Windows, what goes into the user's environment (`HKCU\Environment`): the registry is
+    /// the shell setup there, not rc files ([`crate::install::env::set_user_environment`]).
+    pub user_env: Option<crate::install::env::registry::Wanted>,
     /// The driver.
     pub driver: DriverChange,
 }
@@ -115,6 +118,7 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
         env: false,
         cudaup: crate::install::self_copy::plan(ctx.process, &ctx.home).map_err(|e| e.to_string()),
         hooks: Vec::new(),
+        user_env: None,
         driver: DriverChange::Unchanged,
     };
     let Some(install) = install else {
@@ -147,6 +151,23 @@ pub fn preview(ctx: &Ctx<'_>, a: &Answers) -> Result<Preview> {
             Ok(None) => {}
             Err(e) => preview.venv_problem = Some(e.to_string()),
         }
+    }
+    if preview.env && a.modify_path && super::USER_ENVIRONMENT {
+        // What install's env step sets: the new toolkit by its release, cudaup's copy in the home.
+        let release = plan.component("cuda").and_then(|c| c.version.clone());
+        let toolkit = match (&preview.toolkit, &release) {
+            (Some(ToolkitChange::New(prefix)), Some(cuda)) => {
+                Some((prefix.as_path(), cuda.as_str()))
+            }
+            _ => None,
+        };
+        let bin = preview
+            .cudaup
+            .as_ref()
+            .ok()
+            .filter(|c| c.in_home())
+            .and_then(|c| c.path.parent());
+        preview.user_env = Some(crate::install::env::registry::wanted(toolkit, bin));
     }
     if preview.env && a.modify_path {
         for h in crate::shell::hooks(ctx.process, &ctx.home, &a.shells) {

@@ -88,7 +88,15 @@ pub fn render_changes(ctx: &Ctx<'_>, p: &Preview) -> String {
                 (s.env_scripts_cudaup)(&script)
             },
         ));
-        if p.hooks.is_empty() {
+        if let Some(w) = &p.user_env {
+            for dir in &w.path {
+                rows.push((s.label_user_env, (s.user_env_path)(dir)));
+            }
+            for (name, value) in &w.vars {
+                rows.push((s.label_user_env, (s.user_env_var)(name, value)));
+            }
+            rows.push((s.label_user_env, s.user_env_undo.to_owned()));
+        } else if p.hooks.is_empty() {
             rows.push((s.label_rc, s.rc_none.to_owned()));
         }
         for (file, line, already) in &p.hooks {
@@ -165,9 +173,9 @@ pub(super) fn summary(
         }
     }
     if let Some((venv, _)) = &p.venv {
-        steps.push((s.step_venv)(&format!(
-            ". \"{}\"",
-            venv.join("bin/activate").display()
+        steps.push((s.step_venv)(&crate::shell::activate_line(
+            crate::shell::Shell::INTERACTIVE,
+            venv,
         )));
     }
     match (&p.driver, reboot) {

@@ -180,6 +180,9 @@ fn customise_pins_cuda_and_asks_only_what_the_profile_needs() {
     assert_eq!(out.matches("Plan (cuda-dev profile)").count(), 2);
 }
 
+// Unix-only fact: the shells' rc files get the line (Windows: the user environment, the twin
+// below).
+#[cfg(unix)]
 #[test]
 fn the_changes_name_the_rc_files_and_the_env_script() {
     let w = World::new();
@@ -207,6 +210,92 @@ fn the_changes_name_the_rc_files_and_the_env_script() {
     assert!(out.contains("puts the toolkit and cudaup on PATH"), "{out}");
 }
 
+/// On Windows the registry is the shell setup: the changes name the user environment's values
+/// (PATH's new folders first, CUDA_PATH and CUDA_PATH_V13_<minor> for the new toolkit) and that
+/// uninstall puts them back; no rc file is touched, and the summary's line is PowerShell's.
+#[cfg(windows)]
+#[test]
+fn on_windows_the_changes_name_the_user_environment_not_rc_files() {
+    let w = World::new();
+    fs_err::write(w.home.path().join(".bashrc"), "# mine\n").unwrap();
+    let system = no_gpu();
+    let ctx = w.ctx(&system, Lang::En);
+    let (r, _, out) = drive_with(&ctx, vec![Answer::Select(3), Answer::Select(0)]);
+    let (a, preview) = go(r.unwrap());
+    assert!(preview.env && a.reaches_new_shells());
+    assert!(preview.hooks.is_empty(), "{:?}", preview.hooks);
+    let Some(ToolkitChange::New(prefix)) = &preview.toolkit else {
+        panic!("a new toolkit: {out}")
+    };
+    let bin = ctx.home.join("bin");
+    let wanted = preview.user_env.clone().expect("the user environment");
+    assert_eq!(
+        wanted.path,
+        [
+            bin.display().to_string(),
+            prefix.join("bin").display().to_string(),
+            prefix.join("bin").join("x64").display().to_string()
+        ]
+    );
+    let p = prefix.display().to_string();
+    let release = preview
+        .plan
+        .component("cuda")
+        .unwrap()
+        .version
+        .clone()
+        .unwrap();
+    let versioned = crate::install::env::registry::versioned_name(&release).unwrap();
+    assert!(versioned.starts_with("CUDA_PATH_V13_"), "{versioned}");
+    assert_eq!(
+        wanted.vars,
+        [("CUDA_PATH".to_owned(), p.clone()), (versioned, p.clone())]
+    );
+    assert!(
+        out.contains(&format!(r"HKCU\Environment\Path: {} first", bin.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(r"HKCU\Environment\CUDA_PATH = {p}")),
+        "{out}"
+    );
+    assert!(
+        out.contains("`cudaup uninstall` puts each value back"),
+        "{out}"
+    );
+    assert!(
+        !out.contains(".bashrc") && !out.contains("no startup file"),
+        "{out}"
+    );
+    // The settings install runs with write the registry.
+    assert!(a.settings(ctx.process).unwrap().modify_path);
+
+    // Declined in Customise: nothing in the registry, and the settings say so.
+    let (r, p, out) = drive_with(
+        &ctx,
+        vec![
+            Answer::Select(3),
+            Answer::Select(1), // Customise
+            Answer::Default,   // CUDA
+            Answer::Default,   // prefix
+            Answer::Default,   // source
+            Answer::Default,   // components
+            Answer::Confirm(false),
+            Answer::Default, // verify
+            Answer::Select(0),
+        ],
+    );
+    let (a, preview) = go(r.unwrap());
+    assert!(
+        p.was_asked("Put cudaup's folders on your user PATH"),
+        "{:?}",
+        p.asked
+    );
+    assert!(!a.reaches_new_shells() && preview.user_env.is_none());
+    assert!(out.contains("no startup file is changed"), "{out}");
+    assert!(!a.settings(ctx.process).unwrap().modify_path);
+}
+
 #[test]
 fn without_a_toolkit_the_env_still_puts_cudaup_on_path_and_a_foreign_file_is_named() {
     let w = World::new();
@@ -216,9 +305,16 @@ fn without_a_toolkit_the_env_still_puts_cudaup_on_path_and_a_foreign_file_is_nam
     let (r, _, out) = drive_with(&ctx, vec![Answer::Select(1), Answer::Select(0)]);
     let (_, preview) = go(r.unwrap());
     assert!(preview.toolkit.is_none() && preview.env, "{out}");
-    assert!(!preview.hooks.is_empty(), "{out}");
+    // New shells get it: the rc files' line (on Windows the user PATH, cudaup's bin only).
+    if cfg!(windows) {
+        let wanted = preview.user_env.clone().expect("the user environment");
+        assert_eq!(wanted.path, [ctx.home.join("bin").display().to_string()]);
+        assert!(wanted.vars.is_empty(), "{wanted:?}");
+    } else {
+        assert!(!preview.hooks.is_empty(), "{out}");
+    }
     assert!(
-        out.contains("/env (and env.fish, env.ps1): puts cudaup on PATH\n"),
+        out.contains("env (and env.fish, env.ps1): puts cudaup on PATH\n"),
         "{out}"
     );
     let text = summary(ctx.s, ctx.style, &preview, ". \"/h/env\"", true, None);
@@ -228,7 +324,11 @@ fn without_a_toolkit_the_env_still_puts_cudaup_on_path_and_a_foreign_file_is_nam
     );
     // No rc file chosen: the full path too.
     let text = summary(ctx.s, ctx.style, &preview, ". \"/h/env\"", false, None);
-    let copy = ctx.home.join("bin/cudaup");
+    // `bin/cudaup`; on Windows `bin\cudaup.exe`.
+    let copy = ctx
+        .home
+        .join("bin")
+        .join(format!("cudaup{}", std::env::consts::EXE_SUFFIX));
     assert!(
         text.contains(&format!("add this line to your shell's startup file to keep it):\n       . \"/h/env\"\n     Or run cudaup by its full path: {}", copy.display())),
         "{text}"
@@ -310,10 +410,10 @@ fn mirrors_from_the_list_and_plain_http_needs_a_yes() {
             Answer::Select(4), // PyTorch index: another one
             Answer::Input("ftp://mirror.lan/whl".into()),
             Answer::Input("http://mirror.lan/whl".into()),
-            Answer::Default,        // sh/bash/zsh shells (cudaup itself goes on PATH)
-            Answer::Default,        // verify
+            Answer::Default, // sh/bash/zsh shells (Windows: the user PATH), cudaup goes on PATH
+            Answer::Default, // verify
             Answer::Confirm(trust), // plain http?
-            Answer::Select(0),      // Install
+            Answer::Select(0), // Install
         ]
     };
     let (r, p, out) = drive_with(&ctx, script(true));
@@ -336,7 +436,16 @@ fn mirrors_from_the_list_and_plain_http_needs_a_yes() {
     // pytorch keeps no toolkit of its own here: no toolkit or source questions; the shells are
     // asked about, since the env scripts put cudaup itself on PATH.
     assert!(!p.was_asked("CUDA toolkit come from"));
-    assert!(p.was_asked("Load cudaup's environment in new sh/bash/zsh shells"));
+    if cfg!(windows) {
+        assert!(
+            p.was_asked("Put cudaup's folders on your user PATH"),
+            "{:?}",
+            p.asked
+        );
+        assert!(!p.was_asked("Load cudaup's environment in new"));
+    } else {
+        assert!(p.was_asked("Load cudaup's environment in new sh/bash/zsh shells"));
+    }
     assert!(out.contains("Python venv"), "{out}");
 
     // Not trusted: the http index is dropped, the rest is kept.
@@ -458,7 +567,19 @@ fn summary_lists_the_next_steps() {
         "{text}"
     );
     assert!(text.contains(". \"/h/env\""));
-    assert!(text.contains("2. Activate the Python environment:\n       . \"/v/bin/activate\""));
+    // The activation is written for the shell people type into here: a POSIX shell's `bin/activate`;
+    // on Windows PowerShell's Scripts\Activate.ps1.
+    let activate = if cfg!(windows) {
+        r". '/v\Scripts\Activate.ps1'"
+    } else {
+        ". \"/v/bin/activate\""
+    };
+    assert!(
+        text.contains(&format!(
+            "2. Activate the Python environment:\n       {activate}"
+        )),
+        "{text}"
+    );
     assert!(text.contains("3. Install NVIDIA driver 580.95.05"));
     assert!(text.contains("then reboot"));
     // install ran the driver step and left a reboot marker: reboot first.

@@ -365,3 +365,30 @@ fn fish_source_line_works_in_fish() {
     );
     assert_eq!(exported(&lines, "CUDAUP_SOURCED").as_deref(), Some("yes"));
 }
+
+// Unix-only fact: a venv's activation scripts are in bin/ (Windows: Scripts\, below).
+#[cfg(unix)]
+#[test]
+fn each_shell_activates_a_venv_with_its_own_script() {
+    let v = Path::new("/v/it's");
+    assert_eq!(activate_line(Shell::Posix, v), ". \"/v/it's/bin/activate\"");
+    assert_eq!(
+        activate_line(Shell::Fish, v),
+        "source \"/v/it's/bin/activate.fish\""
+    );
+    assert_eq!(
+        activate_line(Shell::PowerShell, v),
+        ". '/v/it''s/bin/Activate.ps1'"
+    );
+}
+
+#[cfg(windows)]
+#[test]
+fn powershell_activates_a_windows_venv_from_scripts() {
+    let v = Path::new(r"C:\Users\me\AppData\Local\cudaup\venvs\pytorch");
+    assert_eq!(
+        activate_line(Shell::PowerShell, v),
+        r". 'C:\Users\me\AppData\Local\cudaup\venvs\pytorch\Scripts\Activate.ps1'"
+    );
+    assert_eq!(Shell::INTERACTIVE, Shell::PowerShell);
+}
