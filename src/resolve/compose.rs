@@ -401,6 +401,13 @@ fn torch_components(
         None => Action::Install,
     };
     let reason = match variant {
+        // PyPI's torch for Windows is the CPU build: PyTorch publishes its Windows CUDA builds
+        // on its own index only ("Windows CPU only wheels are available on PyPI",
+        // https://github.com/pytorch/pytorch.github.io/pull/757).
+        Some(v) if family == OsFamily::Windows => format!(
+            "the newest PyTorch whose {} wheel serves every planned GPU and whose CUDA {} the driver runs; PyPI's torch for Windows is the CPU build, so this one comes from PyTorch's index (or a mirror of it: --torch-index)",
+            v.name, v.cuda
+        ),
         Some(v) => format!(
             "the newest PyTorch whose {} wheel serves every planned GPU and whose CUDA {} the driver runs",
             v.name, v.cuda

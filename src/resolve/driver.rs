@@ -208,7 +208,10 @@ pub fn options(
                 reason: if host == Host::Wsl {
                     "under WSL2 the Windows driver serves Linux: install or update it on Windows (never a Linux driver inside WSL2)".to_owned()
                 } else {
-                    "install or update NVIDIA's Windows driver (the installer from nvidia.com)".to_owned()
+                    // Shown, never run: NVIDIA's installer needs the user (and an administrator).
+                    // winget's community repository has no NVIDIA display driver: it is refused
+                    // there as hardware-specific (microsoft/winget-pkgs#18879, #283373).
+                    "install or update NVIDIA's Windows driver with NVIDIA's installer (nvidia.com/drivers, or the NVIDIA App); cudaup runs nothing for it, and winget's repository has no NVIDIA display driver".to_owned()
                 },
             });
         }

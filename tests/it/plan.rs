@@ -918,6 +918,77 @@ fn windows_native_pytorch() {
         .starts_with("https://download.pytorch.org/whl/cu"));
 }
 
+/// Issue 43: on native Windows the driver step is shown, never run (NVIDIA's installer; winget
+/// has no display driver), the CUDA floors are the Windows column of cuda.toml, and a PyTorch
+/// plan says that PyPI's Windows torch is the CPU build and takes the CUDA one from PyTorch's
+/// index.
+#[test]
+fn windows_shows_the_driver_step_floors_from_the_windows_column_and_torch_from_pytorchs_index() {
+    let catalog = Catalog::embedded();
+    let floor = |major: u32| {
+        let m = catalog
+            .cuda
+            .major
+            .iter()
+            .find(|m| m.major == major)
+            .unwrap();
+        (m.driver_linux.clone(), m.driver_windows.clone().unwrap())
+    };
+    // 527.41 is past CUDA 12's Linux floor (525.60.13) but short of its Windows one (528.33):
+    // kept, it runs no CUDA 12 build on Windows.
+    let (linux12, windows12) = floor(12);
+    let old = v("527.41");
+    assert!(linux12 <= old && old < windows12);
+    let m = M::windows().with(RTX3090).driver("527.41");
+    let p = plan(&m, &with_driver(Profile::Pytorch, "keep"));
+    let torch = comp(&p, "torch");
+    let variant = torch.variant.clone().unwrap();
+    assert!(variant.starts_with("cu11"), "{variant}: {p:#?}");
+
+    // A new driver: shown with the Windows floor of the planned CUDA, no command to run.
+    let p = plan(&m, &with_driver(Profile::Pytorch, "latest"));
+    let d = comp(&p, "driver");
+    assert_eq!(d.action, Action::Manual);
+    assert!(d.commands.is_empty(), "{d:?}");
+    assert!(
+        d.reason.contains("NVIDIA's installer") && d.reason.contains("cudaup runs nothing"),
+        "{}",
+        d.reason
+    );
+    let torch = comp(&p, "torch");
+    let cuda = v(&catalog
+        .pytorch
+        .release
+        .iter()
+        .find(|r| r.version.to_string() == *torch.version.as_ref().unwrap())
+        .unwrap()
+        .variant
+        .iter()
+        .find(|x| Some(&x.name) == torch.variant.as_ref())
+        .unwrap()
+        .cuda
+        .to_string());
+    assert!(
+        v(d.version.as_deref().unwrap()) >= floor(cuda.major()).1,
+        "{d:?}"
+    );
+    assert!(
+        torch
+            .index_url
+            .as_deref()
+            .unwrap()
+            .starts_with("https://download.pytorch.org/whl/cu"),
+        "{torch:?}"
+    );
+    assert!(
+        torch.reason.contains(
+            "PyPI's torch for Windows is the CPU build, so this one comes from PyTorch's index"
+        ),
+        "{}",
+        torch.reason
+    );
+}
+
 #[test]
 fn windows_native_tensorflow_points_to_wsl2() {
     let p = plan(
