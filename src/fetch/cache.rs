@@ -35,6 +35,11 @@ impl Cache {
         self.dir.join("downloads").join(format!("{sha256}.partial"))
     }
 
+    /// Where index pages are kept with their validators ([`super::Fetcher::get_page`]).
+    pub fn pages(&self) -> PathBuf {
+        self.dir.join("index")
+    }
+
     /// Where an unpacked tree lives.
     pub fn unpacked(&self, key: &str) -> PathBuf {
         self.dir.join("unpacked").join(key)

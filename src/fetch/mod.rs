@@ -8,6 +8,7 @@ mod cause;
 mod error;
 mod limit;
 mod location;
+mod pages;
 mod stream;
 mod unkept;
 
@@ -27,6 +28,7 @@ pub use cause::Cause;
 pub use error::FetchError;
 pub use limit::{Cap, Limit, DEFAULT_MAX_DOWNLOAD, MAX_DOCUMENT, MAX_WHEEL, WHEEL_CAP};
 pub use location::{GivenLocation, Location};
+pub use pages::MAX_FRESH;
 
 use crate::world::progress::Reporter;
 

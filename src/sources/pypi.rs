@@ -129,7 +129,7 @@ pub fn list(
         Location::File(_) => index.join(&format!("{name}/index.html")),
     };
     let bytes = fetcher
-        .get_bytes(&page, Some(ACCEPT))
+        .get_page(&page, ACCEPT)
         .map_err(|e| match (&e, index) {
             // A local index (a mirror, a bundle) without the project's page lacks that project.
             (FetchError::Local(io), Location::File(_))

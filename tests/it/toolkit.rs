@@ -860,3 +860,71 @@ fn needs_network_real_cuda_13_wheels_build_and_link_everything() {
     );
     assert!(run.stdout.contains("ptxas"), "{}", run.stdout);
 }
+
+/// The wheel route keeps the index pages it read (issue 38): a page the index changed is read
+/// again and what it names is checked against its new sha256 (a hostile hash is refused, not
+/// masked by the cached tree), and with the index gone a re-install works from the kept pages
+/// and the unpacked cache, saying so.
+#[test]
+fn index_pages_are_kept_a_changed_one_is_read_again_and_an_offline_reinstall_works() {
+    let wheels = tempfile::tempdir().unwrap();
+    let index = tempfile::tempdir().unwrap();
+    write_index(index.path(), &minimal_wheels(wheels.path()));
+    let server = Server::start(index.path().to_owned());
+    let ctx = TestContext::new();
+    let url = format!("{}/", server.url());
+    let install = |prefix: &Path| {
+        ctx.cudaup(&[
+            "install",
+            "--system",
+            no_gpu_system(),
+            "--driver",
+            "keep",
+            "--profile",
+            "cuda-dev",
+            "--cuda",
+            "13.0.2",
+            "--source",
+            "wheels",
+            "--index-url",
+            &url,
+            "--allow-http",
+            "--components",
+            "minimal",
+            "--no-cudnn",
+            "--prefix",
+            &prefix.display().to_string(),
+            "--yes",
+            "--no-modify-path",
+        ])
+    };
+    let run = install(&ctx.dir().join("first"));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+
+    // The runtime's page now names another sha256 for the same wheel.
+    let page = index.path().join("nvidia-cuda-runtime/index.html");
+    let honest = fs_err::read_to_string(&page).unwrap();
+    let at = honest.find("#sha256=").expect("the page states a sha256") + 8;
+    let mut hostile = honest.clone();
+    hostile.replace_range(at..at + 64, &"0".repeat(64));
+    fs_err::write(&page, &hostile).unwrap();
+    let run = install(&ctx.dir().join("hostile"));
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains(&"0".repeat(64)), "{}", run.stderr);
+    assert!(!ctx.dir().join("hostile").exists());
+
+    // The honest page again, then the index goes away.
+    fs_err::write(&page, &honest).unwrap();
+    let run = install(&ctx.dir().join("again"));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    drop(server);
+    let offline = ctx.dir().join("offline");
+    let run = install(&offline);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        said.contains("using this index page as the index gave it"),
+        "{said}"
+    );
+    assert_eq!(link(&offline.join("lib64/libcudart.so")), "libcudart.so.13");
+}
