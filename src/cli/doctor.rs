@@ -18,7 +18,7 @@ use super::i18n::report::pad;
 use super::{GlobalArgs, Style};
 
 /// What the exit code means, for `--help`.
-pub const AFTER_HELP: &str = "Examples:\n  cudaup doctor\n  cudaup doctor --json\n  cudaup doctor --system-root ./captured-tree\n  cudaup doctor --explain oom\n\n\
+pub const AFTER_HELP: &str = "Examples:\n  cudaup doctor\n  cudaup doctor --json\n  cudaup doctor --deep\n  cudaup doctor --system-root ./captured-tree\n  cudaup doctor --explain oom\n\n\
 Every finding has a stable id (usable with `cudaup repair --fix ID`), a severity, the evidence and the fix.\n\
 Exit codes: 0 no error-severity finding (warnings and notes allowed), 1 at least one error, 2 bad usage.";
 
@@ -32,6 +32,10 @@ pub struct DoctorArgs {
     pub json: bool,
     #[command(flatten)]
     pub root: super::root::RootArgs,
+    /// Also hash every file of every toolkit cudaup installed against its receipt (plain
+    /// doctor hashes only executables and shared libraries): slower, reads gigabytes
+    #[arg(long)]
+    pub deep: bool,
     /// Print practical advice instead of checking: oom (CUDA out of memory) or util (low GPU
     /// utilisation)
     #[arg(long, value_enum, value_name = "TOPIC")]
@@ -76,7 +80,11 @@ pub(super) fn run(
         return Ok(ExitCode::Ok);
     }
     let root = args.root.root()?;
-    let report = diagnose(process, runner, catalog, root);
+    let mut report = diagnose(process, runner, catalog, root);
+    if args.deep {
+        let receipts = process.cudaup_home().map(|h| Receipts::load(&h));
+        doctor::deep::add_to(&mut report, &receipts.unwrap_or_default());
+    }
     if args.json {
         let text = serde_json::to_string_pretty(&report.document()).expect("json");
         writeln!(out, "{text}")?;

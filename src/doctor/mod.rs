@@ -14,6 +14,7 @@
 //! receipts) and [`self_copy`] (cudaup's own copy in `$CUDAUP_HOME/bin`). [`explain`] holds the `--explain` texts.
 
 pub mod compiler;
+pub mod deep;
 pub mod disk;
 pub mod driver;
 pub mod environment;

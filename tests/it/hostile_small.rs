@@ -266,3 +266,82 @@ fn a_read_only_bashrc_is_named_once_not_forever() {
     fs_err::set_permissions(&bashrc, std::fs::Permissions::from_mode(0o644)).unwrap();
     sb.assert_clean("read-only .bashrc");
 }
+
+/// `doctor --deep` (issue 38) hashes what plain doctor does not: a header edited through the
+/// prefix at the same size, its mtime put back (which passes the cache's stat stamps), is named
+/// with `repair` as the fix, in JSON and in Chinese; after `repair` it is gone.
+#[test]
+fn doctor_deep_names_a_same_size_edit_that_plain_doctor_cannot_see_and_repair_clears_it() {
+    let sb = Sandbox::new();
+    let m = Redist::new(&[]);
+    let prefix = sb.root().join("cuda");
+    assert_eq!(sb.install(&["--mirror", &m.arg()], Some(&prefix)).code, 0);
+    let forged = prefix.join("include/cuda_crt.h");
+    let honest = fs_err::read(&forged).unwrap();
+    let mtime = fs_err::metadata(&forged).unwrap().modified().unwrap();
+    let mut same_size = honest.clone();
+    same_size[0] = b'/';
+    let mut f = fs_err::OpenOptions::new()
+        .write(true)
+        .open(&forged)
+        .unwrap();
+    f.write_all(&same_size).unwrap();
+    f.set_modified(mtime).unwrap();
+    drop(f);
+
+    let ids = |run: &crate::common::Run| -> Vec<String> {
+        run.json()["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let plain = sb.run(&["doctor", "--json"]);
+    assert!(
+        !ids(&plain).iter().any(|i| i.starts_with("toolkit-")),
+        "{}",
+        plain.stdout
+    );
+    let deep = sb.run(&["doctor", "--deep", "--json"]);
+    assert_eq!(deep.code, 1, "{}\n{}", deep.stdout, deep.stderr);
+    let doc = deep.json();
+    let found = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "toolkit-content-changed")
+        .unwrap_or_else(|| panic!("{doc:#}"));
+    assert_eq!(found["severity"], "error");
+    let evidence = found["evidence"].to_string();
+    assert!(
+        evidence.contains(&format!("{} has sha256", forged.display())),
+        "{evidence}"
+    );
+    assert!(
+        found["fix"]
+            .as_str()
+            .unwrap()
+            .starts_with("cudaup repair --fix toolkit-files"),
+        "{found:#}"
+    );
+    let zh = sb.run_env(&["doctor", "--deep"], &[("LANG", "zh_CN.UTF-8")]);
+    assert!(
+        zh.stdout
+            .contains("工具包有 1 个文件的内容与 cudaup 安装的不同"),
+        "{}",
+        zh.stdout
+    );
+
+    let repair = sb.run(&["repair", "--yes"]);
+    assert_eq!(repair.code, 0, "{}\n{}", repair.stdout, repair.stderr);
+    assert_eq!(fs_err::read(&forged).unwrap(), honest);
+    let after = sb.run(&["doctor", "--deep", "--json"]);
+    assert!(
+        !ids(&after).iter().any(|i| i.starts_with("toolkit-")),
+        "{}",
+        after.stdout
+    );
+    let run = sb.run(&["uninstall", "--yes"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
