@@ -24,6 +24,12 @@ const BUILD_TOOLS: &str = "https://visualstudio.microsoft.com/visual-cpp-build-t
 pub const SKIPPED: &str =
     "skipped: nvcc cannot compile without cl.exe (see the host-compiler check)";
 
+/// Why the libraries program and the CMake project are skipped on Windows: both are written for
+/// Linux's toolkit (`dlfcn.h` and `/proc/self/maps` to name the loaded file, `lib64/lib*.so`
+/// names), not NVIDIA's Windows layout (`bin\*.dll`, `lib\x64\*.lib`). Said, not failed.
+pub const LINUX_ONLY: &str =
+    "not on Windows yet: this check is written for the Linux toolkit's layout (lib64/lib*.so, dlfcn.h)";
+
 /// On Windows (`windows`), when no `PATH` entry holds `cl.exe`: the failed check, with the fix.
 /// `None` elsewhere, and when `cl.exe` is found.
 pub fn missing(windows: bool, path: &[PathBuf]) -> Option<Check> {
@@ -134,6 +140,27 @@ mod tests {
                 .iter()
                 .filter(|c| c.0.ends_with("nvcc.exe"))
                 .all(|c| c.1 == ["--version"]),
+            "{calls:?}"
+        );
+        drop(calls);
+
+        // With cl.exe on PATH: no host-compiler check, addKernel is compiled (to an .exe), and
+        // the two Linux-layout checks say they do not run on Windows yet.
+        fs_err::write(empty.path().join("cl.exe"), b"MZ").unwrap();
+        let report = verify(&ctx, &opts);
+        assert!(report.checks.iter().all(|c| c.id != ID), "{report:?}");
+        for id in ["libraries", "cmake"] {
+            let c = report.checks.iter().find(|c| c.id == id).unwrap();
+            assert_eq!(
+                (c.status, c.evidence[0].as_str()),
+                (Status::Skip, LINUX_ONLY),
+                "{id}"
+            );
+        }
+        let calls = runner.calls.lock().unwrap();
+        assert!(
+            calls.iter().any(|c| c.0.ends_with("nvcc.exe")
+                && c.1.iter().any(|a| a.ends_with("addKernel_default.exe"))),
             "{calls:?}"
         );
     }

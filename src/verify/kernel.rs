@@ -135,7 +135,12 @@ fn compile(
     dir: &Path,
     arch: Option<&str>,
 ) -> Result<(PathBuf, String), Vec<String>> {
-    let binary = dir.join(format!("addKernel_{}", arch.unwrap_or("default")));
+    // `.exe` on Windows: the name nvcc's linker gives and Windows runs.
+    let binary = dir.join(format!(
+        "addKernel_{}{}",
+        arch.unwrap_or("default"),
+        std::env::consts::EXE_SUFFIX
+    ));
     let source = dir.join("addKernel.cu");
     let arch_flag = arch.map(|a| format!("-arch={a}"));
     let out_arg = binary.display().to_string();

@@ -239,6 +239,10 @@ pub fn verify(ctx: &Context<'_>, opts: &Options) -> Report {
         Some(_) => (None, host_compiler::SKIPPED.to_owned()),
         None => (tk.as_ref(), no_toolkit.clone()),
     };
+    let (linux_tk, not_here) = match build_tk {
+        Some(_) if cfg!(windows) => (None, host_compiler::LINUX_ONLY.to_owned()),
+        _ => (build_tk, no_build.clone()),
+    };
 
     // Compiling, linking and importing frameworks take seconds each: side by side.
     let (kernel_checks, lib_checks, cmake_check, fw) = std::thread::scope(|s| {
@@ -256,8 +260,8 @@ pub fn verify(ctx: &Context<'_>, opts: &Options) -> Report {
             }
             checks
         });
-        let l = s.spawn(|| libs::check(&exec, build_tk, &no_build, &gpus, ctx.components, &dir));
-        let c = s.spawn(|| cmake::check(&exec, build_tk, &no_build, &gpus, &path, &dir));
+        let l = s.spawn(|| libs::check(&exec, linux_tk, &not_here, &gpus, ctx.components, &dir));
+        let c = s.spawn(|| cmake::check(&exec, linux_tk, &not_here, &gpus, &path, &dir));
         let f = s.spawn(|| {
             venvs
                 .iter()
