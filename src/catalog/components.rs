@@ -141,14 +141,19 @@ pub struct WheelPin {
     pub x86_64: Option<u64>,
     /// Size of the aarch64 wheel.
     pub aarch64: Option<u64>,
+    /// Size of the Windows x64 (`win_amd64`) wheel.
+    #[serde(default)]
+    pub win_amd64: Option<u64>,
 }
 
 impl WheelPin {
-    /// The wheel's size on `arch`, if there is a wheel for it.
-    pub fn size(&self, arch: &str) -> Option<u64> {
-        match arch {
+    /// The wheel's size on `platform` (a Linux architecture, or a Windows wheel tag such as
+    /// `win_amd64`: [`crate::sources::pypi::wheel_platform`]), if there is a wheel for it.
+    pub fn size(&self, platform: &str) -> Option<u64> {
+        match platform {
             "x86_64" => self.x86_64,
             "aarch64" => self.aarch64,
+            "win_amd64" => self.win_amd64,
             _ => None,
         }
     }

@@ -9,7 +9,7 @@ use crate::install::python::VenvReceipt;
 use crate::install::receipts::{Active, Receipts};
 use crate::install::self_copy::{self, Health};
 use crate::install::Receipt;
-use crate::shell::{self, Shell};
+use crate::shell;
 use crate::world::process::Process;
 
 pub use crate::install::repair::Step;
@@ -185,7 +185,7 @@ pub fn plan(home: &Path, venv_ok: &dyn Fn(&VenvReceipt) -> Option<String>) -> Ve
             .exists()
     {
         let spec = receipts.active.spec();
-        let stale: Vec<&str> = Shell::ALL
+        let stale: Vec<&str> = crate::install::env::scripts_here()
             .iter()
             .filter(|s| {
                 fs_err::read_to_string(home.join(s.script_file_name())).ok()

@@ -77,12 +77,12 @@ pub fn read_entries(path: &Path) -> Option<Vec<Entry>> {
 }
 
 /// Lays every tree into `staging` (the merged tree checked as a whole first, see [`super::merge`])
-/// and adds NVIDIA's compatibility links. Returns the receipt's file list (files and symlinks,
-/// sorted).
+/// and adds NVIDIA's compatibility links for a Linux `arch` (`None`: a Windows toolkit, which has
+/// none). Returns the receipt's file list (files and symlinks, sorted).
 pub fn assemble(
     staging: &Path,
     trees: &[(&Item, Unpacked)],
-    arch: &str,
+    arch: Option<&str>,
     cancel: &AtomicBool,
 ) -> Result<Vec<ReceiptFile>, InstallError> {
     Merged::build(trees, arch)?.write(staging, cancel)

@@ -57,6 +57,16 @@ pub fn script_temporaries(home: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The env scripts written on this OS: every shell's, and on Windows PowerShell's only (its
+/// paths, `C:\…`, are no POSIX or fish PATH entry; Git Bash and MSYS spell them `/c/…`).
+pub fn scripts_here() -> Vec<Shell> {
+    if cfg!(windows) {
+        vec![Shell::PowerShell]
+    } else {
+        Shell::ALL.to_vec()
+    }
+}
+
 /// Whether `bytes` are exactly the env script cudaup writes for `shell` in `home` (for the
 /// stack `active.json` names): uninstall removes an env script only then.
 pub fn is_cudaup_script(home: &Path, shell: Shell, bytes: &[u8]) -> bool {
@@ -83,7 +93,7 @@ pub fn write_scripts(home: &Path, toolkit: Option<&Path>) -> std::io::Result<Env
         &serde_json::to_vec_pretty(&active).expect("serialises"),
     )?;
     let spec = active.spec();
-    for shell in Shell::ALL {
+    for shell in scripts_here() {
         write_whole(
             &home.join(shell.script_file_name()),
             shell::script(shell, &spec).as_bytes(),

@@ -127,13 +127,28 @@ impl<'a> Finish<'a> {
             .collect()
     }
 
-    /// Runs every step. `named` is what version.json lists; `cuda` the toolkit release.
+    /// Runs every step. `named` is what version.json lists; `cuda` the toolkit release. `arch`
+    /// is the Linux machine; `None` for a Windows toolkit, which gets only its version.json
+    /// (NVIDIA's Windows layout has no links, and the Linux stubs are ELF files).
     pub fn run(
         mut self,
-        arch: &str,
+        arch: Option<&str>,
         cuda: &str,
         named: &[Named],
     ) -> std::io::Result<Vec<ReceiptFile>> {
+        if let Some(arch) = arch {
+            self.linux_links_and_stubs(arch)?;
+        }
+        if !self.has(Path::new("version.json")) {
+            let text = version_json(cuda, named);
+            self.write(Path::new("version.json"), text.as_bytes())?;
+        }
+        Ok(self.added)
+    }
+
+    /// What NVIDIA's Linux toolkit has beyond the wheels' and archives' files: its links and
+    /// the driver library stubs.
+    fn linux_links_and_stubs(&mut self, arch: &str) -> std::io::Result<()> {
         self.place_nvvm()?;
         for (link, target, only) in TOOL_LINKS {
             if only.is_some_and(|a| a != arch) {
@@ -162,11 +177,7 @@ impl<'a> Finish<'a> {
         for dir in ["lib64", "lib64/stubs", "nvvm/lib64"] {
             self.dev_links(Path::new(dir))?;
         }
-        if !self.has(Path::new("version.json")) {
-            let text = version_json(cuda, named);
-            self.write(Path::new("version.json"), text.as_bytes())?;
-        }
-        Ok(self.added)
+        Ok(())
     }
 
     /// The nvvm wheel puts libnvvm and nvvm.h beside the other libraries and headers;
@@ -328,7 +339,7 @@ mod tests {
             version: "13.0.96".into(),
         }];
         let added = Finish::new(root, &listed)
-            .run("x86_64", "13.0.2", &named)
+            .run(Some("x86_64"), "13.0.2", &named)
             .unwrap();
         let link = |p: &str| {
             fs_err::read_link(root.join(p))
@@ -405,7 +416,7 @@ mod tests {
             file("include/cuda.h"),
         ];
         let added = Finish::new(root, &listed)
-            .run("x86_64", "13.0.2", &[])
+            .run(Some("x86_64"), "13.0.2", &[])
             .unwrap();
         assert_eq!(
             fs_err::read_to_string(root.join("lib64/stubs/libcuda.so")).unwrap(),
@@ -435,7 +446,7 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), root.join("lib64/stubs")).unwrap();
         let listed = vec![file("include/cuda.h")];
         let err = Finish::new(root, &listed)
-            .run("x86_64", "13.0.2", &[])
+            .run(Some("x86_64"), "13.0.2", &[])
             .unwrap_err();
         assert!(err.to_string().contains("refusing to write"), "{err}");
         assert_eq!(fs_err::read_dir(outside.path()).unwrap().count(), 0);

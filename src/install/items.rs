@@ -67,6 +67,11 @@ pub fn resolve_items(
     let mut notes = Vec::new();
     let major = spec.cuda.major();
     match &spec.source {
+        Source::Redist(_) if spec.os == crate::model::system::OsFamily::Windows => {
+            return Err(InstallError::Unsupported(
+                "NVIDIA's Windows archives (windows-x86_64 .zip) are not installed by cudaup yet: install the toolkit from NVIDIA's wheels (--source wheels)".into(),
+            ));
+        }
         Source::Redist(base) => {
             let platform = redist_platform(&spec.arch)?;
             let manifest = redist::cuda_manifest(base, &spec.cuda.to_string());
@@ -149,6 +154,8 @@ pub fn resolve_items(
                     m.wheel_releases().join(", ")
                 ))
             })?;
+            // The wheels' platform: the architecture on Linux, `win_amd64` on Windows.
+            let platform = pypi::wheel_platform(spec.os, &spec.arch);
             let mut wanted: Vec<(&ComponentDef, &str, String, u64)> = Vec::new();
             for c in chosen {
                 let why = match c.wheel.as_deref() {
@@ -161,10 +168,10 @@ pub fn resolve_items(
                             "{} ({w}): cuda-toolkit {} pins no such wheel",
                             c.name, pins.metapackage
                         )),
-                        Some(p) => match p.size(&spec.arch) {
+                        Some(p) => match p.size(&platform) {
                             None => Some(format!(
-                                "{} ({w} {}): no {} wheel on PyPI",
-                                c.name, p.version, spec.arch
+                                "{} ({w} {}): no {platform} wheel on PyPI",
+                                c.name, p.version
                             )),
                             Some(size) => {
                                 wanted.push((c, w, p.version.clone(), size));
@@ -184,13 +191,14 @@ pub fn resolve_items(
             let picked: Vec<
                 Result<(crate::model::version::Version, crate::fetch::Artifact), pypi::IndexError>,
             > = std::thread::scope(|s| {
+                let platform = platform.as_str();
                 let handles: Vec<_> = wanted
                     .chunks(6)
                     .map(|chunk| {
                         s.spawn(move || {
                             chunk
                                 .iter()
-                                .map(|(_, w, v, _)| pypi::pick(fetcher, index, w, v, &spec.arch))
+                                .map(|(_, w, v, _)| pypi::pick(fetcher, index, w, v, platform))
                                 .collect::<Vec<_>>()
                         })
                     })
@@ -212,8 +220,8 @@ pub fn resolve_items(
                     version: version.to_string(),
                     key: c.redist.clone(),
                     title: c.title.clone(),
+                    shape: super::layout::wheel_shape(&artifact.location.file_name()),
                     artifact,
-                    shape: Shape::Wheel,
                 });
             }
             if let Some(cudnn) = &spec.cudnn {
@@ -223,14 +231,14 @@ pub fn resolve_items(
                     ))
                 })?;
                 let (version, artifact) =
-                    pypi::pick(fetcher, index, wheel, &cudnn.to_string(), &spec.arch)?;
+                    pypi::pick(fetcher, index, wheel, &cudnn.to_string(), &platform)?;
                 items.push(Item {
                     component: wheel.to_owned(),
                     version: version.to_string(),
                     key: CUDNN.0.into(),
                     title: CUDNN.1.into(),
+                    shape: super::layout::wheel_shape(&artifact.location.file_name()),
                     artifact,
-                    shape: Shape::Wheel,
                 });
             }
         }

@@ -13,6 +13,29 @@ pub enum Shape {
     RedistArchive,
     /// An NVIDIA wheel: the files under `nvidia/<something>/`.
     Wheel,
+    /// An NVIDIA Windows wheel (`win_amd64`): the files under `nvidia/<something>/`, laid out
+    /// as NVIDIA's Windows toolkit: `lib\x64` stays, the DLLs the wheels keep in
+    /// `bin\x86_64` go to `bin\x64` (where CUDA 13's Windows installer puts them).
+    WindowsWheel,
+}
+
+/// The shape of a wheel from its file name (or URL): a Windows one (`…-win_amd64.whl`) or not.
+pub fn wheel_shape(name: &str) -> Shape {
+    let tags = name.rsplit('/').next().unwrap_or(name);
+    let platform = tags
+        .strip_suffix(".whl")
+        .unwrap_or(tags)
+        .rsplit('-')
+        .next()
+        .unwrap_or("");
+    if platform
+        .split('.')
+        .any(|p| p.starts_with("win_") || p == "win32")
+    {
+        Shape::WindowsWheel
+    } else {
+        Shape::Wheel
+    }
 }
 
 /// Components NVIDIA's toolkit keeps in a directory of their own (the runfile's
@@ -70,7 +93,8 @@ const WHEEL_DUPLICATES: &[(&str, &str)] = &[(
 /// Redist archives: the top directory is stripped; files at the top (LICENSE) go to
 /// `share/licenses/<component>/`; the Nsight tools go whole into a directory of their own.
 /// Wheels: `nvidia/<pkg>/` is stripped; Python packaging (`*.dist-info`, `__init__.py`,
-/// `__pycache__`) is left out. In both, `lib/` becomes `lib64/` as in NVIDIA's Linux toolkit.
+/// `__pycache__`) is left out. In both, `lib/` becomes `lib64/` as in NVIDIA's Linux toolkit;
+/// Windows wheels keep `lib\x64` and move `bin\x86_64` to `bin\x64` ([`Shape::WindowsWheel`]).
 pub fn map(shape: Shape, component: &str, path: &Path) -> Option<PathBuf> {
     let parts: Vec<&str> = path
         .components()
@@ -93,7 +117,7 @@ pub fn map(shape: Shape, component: &str, path: &Path) -> Option<PathBuf> {
             }
             rest
         }
-        Shape::Wheel => {
+        Shape::Wheel | Shape::WindowsWheel => {
             if parts.first() != Some(&"nvidia") || parts.len() < 3 {
                 return None;
             }
@@ -117,6 +141,19 @@ pub fn map(shape: Shape, component: &str, path: &Path) -> Option<PathBuf> {
                 .find(|(w, dir, _)| *w == component && rest.first() == Some(dir))
             {
                 return Some(Path::new(place).join(rest[1..].iter().collect::<PathBuf>()));
+            }
+            if shape == Shape::WindowsWheel {
+                // CUDA 13's Windows toolkit keeps its DLLs in bin\x64 (the wheels: bin/x86_64);
+                // everything else (bin, include, lib\x64, nvvm) is where the wheels have it.
+                let mut out = PathBuf::new();
+                for (i, p) in rest.iter().enumerate() {
+                    out.push(if i == 1 && rest[0] == "bin" && *p == "x86_64" {
+                        "x64"
+                    } else {
+                        p
+                    });
+                }
+                return Some(out);
             }
             rest
         }
@@ -309,5 +346,81 @@ mod tests {
                     .join(t)
                     .ends_with("compute-sanitizer/compute-sanitizer")));
         assert_eq!(m(Shape::Wheel, "nvidia/__init__.py"), None);
+    }
+}
+
+// Portable: compares paths component by component.
+#[cfg(test)]
+mod windows_wheels {
+    use super::*;
+
+    fn w(component: &str, p: &str) -> Option<PathBuf> {
+        map(Shape::WindowsWheel, component, Path::new(p))
+    }
+
+    fn path(parts: &[&str]) -> Option<PathBuf> {
+        Some(parts.iter().collect())
+    }
+
+    /// The members of NVIDIA's real win_amd64 wheels (CUDA 13.5: nvidia-cuda-runtime 13.5.37,
+    /// nvidia-cuda-nvcc 13.5.37, nvidia-nvvm 13.5.37, nvidia-cuda-sanitizer-api 13.5.25).
+    #[test]
+    fn windows_wheels_are_laid_out_as_nvidias_windows_toolkit() {
+        let rt = "nvidia-cuda-runtime";
+        assert_eq!(
+            w(rt, "nvidia/cu13/bin/x86_64/cudart64_13.dll"),
+            path(&["bin", "x64", "cudart64_13.dll"])
+        );
+        assert_eq!(
+            w(rt, "nvidia/cu13/lib/x64/cudart.lib"),
+            path(&["lib", "x64", "cudart.lib"])
+        );
+        assert_eq!(
+            w(rt, "nvidia/cu13/include/cuda_fp16.hpp"),
+            path(&["include", "cuda_fp16.hpp"])
+        );
+        assert_eq!(w(rt, "nvidia_cuda_runtime-13.5.37.dist-info/RECORD"), None);
+        let nvcc = "nvidia-cuda-nvcc";
+        assert_eq!(
+            w(nvcc, "nvidia/cu13/bin/nvcc.exe"),
+            path(&["bin", "nvcc.exe"])
+        );
+        assert_eq!(
+            w(nvcc, "nvidia/cu13/bin/crt/link.stub"),
+            path(&["bin", "crt", "link.stub"])
+        );
+        assert_eq!(
+            w("nvidia-nvvm", "nvidia/cu13/nvvm/bin/cicc.exe"),
+            path(&["nvvm", "bin", "cicc.exe"])
+        );
+        // The sanitizer keeps its own folder, its headers apart from CUPTI's (they differ).
+        let san = "nvidia-cuda-sanitizer-api";
+        assert_eq!(
+            w(san, "nvidia/cu13/bin/compute-sanitizer.exe"),
+            path(&["compute-sanitizer", "compute-sanitizer.exe"])
+        );
+        assert_eq!(
+            w(san, "nvidia/cu13/bin/x86_64/sanitizer-public.dll"),
+            path(&["compute-sanitizer", "x86_64", "sanitizer-public.dll"])
+        );
+        assert_eq!(
+            w(san, "nvidia/cu13/include/generated_cuda_meta.h"),
+            path(&["compute-sanitizer", "include", "generated_cuda_meta.h"])
+        );
+    }
+
+    #[test]
+    fn a_wheels_shape_comes_from_its_platform_tag() {
+        assert_eq!(
+            wheel_shape("https://h/p/nvidia_cuda_nvcc-13.5.37-py3-none-win_amd64.whl"),
+            Shape::WindowsWheel
+        );
+        assert_eq!(
+            wheel_shape(
+                "nvidia_cuda_nvcc-13.5.37-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl"
+            ),
+            Shape::Wheel
+        );
+        assert_eq!(wheel_shape("x-1.0-py3-none-any.whl"), Shape::Wheel);
     }
 }

@@ -187,9 +187,20 @@ pub fn locate(
             arch,
             components,
         }) => {
-            let (source, source_note) = match auto_source(s, bundle.as_ref(), net, cuda)? {
+            let windows = system.os.family == crate::model::system::OsFamily::Windows;
+            // Windows: NVIDIA's wheels are the route cudaup installs there (not yet its
+            // Windows archives), so NVIDIA's site is not asked.
+            let auto = if windows {
+                None
+            } else {
+                auto_source(s, bundle.as_ref(), net, cuda)?
+            };
+            let (source, source_note) = match auto {
                 Some(chosen) => chosen,
-                None => (source_for(s, bundle.as_ref().map(|(_, m)| m))?, None),
+                None => (
+                    source_for(s, bundle.as_ref().map(|(_, m)| m), windows)?,
+                    None,
+                ),
             };
             let spec = ToolkitSpec {
                 cuda: cuda.clone(),
@@ -197,6 +208,7 @@ pub fn locate(
                 prefix: prefix.clone(),
                 source,
                 arch: arch.clone(),
+                os: system.os.family,
                 max_unpacked: crate::settings::net::max_unpacked(process)?,
                 register_in: Some(home.root().to_owned()),
             };
@@ -263,10 +275,11 @@ pub fn local_bundle(s: &InstallSettings) -> Option<(PathBuf, BundleManifest)> {
 
 /// The toolkit's source (wheels from `index_url`, else `mirror`, else `pypi_index`, else PyPI);
 /// an offline bundle found at `index_url` or `mirror` says how its toolkit is stored when
-/// `--source` does not.
+/// `--source` does not; else NVIDIA's archives, or its wheels for a `windows` machine.
 pub fn source_for(
     s: &InstallSettings,
     bundle: Option<&BundleManifest>,
+    windows: bool,
 ) -> Result<Source, FetchError> {
     let bundled = bundle.and_then(|m| m.toolkit.as_ref()).map(|t| {
         if t.source == "wheels" {
@@ -280,7 +293,12 @@ pub fn source_for(
         Some(l) => Ok(l.location().clone()),
         None => Location::parse(default),
     };
-    Ok(match s.source.or(bundled).unwrap_or(SourceKind::Redist) {
+    let default = if windows {
+        SourceKind::Wheels
+    } else {
+        SourceKind::Redist
+    };
+    Ok(match s.source.or(bundled).unwrap_or(default) {
         SourceKind::Redist => Source::Redist(given(s.mirror.as_ref(), redist::NVIDIA_BASE)?),
         SourceKind::Wheels => Source::Wheels(given(
             s.index_url

@@ -88,11 +88,12 @@ fn kind_name(kind: &Kind<'_>) -> &'static str {
 }
 
 impl<'a> Merged<'a> {
-    /// Lays `trees` over one another (in order) and adds NVIDIA's compatibility links for
-    /// `arch`, refusing any merge the module documentation rules out.
+    /// Lays `trees` over one another (in order) and adds NVIDIA's compatibility links for a
+    /// Linux `arch` (none for a Windows toolkit: `None`), refusing any merge the module
+    /// documentation rules out.
     pub(super) fn build(
         trees: &'a [(&'a Item, Unpacked)],
-        arch: &str,
+        arch: Option<&str>,
     ) -> Result<Merged<'a>, InstallError> {
         let mut merged = Merged {
             nodes: BTreeMap::new(),
@@ -103,7 +104,9 @@ impl<'a> Merged<'a> {
                 merged.add_entry(&by, &tree.dir, e)?;
             }
         }
-        merged.add_compat_links(arch);
+        if let Some(arch) = arch {
+            merged.add_compat_links(arch);
+        }
         merged.check_links()?;
         Ok(merged)
     }

@@ -172,7 +172,7 @@ pub fn create(
         let (cuda, cudnn, _) = super::plan::toolkit_of(&plan.plan, s.no_cudnn)?;
         let cuda = super::summary::release_for(ctx.catalog, request.pins.cuda.as_ref(), &cuda);
         let selection = super::plan::components(ctx.catalog, s.components.as_deref())?;
-        let source = source_for(s, local_bundle(s).map(|(_, m)| m).as_ref())?;
+        let source = source_for(s, local_bundle(s).map(|(_, m)| m).as_ref(), false)?;
         let toolkit = Toolkit {
             cuda: &cuda,
             cudnn: &cudnn,
@@ -392,6 +392,8 @@ fn mirror_spec(
         prefix: t.dir.to_owned(),
         source: source.clone(),
         arch: arch.to_owned(),
+        // Mirrors hold NVIDIA's Linux archives and wheels.
+        os: crate::model::system::OsFamily::Linux,
         max_unpacked: crate::settings::net::max_unpacked(process)?,
         // A bundle is not an install: nothing to register.
         register_in: None,

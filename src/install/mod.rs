@@ -129,6 +129,9 @@ pub struct ToolkitSpec {
     pub source: Source,
     /// `x86_64` or `aarch64`.
     pub arch: String,
+    /// The OS the toolkit is for: Windows takes NVIDIA's `win_amd64` wheels, laid out as
+    /// NVIDIA's Windows toolkit (`bin\x64`, `lib\x64`), without links.
+    pub os: crate::model::system::OsFamily,
     /// The most bytes one archive may unpack to (a decompression bomb stops there).
     pub max_unpacked: u64,
     /// The cudaup home to register the prefix in, before anything of it can exist (a journal in
@@ -159,7 +162,7 @@ impl Item {
     /// written to `cache/downloads` (an archive the streaming reader does not follow still is:
     /// rare, see [`unpack::Streamed::NeedsFile`]).
     pub(crate) fn streams(&self) -> bool {
-        self.shape == Shape::Wheel
+        matches!(self.shape, Shape::Wheel | Shape::WindowsWheel)
             && Format::from_file_name(&self.artifact.location.file_name()) == Some(Format::Zip)
     }
 }
@@ -579,7 +582,13 @@ fn install_locked(
         return Err(InstallError::Cancelled);
     }
     crate::world::checkpoint::reach("toolkit-unpacked");
-    let mut files = assemble::assemble(tx.staging(), &trees, &spec.arch, fetcher.cancel_flag())?;
+    let windows = spec.os == crate::model::system::OsFamily::Windows;
+    let mut files = assemble::assemble(
+        tx.staging(),
+        &trees,
+        (!windows).then_some(spec.arch.as_str()),
+        fetcher.cancel_flag(),
+    )?;
     let named: Vec<finish::Named> = items
         .iter()
         .map(|i| finish::Named {
@@ -589,7 +598,7 @@ fn install_locked(
         })
         .collect();
     files.extend(finish::Finish::new(tx.staging(), &files).run(
-        &spec.arch,
+        (!windows).then_some(spec.arch.as_str()),
         &spec.cuda.to_string(),
         &named,
     )?);
@@ -613,7 +622,7 @@ pub fn items_from_receipt(receipt: &Receipt) -> Result<Vec<Item>, InstallError> 
         .map(|c| {
             let location = Location::parse(&c.url)?;
             let shape = if c.url.ends_with(".whl") {
-                Shape::Wheel
+                layout::wheel_shape(&c.url)
             } else {
                 Shape::RedistArchive
             };

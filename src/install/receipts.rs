@@ -60,7 +60,12 @@ impl Active {
         let mut spec = EnvSpec::default();
         if let Some(t) = &self.toolkit {
             spec.path.push(crate::model::layout::Prefix::at(t).bin());
-            spec.ld_library_path.push(t.join("lib64"));
+            if cfg!(windows) {
+                // CUDA 13's Windows toolkit keeps its DLLs in bin\x64, found through PATH.
+                spec.path.push(t.join("bin").join("x64"));
+            } else {
+                spec.ld_library_path.push(t.join("lib64"));
+            }
             spec.vars
                 .push(("CUDA_HOME".into(), t.display().to_string()));
             spec.vars

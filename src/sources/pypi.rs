@@ -99,10 +99,22 @@ pub fn parse_wheel_name(filename: &str) -> Option<WheelName> {
     })
 }
 
-/// Whether a wheel's platform tags run on Linux `arch` (`x86_64`, `aarch64`).
+/// The platform a wheel must be built for: the architecture on Linux (any manylinux tag of it),
+/// the wheel tag itself on Windows (`win_amd64`, `win_arm64`: PEP 425's names).
+pub fn wheel_platform(os: crate::model::system::OsFamily, arch: &str) -> String {
+    match (os, arch) {
+        (crate::model::system::OsFamily::Windows, "x86_64" | "amd64") => "win_amd64".into(),
+        (crate::model::system::OsFamily::Windows, "aarch64" | "arm64") => "win_arm64".into(),
+        _ => arch.to_owned(),
+    }
+}
+
+/// Whether a wheel's platform tags run on `arch`: a Linux architecture (`x86_64`, `aarch64`:
+/// any manylinux tag of it), or a Windows tag from [`wheel_platform`] (that tag exactly).
 pub fn runs_on(platforms: &[String], arch: &str) -> bool {
     platforms.iter().any(|p| {
         p == "any"
+            || (arch.starts_with("win_") && p == arch)
             || (p.ends_with(&format!("_{arch}"))
                 && (p.starts_with("manylinux") || p.starts_with("linux")))
     })

@@ -66,9 +66,15 @@ pub(crate) fn check_mapped(path: &Path) -> Result<Option<PathBuf>, String> {
             }
         }
     }
-    let text = path
-        .to_str()
+    // Checked as a member name, `/`-separated: a path the map built on Windows is spelled with
+    // `\`, which a member name may not hold (a `\` inside a name on Unix still fails).
+    let parts = path
+        .components()
+        .map(|c| c.as_os_str().to_str())
+        .collect::<Option<Vec<&str>>>()
         .ok_or_else(|| "mapped path is not valid UTF-8".to_string())?;
+    let text = parts.join("/");
+    let text = text.as_str();
     if text.is_empty() {
         return Ok(None);
     }
@@ -209,6 +215,12 @@ mod tests {
         assert!(check_mapped(Path::new("./.CUDAUP-entries.json")).is_err());
         assert!(check_mapped(Path::new(".cudaup-x/y")).is_err());
         assert!(check_mapped(Path::new("share/.cudaup-receipt.json")).is_ok());
+        // A path the map built with the platform's separator (`\` on Windows) is fine.
+        let built: PathBuf = ["bin", "x64", "cudart64_13.dll"].iter().collect();
+        assert_eq!(
+            check_mapped(&built).unwrap(),
+            Some(PathBuf::from("bin/x64/cudart64_13.dll"))
+        );
     }
 
     #[test]

@@ -68,7 +68,7 @@ fn tree(entries: Vec<Entry>) -> Unpacked {
 fn build(a: Vec<Entry>, b: Vec<Entry>) -> Result<(), String> {
     let (ia, ib) = (item("comp_a"), item("comp_b"));
     let trees = vec![(&ia, tree(a)), (&ib, tree(b))];
-    Merged::build(&trees, "x86_64")
+    Merged::build(&trees, Some("x86_64"))
         .map(drop)
         .map_err(|e| e.to_string())
 }
@@ -167,7 +167,7 @@ fn compat_links_never_go_through_an_archive_link() {
     let mut t = tree(vec![link("targets", "."), file("include/a.h", "a")]);
     t.dir = cache.path().to_owned();
     let trees = vec![(&ia, t)];
-    let merged = Merged::build(&trees, "x86_64").unwrap();
+    let merged = Merged::build(&trees, Some("x86_64")).unwrap();
     let staging = tempfile::tempdir().unwrap();
     let files = merged
         .write(staging.path(), &AtomicBool::new(false))
@@ -186,7 +186,7 @@ fn writing_never_lands_on_an_existing_path() {
     let mut t = tree(vec![file("a.h", "a")]);
     t.dir = cache.path().to_owned();
     let trees = vec![(&ia, t)];
-    let merged = Merged::build(&trees, "x86_64").unwrap();
+    let merged = Merged::build(&trees, Some("x86_64")).unwrap();
     let staging = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     fs_err::write(outside.path().join("victim"), "precious").unwrap();

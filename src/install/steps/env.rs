@@ -47,7 +47,7 @@ pub fn run(
         .or(active_before.toolkit);
     crate::install::env::write_scripts(home, env_toolkit.as_deref())?;
     crate::world::checkpoint::reach("env-written");
-    let source = crate::shell::source_line(Shell::Posix, home);
+    let source = crate::shell::source_line(crate::install::env::scripts_here()[0], home);
     let rc_changed = if !modify_path {
         Vec::new()
     } else {

@@ -62,6 +62,15 @@ impl ToolkitStep {
                 prefix: receipt.prefix.clone(),
                 source,
                 arch: std::env::consts::ARCH.to_owned(),
+                // What the receipt's wheels were built for (repair installs them again).
+                os: if items
+                    .iter()
+                    .any(|i| i.shape == crate::install::layout::Shape::WindowsWheel)
+                {
+                    crate::model::system::OsFamily::Windows
+                } else {
+                    crate::model::system::OsFamily::Linux
+                },
                 max_unpacked: crate::unpack::Limits::default().max_total_bytes,
                 register_in: Some(home.to_owned()),
             },
