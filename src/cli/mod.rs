@@ -281,6 +281,8 @@ fn lock_home(
     if !matches!(command, Some(Command::Uninstall(_))) {
         lock.claim()
             .map_err(crate::install::home::HomeError::from)?;
+    } else {
+        lock.uninstalling();
     }
     Ok(Some(lock))
 }

@@ -271,9 +271,10 @@ impl Home {
         };
         match taken {
             Ok(Taken::Held(lock)) => Ok(HomeLock {
-                lock,
+                lock: Some(lock),
                 home: self.clone(),
                 claimed: None,
+                uninstalling: false,
             }),
             Ok(Taken::Busy { holder }) => Err(HomeError::Busy { holder, lock: path }),
             Err(source) => Err(HomeError::Lock { source }),
@@ -285,13 +286,23 @@ impl Home {
 /// holds no trace of the lock (a waiter then locks a fresh file: [`crate::world::fs::lock_file`]).
 #[derive(Debug)]
 pub struct HomeLock {
-    lock: HeldLock,
+    /// `None` once released (in `drop`).
+    lock: Option<HeldLock>,
     home: Home,
     /// The marker this command wrote, if it wrote one.
     claimed: Option<HomeMarker>,
+    /// Held by `uninstall`: the home, once emptied, goes with the lock.
+    uninstalling: bool,
 }
 
 impl HomeLock {
+    /// Held by `uninstall`: if the home is empty once the lock is gone, the folder goes too. On
+    /// Linux uninstall removes it itself; on Windows the lock file stays (delete-pending) until
+    /// its handle is closed, so the folder can only go after that.
+    pub fn uninstalling(&mut self) {
+        self.uninstalling = true;
+    }
+
     /// Marks the home as cudaup's ([`HomeMarker::claim`]) for a command that writes into it. A
     /// marker written now is taken back when the lock goes if the command added nothing.
     pub fn claim(&mut self) -> Result<(), ClaimError> {
@@ -308,7 +319,14 @@ impl Drop for HomeLock {
         if let Some(marker) = &self.claimed {
             HomeMarker::unclaim_if_unused(&self.home, marker);
         }
-        let _ = fs_err::remove_file(self.lock.path());
+        if let Some(lock) = self.lock.take() {
+            let _ = fs_err::remove_file(lock.path());
+            drop(lock);
+        }
+        if self.uninstalling && cfg!(windows) && self.home.marker().symlink_metadata().is_err() {
+            // Refused unless empty: only a home uninstall emptied (its marker gone) goes.
+            let _ = fs_err::remove_dir(self.home.root());
+        }
     }
 }
 

@@ -53,6 +53,7 @@ mod uninstall;
 mod uv;
 mod venv_files;
 mod verify;
+mod wine;
 mod wizard;
 mod zh;
 mod zh_commands;

@@ -489,13 +489,13 @@ fn every_shells_env_script_puts_the_copy_on_path_with_or_without_a_toolkit() {
         toolkit: Some(PathBuf::from("/opt/cuda")),
         cudaup_bin: Some(bin),
     };
-    assert_eq!(
-        both.spec().path,
-        [
-            PathBuf::from("/opt/cuda/bin"),
-            PathBuf::from("/h/cudaup/bin")
-        ]
-    );
+    let mut want = vec![PathBuf::from("/opt/cuda/bin")];
+    if cfg!(windows) {
+        // CUDA 13's Windows toolkit keeps its DLLs in bin\x64.
+        want.push(PathBuf::from("/opt/cuda/bin/x64"));
+    }
+    want.push(PathBuf::from("/h/cudaup/bin"));
+    assert_eq!(both.spec().path, want);
     // An active.json written before cudaup copied itself reads back without the field.
     let old: Active = serde_json::from_str(r#"{"toolkit":"/opt/cuda"}"#).unwrap();
     assert_eq!(old.cudaup_bin, None);
