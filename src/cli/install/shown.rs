@@ -124,7 +124,13 @@ impl install::run::Events for Shown<'_> {
             writeln!(self.out, "  {n}")?;
         }
         writeln!(self.out, "  log: {}", done.log.display())?;
-        writeln!(self.out, "  use it:  . \"{venv}/bin/activate\"")
+        // The venv's activation for the shell people type into here (Windows: PowerShell's
+        // Scripts\Activate.ps1).
+        writeln!(
+            self.out,
+            "  use it:  {}",
+            crate::shell::activate_line(crate::shell::Shell::INTERACTIVE, &done.receipt.venv)
+        )
     }
 
     fn self_copy_done(
