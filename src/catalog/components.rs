@@ -400,7 +400,9 @@ impl ComponentsManifest {
                     .min_by_key(|r| parts(&r.cuda).map_or(i64::MAX, |v| distance(&v)))?;
                 let table = match arch {
                     "aarch64" => &r.aarch64,
-                    _ => &r.x86_64,
+                    "x86_64" => &r.x86_64,
+                    // The Linux archives' sizes only (no Windows ones are recorded).
+                    _ => return None,
                 };
                 let bytes = selection
                     .components

@@ -134,7 +134,7 @@ pub(super) fn run(
         &plan,
         catalog,
         settings.components.as_deref(),
-        &system.os.arch,
+        &crate::sources::pypi::wheel_platform(system.os.family, &system.os.arch),
     )
     .map_err(crate::install::plan::PlanError::Components)?;
     if args.json {

@@ -114,7 +114,9 @@ pub fn release_for(
     release_to_install(catalog, planned)
 }
 
-/// For a plan that installs a toolkit: what `--components spec` installs and downloads.
+/// For a plan that installs a toolkit: what `--components spec` installs and downloads. `arch`
+/// is the wheels' platform ([`crate::sources::pypi::wheel_platform`]: `win_amd64` on Windows,
+/// for which NVIDIA's archives have no recorded sizes).
 pub fn for_plan(
     plan: &Plan,
     catalog: &Catalog,

@@ -346,3 +346,50 @@ fn needs_network_wine_cuda_dev_from_windows_wheels_sets_the_registry_and_uninsta
     );
     drop(server);
 }
+
+/// The plan for a Windows machine sizes the toolkit from NVIDIA's `win_amd64` wheels (the
+/// catalog's sizes for them), and shows no size for NVIDIA's archives, which Windows does not
+/// install; a component without a Windows wheel (`culibos`) is named.
+#[test]
+fn a_windows_plan_sizes_the_win_amd64_wheels_and_no_archives() {
+    let ctx = TestContext::new();
+    let system = ctx.dir().join("windows.json");
+    fs_err::write(
+        &system,
+        r#"{"os": {"family": "windows", "arch": "x86_64"}, "gpus": []}"#,
+    )
+    .unwrap();
+    let plan = ctx
+        .cudaup(&[
+            "plan",
+            "--profile",
+            "cuda-dev",
+            "--driver",
+            "keep",
+            "--system",
+            &system.display().to_string(),
+            "--json",
+        ])
+        .json();
+    let t = &plan["toolkit_components"];
+    assert!(t["redist"].is_null(), "{t}");
+    let cuda = cudaup::model::version::Version::parse(t["cuda"].as_str().unwrap()).unwrap();
+    let catalog = cudaup::catalog::Catalog::embedded();
+    let m = &catalog.components;
+    let pins = m.wheels_for(&cuda).unwrap();
+    let want: u64 = m
+        .members("standard")
+        .iter()
+        .filter_map(|n| m.component(n)?.wheel.clone())
+        .filter_map(|w| pins.packages.get(&w)?.win_amd64)
+        .sum();
+    assert_eq!(t["wheels"]["bytes"].as_u64(), Some(want), "{t}");
+    assert!(
+        t["wheels"]["missing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "culibos"),
+        "{t}"
+    );
+}

@@ -325,7 +325,7 @@ pub(super) fn toolkit_sizes(
                 &plan,
                 ctx.catalog,
                 settings.components.as_deref(),
-                &ctx.system.os.arch,
+                &crate::sources::pypi::wheel_platform(ctx.system.os.family, &ctx.system.os.arch),
             )
             .ok()
             .flatten()

@@ -226,7 +226,7 @@ fn ask_components(
                 &preview.plan,
                 ctx.catalog,
                 Some(&set.name),
-                &ctx.system.os.arch,
+                &crate::sources::pypi::wheel_platform(ctx.system.os.family, &ctx.system.os.arch),
             )
             .ok()
             .flatten()

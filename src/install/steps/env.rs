@@ -111,12 +111,19 @@ pub fn finish(intent: &Intent, process: &Process, home: &Path) -> Result<Vec<Pat
     } else {
         Ok(Vec::new())
     };
+    // On Windows the registry is the shell setup: set it as the install would have.
+    let changed = match changed {
+        Ok(files) if intent.modify_path => {
+            user_environment(home, intent.toolkit.as_deref()).map(|_| files)
+        }
+        other => other.map_err(StepError::from),
+    };
     // Done even when an rc file refused the line: the error says how to add it by hand, and
     // trying again would refuse again.
-    if !matches!(changed, Err(HookError::Io(_))) {
+    if !matches!(changed, Err(StepError::Hook(HookError::Io(_)))) {
         Intent::done(home)?;
     }
-    Ok(changed?)
+    changed
 }
 
 /// Writes the env scripts again for the toolkit they name now.
