@@ -74,7 +74,7 @@ fn needs_network_jax_installs_from_pypi_and_repair_restores_its_plugin() {
         "{text}"
     );
     assert!(
-        text.contains("no GPU on this machine: JAX 0.12.0.1 with jax-cuda13-plugin is installed"),
+        text.contains("JAX 0.12.0.1 with jax-cuda13-plugin as planned, by their metadata; their files as their RECORDs list; its CUDA plugin loads here (no GPU on this machine: `cudaup verify` on a GPU machine runs its GPU check)"),
         "{text}"
     );
     // The venv imports jax, and the plugin's wheel is in it.

@@ -150,5 +150,110 @@ pub fn torch(
     )])
 }
 
+/// The PJRT plugin JAX loads for CUDA `major`: `jax_plugins/xla_cuda13/xla_cuda_plugin.so` (from
+/// `jax-cuda13-pjrt`); on Windows a `.pyd`/`.dll` is not looked for (JAX has no CUDA wheels
+/// there), so the import decides.
+fn jax_plugin_library(site: &Path, major: u32) -> Option<PathBuf> {
+    if cfg!(windows) {
+        return None;
+    }
+    let mut found: Vec<PathBuf> =
+        fs_err::read_dir(site.join(format!("jax_plugins/xla_cuda{major}")))
+            .ok()?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "so"))
+            .collect();
+    found.sort();
+    found.into_iter().next()
+}
+
+/// Proves the JAX in `venv` is the planned one without importing it (`import jax` costs
+/// seconds): `jax` and the `jax-cuda<major>-plugin` distributions at the planned release and no
+/// other CUDA plugin beside it, read from their `.dist-info/METADATA` (what the import check
+/// reads through `importlib.metadata`) and judged by the same [`check::judge_jax`]; every file
+/// the planned distributions' RECORDs list there at its size; and one start of the venv's Python
+/// that loads the CUDA PJRT plugin's library with `ctypes`. Whether JAX sees the GPUs is
+/// `cudaup verify`'s, as torch's CUDA is. Where this cannot decide (no metadata, no plugin
+/// library, the load fails), the import runs as before and its verdict stands.
+pub fn jax(
+    runner: &dyn Runner,
+    venv: &Venv,
+    want: &JaxExpectation<'_>,
+    names: &[String],
+) -> Result<Vec<String>, PyEnvError> {
+    let full_import = || -> Result<Vec<String>, PyEnvError> {
+        let report: check::JaxReport = super::report(runner, venv, check::JAX_SCRIPT)?;
+        check::judge_jax(
+            &report,
+            want.version,
+            want.major,
+            want.gpus_here,
+            want.index_args,
+        )
+        .map_err(PyEnvError::Check)
+    };
+    let Some(site) = crate::install::guard::site_packages(&venv.dir) else {
+        return full_import();
+    };
+    let installed = installed_versions(&venv.dir);
+    let Some(version) = installed.get("jax").cloned() else {
+        return full_import();
+    };
+    let report = check::JaxReport {
+        version: Some(version.clone()),
+        jaxlib: installed.get("jaxlib").cloned(),
+        plugins: installed
+            .iter()
+            .filter(|(n, _)| n.starts_with("jax-cuda") && n.ends_with("-plugin"))
+            .map(|(n, v)| (n.clone(), v.clone()))
+            .collect(),
+        ..check::JaxReport::default()
+    };
+    // The GPUs are verify's: judged here as on a machine without them, whose note is not ours.
+    check::judge_jax(&report, want.version, want.major, false, want.index_args)
+        .map_err(PyEnvError::Check)?;
+    let problems = super::record::problems(&venv.dir, names);
+    if !problems.is_empty() {
+        return Err(PyEnvError::Check(problems.join("; ")));
+    }
+    let Some(plugin) = jax_plugin_library(&site, want.major) else {
+        return full_import();
+    };
+    let path = plugin.display().to_string();
+    match super::report_with::<Native>(runner, venv, NATIVE_SCRIPT, &[&path]) {
+        Ok(Native {
+            loaded: true,
+            error: None,
+        }) => {}
+        other => {
+            tracing::debug!("JAX's CUDA plugin did not load ({other:?}): importing jax");
+            return full_import();
+        }
+    }
+    let gpus = if want.gpus_here {
+        "seeing the GPUs and computing on them: `cudaup verify`"
+    } else {
+        "no GPU on this machine: `cudaup verify` on a GPU machine runs its GPU check"
+    };
+    Ok(vec![format!(
+        "JAX {version} with jax-cuda{}-plugin as planned, by their metadata; their files as their RECORDs list; its CUDA plugin loads here ({gpus})",
+        want.major
+    )])
+}
+
+/// What install planned for JAX ([`jax`]).
+#[derive(Debug, Clone, Copy)]
+pub struct JaxExpectation<'a> {
+    /// The planned release.
+    pub version: &'a crate::model::version::Version,
+    /// The CUDA major of its plugin.
+    pub major: u32,
+    /// Whether the machine has NVIDIA GPUs.
+    pub gpus_here: bool,
+    /// pip's flags for where the planned wheels come from (for the printed fix).
+    pub index_args: &'a [String],
+}
+
 #[cfg(test)]
 mod tests;

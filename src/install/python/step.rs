@@ -510,15 +510,32 @@ pub fn execute(
             cuda,
             gpus_here,
         } => {
-            let report: check::JaxReport =
-                crate::install::python::report(runner, &step.venv, check::JAX_SCRIPT)?;
             let index_args = step
                 .packages
                 .as_ref()
                 .map(|p| p.index_args(&Tool::Pip))
                 .unwrap_or_default();
-            check::judge_jax(&report, version, *cuda, *gpus_here, &index_args)
-                .map_err(PyEnvError::Check)?
+            // From its metadata, files and one load of its CUDA plugin; the import is the
+            // fallback (proof.rs), seeing the GPUs is verify's.
+            let mut names = vec!["jax".to_owned(), format!("jax-cuda{cuda}-plugin")];
+            if let Some(p) = &step.packages {
+                for r in p
+                    .requirements
+                    .iter()
+                    .filter_map(|r| crate::catalog::Requirement::parse(r))
+                {
+                    if !names.contains(&r.name) {
+                        names.push(r.name);
+                    }
+                }
+            }
+            let want = super::proof::JaxExpectation {
+                version,
+                major: *cuda,
+                gpus_here: *gpus_here,
+                index_args: &index_args,
+            };
+            super::proof::jax(runner, &step.venv, &want, &names)?
         }
     };
     if !step.constraints.is_empty() {

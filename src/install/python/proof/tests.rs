@@ -43,6 +43,7 @@ impl Python {
             .map(|a| match a[1].as_str() {
                 s if s == NATIVE_SCRIPT => format!("native {}", a[2]),
                 s if s == check::TORCH_SCRIPT => "import".to_owned(),
+                s if s == check::JAX_SCRIPT => "import jax".to_owned(),
                 s => format!("other {s}"),
             })
             .collect()
@@ -263,4 +264,131 @@ fn installed_versions_come_from_each_metadata_header() {
         ]
     );
     assert!(installed_versions(&dir.path().join("no-venv")).is_empty());
+}
+
+/// A venv holding JAX `version` with the CUDA 13 plugin at `plugin` (its RECORD listing its
+/// files), and the plugin's PJRT library when `library`.
+fn jax_venv(version: &str, plugin: &str, library: bool) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join(SITE);
+    for (dist, v, files) in [
+        (
+            "jax",
+            version,
+            vec![("jax/version.py", b"_version = 'x'\n".to_vec())],
+        ),
+        (
+            "jax_cuda13_plugin",
+            plugin,
+            vec![("jax_cuda13_plugin/__init__.py", Vec::new())],
+        ),
+    ] {
+        let info = site.join(format!("{dist}-{v}.dist-info"));
+        fs_err::create_dir_all(&info).unwrap();
+        let mut record = String::new();
+        for (path, bytes) in files {
+            let at = site.join(path);
+            fs_err::create_dir_all(at.parent().unwrap()).unwrap();
+            fs_err::write(&at, &bytes).unwrap();
+            record.push_str(&format!("{path},sha256=x,{}\n", bytes.len()));
+        }
+        fs_err::write(info.join("RECORD"), record).unwrap();
+        let name = dist.replace('_', "-");
+        fs_err::write(
+            info.join("METADATA"),
+            format!("Metadata-Version: 2.1\nName: {name}\nVersion: {v}\n"),
+        )
+        .unwrap();
+    }
+    if library {
+        let lib = site.join("jax_plugins/xla_cuda13/xla_cuda_plugin.so");
+        fs_err::create_dir_all(lib.parent().unwrap()).unwrap();
+        fs_err::write(lib, b"\x7fELF").unwrap();
+    }
+    dir
+}
+
+fn prove_jax(dir: &Path, python: &Python, gpus_here: bool) -> Result<Vec<String>, PyEnvError> {
+    let venv = Venv {
+        dir: dir.to_owned(),
+    };
+    let version = Version::parse("0.12.0.1").unwrap();
+    let want = JaxExpectation {
+        version: &version,
+        major: 13,
+        gpus_here,
+        index_args: &[],
+    };
+    jax(
+        python,
+        &venv,
+        &want,
+        &["jax".to_owned(), "jax-cuda13-plugin".to_owned()],
+    )
+}
+
+const JAX_IMPORTED: &str = r#"{"version": "0.12.0.1", "jaxlib": "0.12.0.1", "plugins": {"jax-cuda13-plugin": "0.12.0.1"}, "gpus": 1}"#;
+
+// JAX has no CUDA wheels for Windows: there the plugin library is not looked for and the
+// import decides (the fallback the next test asserts).
+#[cfg(not(windows))]
+#[test]
+fn the_planned_jax_is_proved_by_its_metadata_and_one_load_of_its_cuda_plugin() {
+    let dir = jax_venv("0.12.0.1", "0.12.0.1", true);
+    let python = Python::new(LOADED, JAX_IMPORTED);
+    let notes = prove_jax(dir.path(), &python, true).unwrap();
+    assert_eq!(
+        python.ran(),
+        [format!(
+            "native {}",
+            dir.path()
+                .join(SITE)
+                .join("jax_plugins/xla_cuda13/xla_cuda_plugin.so")
+                .display()
+        )]
+    );
+    assert_eq!(
+        notes,
+        ["JAX 0.12.0.1 with jax-cuda13-plugin as planned, by their metadata; their files as their RECORDs list; its CUDA plugin loads here (seeing the GPUs and computing on them: `cudaup verify`)"]
+    );
+    // A file its RECORD lists gone: refused from the files, still without importing.
+    fs_err::remove_file(dir.path().join(SITE).join("jax/version.py")).unwrap();
+    let python = Python::new(LOADED, JAX_IMPORTED);
+    let err = prove_jax(dir.path(), &python, true)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(
+            "jax's RECORD lists files that are not as installed: 1 missing (jax/version.py)"
+        ),
+        "{err}"
+    );
+    assert!(python.ran().is_empty());
+}
+
+#[test]
+fn without_the_plugin_library_or_when_it_does_not_load_the_import_decides() {
+    for (library, native) in [
+        (false, LOADED),
+        (true, r#"{"error": "libcuda.so.1: cannot open"}"#),
+    ] {
+        let dir = jax_venv("0.12.0.1", "0.12.0.1", library);
+        let python = Python::new(native, JAX_IMPORTED);
+        prove_jax(dir.path(), &python, true).unwrap();
+        assert_eq!(python.ran().last().map(String::as_str), Some("import jax"));
+    }
+}
+
+#[test]
+fn a_plugin_of_another_release_is_refused_from_its_metadata_without_starting_python() {
+    let dir = jax_venv("0.12.0.1", "0.11.0", true);
+    let python = Python::new(LOADED, JAX_IMPORTED);
+    let err = prove_jax(dir.path(), &python, true)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("jax-cuda13-plugin 0.11.0 is installed where 0.12.0.1 was planned"),
+        "{err}"
+    );
+    assert!(python.ran().is_empty());
 }
