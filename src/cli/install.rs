@@ -60,7 +60,7 @@ pub struct InstallArgs {
     /// Leave cuDNN out
     #[arg(long)]
     pub no_cudnn: bool,
-    /// Write the env scripts but leave shell rc files alone
+    /// Write the env scripts but leave shell rc files (on Windows, the user's environment in the registry) alone
     #[arg(long)]
     pub no_modify_path: bool,
     /// Install exactly the stack of this lock file (`cudaup lock`): its pins, with every

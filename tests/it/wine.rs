@@ -238,6 +238,12 @@ fn needs_network_wine_cuda_dev_from_windows_wheels_sets_the_registry_and_uninsta
         "--yes",
     ]);
     assert!(install.status.success(), "install: {}", text(&install));
+    let said = text(&install);
+    assert!(
+        said.contains(r"set HKCU\Environment\CUDA_PATH = ")
+            && said.contains("on PATH in new shells"),
+        "{said}"
+    );
 
     // The toolkit in NVIDIA's Windows layout, in %LOCALAPPDATA%\cudaup.
     let homes: Vec<PathBuf> = fs_err::read_dir(wine.prefix.join("drive_c/users"))

@@ -296,10 +296,14 @@ fn render_env(
         writeln!(out, "  {line}")?;
     }
     if cudaup.in_home() {
+        // On Windows the user's environment in the registry is what new shells read.
         let hooked = modify_path
-            && !crate::install::receipts::ShellReceipt::read(home)
+            && (!crate::install::receipts::ShellReceipt::read(home)
                 .hooks
-                .is_empty();
+                .is_empty()
+                || !crate::install::env::registry::RegistryReceipt::read(home)
+                    .values
+                    .is_empty());
         super::super::self_copy::how_to_run(out, cudaup, hooked, source, home)?;
     } else {
         writeln!(out, "  in this shell:  {source}")?;
