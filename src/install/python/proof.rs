@@ -242,6 +242,83 @@ pub fn jax(
     )])
 }
 
+/// The CUDA version a TensorFlow build names in `tensorflow/python/platform/build_info.py`
+/// (`('cuda_version', '12.5.1')`: what `build_info.build_info["cuda_version"]` returns); `None`
+/// when the file or the entry is not there (the import then decides).
+fn tf_build_cuda(site: &Path) -> Option<String> {
+    let text = crate::world::fs::read_regular_text(
+        &site.join("tensorflow/python/platform/build_info.py"),
+        1 << 20,
+    )
+    .ok()?;
+    let rest = &text[text.find("'cuda_version'")? + "'cuda_version'".len()..];
+    let rest = rest.trim_start().strip_prefix(',')?.trim_start();
+    let quote = rest.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let value = &rest[1..];
+    let end = value.find(quote)?;
+    crate::model::version::Version::parse(&value[..end]).map(|_| value[..end].to_owned())
+}
+
+/// Proves the TensorFlow in `venv` is the planned `version` without importing it (`import
+/// tensorflow` costs seconds): the `tensorflow` distribution's version from its METADATA and the
+/// CUDA it was built for from its `build_info.py`, judged by the same [`check::judge_tf`]; every
+/// file the planned distributions' RECORDs list at its size; one start of the venv's Python that
+/// loads `tensorflow/libtensorflow_framework.so.2` with `ctypes`. Where this cannot decide (no
+/// metadata, no CUDA entry in build_info.py, no library, the load fails), the import runs as
+/// before and its verdict stands.
+pub fn tensorflow(
+    runner: &dyn Runner,
+    venv: &Venv,
+    version: &crate::model::version::Version,
+    names: &[String],
+) -> Result<Vec<String>, PyEnvError> {
+    let full_import = || -> Result<Vec<String>, PyEnvError> {
+        let report: check::TfReport = super::report(runner, venv, check::TF_SCRIPT)?;
+        check::judge_tf(&report, version, false).map_err(PyEnvError::Check)
+    };
+    let Some(site) = crate::install::guard::site_packages(&venv.dir) else {
+        return full_import();
+    };
+    let Some(got) = installed_versions(&venv.dir).get("tensorflow").cloned() else {
+        return full_import();
+    };
+    let Some(cuda) = tf_build_cuda(&site) else {
+        return full_import();
+    };
+    let report = check::TfReport {
+        version: Some(got.clone()),
+        cuda: Some(cuda.clone()),
+        ..check::TfReport::default()
+    };
+    let notes = check::judge_tf(&report, version, false).map_err(PyEnvError::Check)?;
+    let problems = super::record::problems(&venv.dir, names);
+    if !problems.is_empty() {
+        return Err(PyEnvError::Check(problems.join("; ")));
+    }
+    let library = site.join("tensorflow/libtensorflow_framework.so.2");
+    if cfg!(windows) || !library.is_file() {
+        return full_import();
+    }
+    let path = library.display().to_string();
+    match super::report_with::<Native>(runner, venv, NATIVE_SCRIPT, &[&path]) {
+        Ok(Native {
+            loaded: true,
+            error: None,
+        }) => {}
+        other => {
+            tracing::debug!(
+                "TensorFlow's framework library did not load ({other:?}): importing it"
+            );
+            return full_import();
+        }
+    }
+    let mut notes = notes;
+    notes.push(format!(
+        "TensorFlow {got} (built for CUDA {cuda}) as planned, by its metadata and build_info.py; its files as its RECORD lists; its framework library loads here (importing it and seeing the GPUs: `cudaup verify`)"
+    ));
+    Ok(notes)
+}
+
 /// What install planned for JAX ([`jax`]).
 #[derive(Debug, Clone, Copy)]
 pub struct JaxExpectation<'a> {

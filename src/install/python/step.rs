@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::fetch::Fetcher;
-use crate::install::python::check::{self, TfReport, TorchExpectation};
+use crate::install::python::check::{self, TorchExpectation};
 use crate::install::python::route::{self, Candidate, IndexSettings, Layout, Route, Want};
 use crate::install::python::{Packages, PyEnvError, RouteRecord, Session, Tool, Venv, VenvReceipt};
 use crate::model::plan::{Action, Plan};
@@ -501,9 +501,21 @@ pub fn execute(
             super::proof::torch(runner, &step.venv, want, &python, &names)?
         }
         Expect::Tensorflow(v) => {
-            let report: TfReport =
-                crate::install::python::report(runner, &step.venv, check::TF_SCRIPT)?;
-            check::judge_tf(&report, v, false).map_err(PyEnvError::Check)?
+            // From its metadata, build_info.py, files and one load of its framework library;
+            // the import is the fallback (proof.rs).
+            let mut names = vec!["tensorflow".to_owned()];
+            if let Some(p) = &step.packages {
+                for r in p
+                    .requirements
+                    .iter()
+                    .filter_map(|r| crate::catalog::Requirement::parse(r))
+                {
+                    if !names.contains(&r.name) {
+                        names.push(r.name);
+                    }
+                }
+            }
+            super::proof::tensorflow(runner, &step.venv, v, &names)?
         }
         Expect::Jax {
             version,

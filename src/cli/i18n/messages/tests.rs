@@ -182,6 +182,10 @@ fn the_framework_steps_report_is_said() {
             "  torch 2.15.0+cu132（CUDA 13.2）与计划一致（依据其 torch/version.py）；其文件与其 RECORD 所列一致；其原生库及其所需的 CUDA 库在本机可以加载（导入它并在 GPU 上计算：`cudaup verify`）",
         ),
         (
+            "  TensorFlow 2.20.0 (built for CUDA 12.5.1) as planned, by its metadata and build_info.py; its files as its RECORD lists; its framework library loads here (importing it and seeing the GPUs: `cudaup verify`)",
+            "  TensorFlow 2.20.0（为 CUDA 12.5.1 构建）与计划一致（依据其元数据和 build_info.py）；其文件与其 RECORD 所列一致；其框架库在本机可以加载（导入它并看到 GPU：`cudaup verify`）",
+        ),
+        (
             "  JAX 0.12.0.1 with jax-cuda13-plugin as planned, by their metadata; their files as their RECORDs list; its CUDA plugin loads here (no GPU on this machine: `cudaup verify` on a GPU machine runs its GPU check)",
             "  JAX 0.12.0.1 与 jax-cuda13-plugin 与计划一致（依据其元数据）；其文件与其 RECORD 所列一致；其 CUDA 插件在本机可以加载（本机没有 GPU：在有 GPU 的机器上运行 `cudaup verify` 会做 GPU 检查）",
         ),

@@ -44,6 +44,7 @@ impl Python {
                 s if s == NATIVE_SCRIPT => format!("native {}", a[2]),
                 s if s == check::TORCH_SCRIPT => "import".to_owned(),
                 s if s == check::JAX_SCRIPT => "import jax".to_owned(),
+                s if s == check::TF_SCRIPT => "import tensorflow".to_owned(),
                 s => format!("other {s}"),
             })
             .collect()
@@ -391,4 +392,93 @@ fn a_plugin_of_another_release_is_refused_from_its_metadata_without_starting_pyt
         "{err}"
     );
     assert!(python.ran().is_empty());
+}
+
+/// A venv holding TensorFlow `version` built for CUDA `cuda` (in build_info.py as its wheel
+/// writes it), its RECORD listing its files, and its framework library when `library`.
+fn tf_venv(version: &str, cuda: &str, library: bool) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join(SITE);
+    let info = site.join(format!("tensorflow-{version}.dist-info"));
+    fs_err::create_dir_all(site.join("tensorflow/python/platform")).unwrap();
+    fs_err::create_dir_all(&info).unwrap();
+    let build_info = format!(
+        "\"\"\"Auto-generated module providing information about the build.\"\"\"\nimport collections\n\nbuild_info = collections.OrderedDict([('cpu_compiler', 'clang 18'), ('cuda_compute_capabilities', ['sm_60', 'sm_70', 'sm_80', 'sm_89', 'compute_90']), ('cuda_version', '{cuda}'), ('cudnn_version', '9'), ('is_cuda_build', True), ('is_rocm_build', False), ('is_tensorrt_build', False)])\n"
+    );
+    let mut files = vec![(
+        "tensorflow/python/platform/build_info.py",
+        build_info.into_bytes(),
+    )];
+    if library {
+        files.push((
+            "tensorflow/libtensorflow_framework.so.2",
+            b"\x7fELF".to_vec(),
+        ));
+    }
+    let mut record = String::new();
+    for (path, bytes) in &files {
+        fs_err::write(site.join(path), bytes).unwrap();
+        record.push_str(&format!("{path},sha256=x,{}\n", bytes.len()));
+    }
+    fs_err::write(info.join("RECORD"), record).unwrap();
+    fs_err::write(
+        info.join("METADATA"),
+        format!("Metadata-Version: 2.1\nName: tensorflow\nVersion: {version}\n"),
+    )
+    .unwrap();
+    dir
+}
+
+fn prove_tf(dir: &Path, python: &Python) -> Result<Vec<String>, PyEnvError> {
+    let venv = Venv {
+        dir: dir.to_owned(),
+    };
+    tensorflow(
+        python,
+        &venv,
+        &Version::parse("2.20.0").unwrap(),
+        &["tensorflow".to_owned()],
+    )
+}
+
+const TF_IMPORTED: &str = r#"{"version": "2.20.0", "cuda": "12.5.1", "gpus": 0}"#;
+
+// The library is a Linux one; on Windows the import decides.
+#[cfg(not(windows))]
+#[test]
+fn the_planned_tensorflow_is_proved_by_its_metadata_build_info_and_one_load() {
+    let dir = tf_venv("2.20.0", "12.5.1", true);
+    let python = Python::new(LOADED, TF_IMPORTED);
+    let notes = prove_tf(dir.path(), &python).unwrap();
+    assert_eq!(
+        python.ran(),
+        [format!(
+            "native {}",
+            dir.path()
+                .join(SITE)
+                .join("tensorflow/libtensorflow_framework.so.2")
+                .display()
+        )]
+    );
+    assert_eq!(
+        notes,
+        ["TensorFlow 2.20.0 (built for CUDA 12.5.1) as planned, by its metadata and build_info.py; its files as its RECORD lists; its framework library loads here (importing it and seeing the GPUs: `cudaup verify`)"]
+    );
+}
+
+#[test]
+fn another_tensorflow_is_refused_from_its_metadata_and_without_the_library_the_import_decides() {
+    let dir = tf_venv("2.19.1", "12.5.1", true);
+    let python = Python::new(LOADED, TF_IMPORTED);
+    let err = prove_tf(dir.path(), &python).unwrap_err().to_string();
+    assert!(
+        err.contains("TensorFlow 2.19.1 is installed where 2.20.0 was planned"),
+        "{err}"
+    );
+    assert!(python.ran().is_empty());
+
+    let dir = tf_venv("2.20.0", "12.5.1", false);
+    let python = Python::new(LOADED, TF_IMPORTED);
+    prove_tf(dir.path(), &python).unwrap();
+    assert_eq!(python.ran(), ["import tensorflow"]);
 }
