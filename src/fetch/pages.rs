@@ -145,7 +145,7 @@ impl Fetcher {
                 url: url.to_string(),
                 status: 304,
             }),
-            (Ok(Reply::Body(body, p)), _) => {
+            (Ok(Reply::Body(body, p)), cached) => {
                 if p.store {
                     let meta = Meta {
                         v: META_VERSION,
@@ -157,9 +157,27 @@ impl Fetcher {
                         fresh_for: p.fresh_for,
                         sha256: hex::encode(Sha256::digest(&body)),
                     };
+                    let kept = cached.map(|c| c.meta);
+                    let same_body = kept.as_ref().is_some_and(|k| k.sha256 == meta.sha256);
+                    // Without freshness, when it was checked matters to nothing but the
+                    // offline warning: an unchanged page from a server without validators is
+                    // not written again (no writes, no rename for the next fsync to carry).
+                    let unchanged = same_body
+                        && meta.fresh_for == 0
+                        && kept.as_ref().is_some_and(|k| {
+                            k.fresh_for == 0
+                                && k.etag == meta.etag
+                                && k.last_modified == meta.last_modified
+                        });
                     // A cache: a page that cannot be kept is fetched again next time.
-                    let _ = write_atomic(&body_path, &body, Temp::Unique, Durability::Fast)
+                    if !unchanged {
+                        let _ = if same_body {
+                            Ok(())
+                        } else {
+                            write_atomic(&body_path, &body, Temp::Unique, Durability::Fast)
+                        }
                         .and_then(|()| store_meta(&meta_path, &meta));
+                    }
                 } else {
                     let _ = fs_err::remove_file(&meta_path);
                 }

@@ -321,3 +321,39 @@ fn a_local_page_is_read_as_it_is_and_nothing_is_kept() {
     );
     assert!(!f.cache().pages().exists());
 }
+
+#[cfg(unix)]
+#[test]
+fn an_unchanged_page_from_a_server_without_validators_is_not_written_again() {
+    use std::os::unix::fs::MetadataExt;
+    let cache = tempfile::tempdir().unwrap();
+    let index = Index::start(vec![(200, vec![], page("13.1.0.3"))]);
+    let f = fetcher(cache.path());
+    f.get_page(&index.location(), ACCEPT).unwrap();
+    let (meta, body) = f.paths(&index.url, ACCEPT);
+    let inodes = || {
+        (
+            fs_err::metadata(&meta).unwrap().ino(),
+            fs_err::metadata(&body).unwrap().ino(),
+        )
+    };
+    let before = inodes();
+    assert_eq!(
+        f.get_page(&index.location(), ACCEPT).unwrap(),
+        page("13.1.0.3")
+    );
+    assert_eq!(
+        index.requests().len(),
+        2,
+        "asked again: nothing says it is fresh"
+    );
+    assert_eq!(inodes(), before, "neither file replaced");
+    // A changed page is written.
+    index.then(vec![(200, vec![], page("13.1.0.4"))]);
+    assert_eq!(
+        f.get_page(&index.location(), ACCEPT).unwrap(),
+        page("13.1.0.4")
+    );
+    assert_ne!(inodes().1, before.1);
+    assert_eq!(fs_err::read(&body).unwrap(), page("13.1.0.4"));
+}
