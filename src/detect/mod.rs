@@ -368,7 +368,13 @@ fn python_candidates(
     env_roots.push(process.cwd().join(".venv"));
     for env in env_roots {
         let prefix = crate::model::layout::Prefix::at(&env);
-        for p in [prefix.python3(), prefix.python(), env.join("python.exe")] {
+        // A venv's `Scripts\python.exe` on Windows; a conda env's `python.exe` at its root.
+        for p in [
+            prefix.python3(),
+            prefix.python(),
+            prefix.venv_python(),
+            env.join("python.exe"),
+        ] {
             if p.is_file() {
                 found.push(p);
                 break;
@@ -387,6 +393,9 @@ fn python_candidates(
                 }
             }
         }
+    }
+    if cfg!(windows) {
+        found.extend(windows::python_installs(process));
     }
     dedupe_interpreters(root, found)
 }

@@ -61,6 +61,43 @@ pub fn wsl_exe(process: &Process) -> Option<PathBuf> {
     exe.is_file().then_some(exe)
 }
 
+/// The Pythons python.org's installer puts where it puts them by default, newest first:
+/// `%LOCALAPPDATA%\Programs\Python\Python3*\python.exe` (for this user, no admin) and
+/// `%ProgramFiles%\Python3*\python.exe` (for all users). Its "Add python.exe to PATH" box is
+/// unticked by default, so `PATH` alone misses them; the `py` launcher finds the same ones.
+pub fn python_installs(process: &Process) -> Vec<PathBuf> {
+    let mut roots = Vec::new();
+    if let Some(local) = process.path_var("LOCALAPPDATA") {
+        roots.push(local.join("Programs").join("Python"));
+    }
+    if let Some(files) = process.path_var("PROGRAMFILES") {
+        roots.push(files);
+    }
+    let mut found: Vec<(u32, PathBuf)> = Vec::new();
+    for root in roots {
+        let Ok(entries) = fs_err::read_dir(&root) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().to_ascii_lowercase();
+            // `Python312`, `Python313-arm64`: 3 and the minor; a free-threaded `Python313t` too.
+            let Some(minor) = name
+                .strip_prefix("python3")
+                .map(|r| r.trim_end_matches(|c: char| !c.is_ascii_digit()))
+                .and_then(|d| d.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let exe = entry.path().join("python.exe");
+            if exe.is_file() {
+                found.push((minor, exe));
+            }
+        }
+    }
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    found.into_iter().map(|(_, p)| p).collect()
+}
+
 /// The toolkits the environment names: `CUDA_PATH`, then every `CUDA_PATH_V*`, by name.
 pub fn cuda_path_vars(process: &Process) -> Vec<PathBuf> {
     let mut names: Vec<&str> = process

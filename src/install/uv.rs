@@ -97,7 +97,9 @@ pub struct UvReceipt {
 
 /// Where cudaup keeps its uv of `version`.
 pub fn binary_path(home: &Home, version: &str) -> PathBuf {
-    home.tools().join(format!("uv-{version}")).join("uv")
+    home.tools()
+        .join(format!("uv-{version}"))
+        .join(format!("uv{}", std::env::consts::EXE_SUFFIX))
 }
 
 /// The receipt, when there is one that parses.
@@ -236,7 +238,7 @@ fn binary_from(wheel_path: &Path, pin: &UvPin, wheel: &UvWheel) -> Result<Vec<u8
     };
     let file = fs_err::File::open(wheel_path)?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| bad(format!("not a zip: {e}")))?;
-    let member = pin.member();
+    let member = pin.member(wheel);
     let entry = zip
         .by_name(&member)
         .map_err(|_| bad(format!("no {member} in it")))?;

@@ -46,6 +46,11 @@ pub fn locate(
 pub fn assemble(catalog: &Catalog, profile: &str, mut hosts: Vec<Host>) -> Lock {
     hosts.sort_by(|a, b| a.name.cmp(&b.name));
     let uv = &catalog.uv;
+    // Linux's wheels always (as before Windows had one); another system's when a host runs it,
+    // named `<os>-<arch>` beside Linux's bare architecture.
+    let wanted = |w: &&crate::catalog::uv::UvWheel| {
+        w.os == crate::catalog::uv::LINUX || hosts.iter().any(|h| h.os == w.os)
+    };
     Lock {
         schema_version: super::SCHEMA_VERSION,
         catalog_date: catalog.meta.date.to_string(),
@@ -56,8 +61,13 @@ pub fn assemble(catalog: &Catalog, profile: &str, mut hosts: Vec<Host>) -> Lock 
             wheel: uv
                 .wheel
                 .iter()
+                .filter(wanted)
                 .map(|w| LockedFile {
-                    name: w.arch.clone(),
+                    name: if w.os == crate::catalog::uv::LINUX {
+                        w.arch.clone()
+                    } else {
+                        format!("{}-{}", w.os, w.arch)
+                    },
                     version: uv.version.clone(),
                     filename: w.filename.clone(),
                     url: format!("https://pypi.org/simple/uv/{}", w.filename),

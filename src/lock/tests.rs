@@ -157,3 +157,28 @@ fn a_locked_install_hashes_every_distribution_or_none() {
         ]
     );
 }
+
+/// uv's Windows wheel is locked only for a lock with a Windows host, named apart from Linux's
+/// bare architectures; a lock of Linux hosts holds Linux's two, as before Windows had one.
+#[test]
+fn uvs_windows_wheel_is_locked_only_beside_a_windows_host() {
+    let catalog = crate::catalog::Catalog::embedded();
+    let names = |hosts: Vec<Host>| -> Vec<String> {
+        make::assemble(&catalog, "pytorch", hosts)
+            .uv
+            .wheel
+            .into_iter()
+            .map(|w| w.name)
+            .collect()
+    };
+    assert_eq!(
+        names(vec![host("a", "x86_64", &["9.0"])]),
+        ["x86_64", "aarch64"]
+    );
+    let mut windows = host("w", "x86_64", &["8.9"]);
+    windows.os = "windows".into();
+    let with = names(vec![host("a", "x86_64", &["9.0"]), windows]);
+    assert_eq!(with, ["x86_64", "aarch64", "windows-x86_64"]);
+    let lock = make::assemble(&catalog, "pytorch", vec![]);
+    assert!(lock.uv.wheel.iter().all(|w| !w.filename.contains("win")));
+}

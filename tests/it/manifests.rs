@@ -192,13 +192,16 @@ impl Sources {
                     .strip_prefix(&format!("{base}/"))
                     .unwrap();
                 if project == "uv" {
-                    // uv's statically linked wheels of the newest release, holding its real
-                    // RECORD (the one member `manifests update` reads).
-                    for arch in ["x86_64", "aarch64"] {
-                        if name.starts_with("uv-0.13.9-")
-                            && name.ends_with(&format!("musllinux_1_1_{arch}.whl"))
-                        {
-                            let record = fixture(&format!("pypi/uv-0.13.9-{arch}.RECORD"));
+                    // uv's pinned wheels of the newest release (Linux's statically linked
+                    // ones, Windows' win_amd64), holding its real RECORD (the one member
+                    // `manifests update` reads).
+                    for (tag, record) in [
+                        ("musllinux_1_1_x86_64", "x86_64"),
+                        ("musllinux_1_1_aarch64", "aarch64"),
+                        ("win_amd64", "win_amd64"),
+                    ] {
+                        if name.starts_with("uv-0.13.9-") && name.ends_with(&format!("{tag}.whl")) {
+                            let record = fixture(&format!("pypi/uv-0.13.9-{record}.RECORD"));
                             wheel(&self.path(rel), &[("uv-0.13.9.dist-info/RECORD", record)]);
                         }
                     }

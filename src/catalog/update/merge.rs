@@ -72,7 +72,7 @@ pub fn apply(
         t.files
             .insert("uv.toml".to_owned(), super::uv::render(pin, today));
         changes.push(format!(
-            "uv.toml: uv {} -> {} (its musllinux wheels and binaries)",
+            "uv.toml: uv {} -> {} (its wheels and binaries)",
             base.uv.version, pin.version
         ));
     }

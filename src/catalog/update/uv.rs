@@ -1,8 +1,9 @@
 //! `manifests update`, part `pypi`: the uv cudaup brings (`uv.toml`). The newest final uv on the
-//! index that is newer than the catalog's pin becomes the pin when every architecture the pin
-//! has gets its statically linked (musllinux) wheel: file name, size and sha256 as the index
-//! states them, and the `uv` binary's sha256 and size from that wheel's RECORD (read with HTTP
-//! ranges: the central directory, then that one member). The RECORD is covered by the wheel's
+//! index that is newer than the catalog's pin becomes the pin when every system and architecture
+//! the pin has gets its wheel (on Linux the statically linked, musllinux one; on Windows the one
+//! of the pinned wheel's platform tag, `win_amd64`): file name, size and sha256 as the index
+//! states them, and the `uv` (`uv.exe`) binary's sha256 and size from that wheel's RECORD (read
+//! with HTTP ranges: the central directory, then that one member). The RECORD is covered by the wheel's
 //! sha256, and an install checks the binary's bytes against it again before placing it. An
 //! index that lacks a wheel, a size or a hash leaves the pin as it was, with a note.
 
@@ -37,8 +38,8 @@ pub fn read(
         return Ok(None);
     }
     let mut wheels = Vec::new();
-    for arch in base.uv.wheel.iter().map(|w| w.arch.as_str()) {
-        match wheel(net, &page, &newest, arch)? {
+    for pinned in &base.uv.wheel {
+        match wheel(net, &page, &newest, pinned)? {
             Ok(w) => wheels.push(w),
             Err(why) => {
                 notes.push(format!(
@@ -73,15 +74,30 @@ fn newest(page: &Project) -> Option<Version> {
         .max()
 }
 
-/// `arch`'s statically linked wheel of `version`, with its binary's hash from RECORD; `Err`
-/// (inner) says why the index cannot pin it.
+/// The platform tag the wheel replacing `pinned` must carry: on Linux the statically linked
+/// build's (`musllinux_1_1_<arch>`), elsewhere the pinned wheel's own (`win_amd64`).
+fn platform_tag(pinned: &UvWheel) -> String {
+    if pinned.os == crate::catalog::uv::LINUX {
+        return format!("musllinux_1_1_{}", pinned.arch);
+    }
+    pinned
+        .filename
+        .trim_end_matches(".whl")
+        .rsplit('-')
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The wheel of `version` for `pinned`'s system and architecture, with its binary's hash from
+/// RECORD; `Err` (inner) says why the index cannot pin it.
 fn wheel(
     net: &mut Net<'_>,
     page: &Project,
     version: &Version,
-    arch: &str,
+    pinned: &UvWheel,
 ) -> Result<Result<UvWheel, String>, UpdateError> {
-    let tag = format!("musllinux_1_1_{arch}");
+    let tag = platform_tag(pinned);
     let prefix = format!("uv-{version}-");
     let Some(file) = page.files.iter().find(|f| {
         f.filename.starts_with(&prefix)
@@ -100,9 +116,10 @@ fn wheel(
             file.filename
         )));
     };
-    match binary(net, file, version)? {
+    match binary(net, file, version, pinned.binary())? {
         Ok((binary_sha256, binary_size)) => Ok(Ok(UvWheel {
-            arch: arch.to_owned(),
+            arch: pinned.arch.clone(),
+            os: pinned.os.clone(),
             filename: file.filename.clone(),
             size,
             sha256: sha256.to_ascii_lowercase(),
@@ -118,11 +135,12 @@ fn wheel(
     }
 }
 
-/// The sha256 (hex) and size RECORD gives `uv-<version>.data/scripts/uv`.
+/// The sha256 (hex) and size RECORD gives `uv-<version>.data/scripts/<name>`.
 fn binary(
     net: &mut Net<'_>,
     file: &WheelFile,
     version: &Version,
+    name: &str,
 ) -> Result<Result<(String, u64), String>, UpdateError> {
     let record = format!("uv-{version}.dist-info/RECORD");
     let Some(entry) = zip::find(net, &file.url, &|e| e.name == record)? else {
@@ -130,7 +148,7 @@ fn binary(
     };
     let text =
         String::from_utf8_lossy(&zip::read(net, &file.url, &entry, MAX_RECORD)?).into_owned();
-    let member = format!("uv-{version}.data/scripts/uv,");
+    let member = format!("uv-{version}.data/scripts/{name},");
     let Some(line) = text.lines().find(|l| l.starts_with(&member)) else {
         return Ok(Err(format!("{}'s RECORD lists no {member}", file.filename)));
     };
@@ -160,8 +178,9 @@ pub fn render(pin: &UvPin, today: Date) -> String {
          # brings it itself: the wheel below is fetched from the same index or mirror as the framework\n\
          # (PyPI by default), checked against the sha256 here (the catalog is the trust root, not the\n\
          # index), and its `uv` binary is checked against the sha256 of the wheel's RECORD before it is\n\
-         # placed in $CUDAUP_HOME/tools/. One wheel per machine architecture: the statically linked\n\
-         # (musl) build, which runs on any Linux whatever its C library.\n\
+         # placed in $CUDAUP_HOME/tools/. One wheel per system and machine architecture: on Linux (rows\n\
+         # without `os`) the statically linked (musl) build, which runs on any Linux whatever its C\n\
+         # library; on Windows (`os = \"windows\"`) the win_amd64 build, whose binary is `uv.exe`.\n\
          # Written by `cudaup manifests update` on {today} from {}: each wheel's name, size and\n\
          # sha256 as the index states them, the binary's sha256 and size from the wheel's\n\
          # uv-{}.dist-info/RECORD. Schema: manifests/README.md, \"uv.toml\".\n",

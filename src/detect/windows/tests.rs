@@ -176,3 +176,43 @@ fn wsl_exe_is_looked_for_in_system32_only() {
         None
     );
 }
+
+/// python.org's default places, newest first: this user's `Programs\Python` (no admin), then
+/// all users' under Program Files; a folder without `python.exe` or of another name is no
+/// Python. Nothing is run.
+#[test]
+fn pythons_are_found_where_python_orgs_installer_puts_them_newest_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = tmp.path().join("AppData").join("Local");
+    let files = tmp.path().join("Program Files");
+    let user = local.join("Programs").join("Python");
+    for dir in [
+        user.join("Python312"),
+        user.join("Python313"),
+        files.join("Python311"),
+        files.join("Python314t"),
+    ] {
+        fs_err::create_dir_all(&dir).unwrap();
+        fs_err::write(dir.join("python.exe"), b"MZ").unwrap();
+    }
+    fs_err::create_dir_all(user.join("Python310")).unwrap();
+    fs_err::create_dir_all(files.join("PythonTools")).unwrap();
+    fs_err::write(files.join("PythonTools").join("python.exe"), b"MZ").unwrap();
+    let process = Process::with_vars(
+        [
+            ("LOCALAPPDATA", local.to_str().unwrap()),
+            ("PROGRAMFILES", files.to_str().unwrap()),
+        ],
+        "/",
+    );
+    assert_eq!(
+        python_installs(&process),
+        [
+            files.join("Python314t").join("python.exe"),
+            user.join("Python313").join("python.exe"),
+            user.join("Python312").join("python.exe"),
+            files.join("Python311").join("python.exe"),
+        ]
+    );
+    assert!(python_installs(&Process::with_vars([("X", "y")], "/")).is_empty());
+}

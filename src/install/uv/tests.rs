@@ -9,14 +9,15 @@ fn sha(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-/// A wheel laid out as uv's (`uv/__init__.py`, `uv-<v>.data/scripts/uv`, dist-info) whose
-/// binary is `binary`.
+/// A wheel laid out as uv's (`uv/__init__.py`, `uv-<v>.data/scripts/uv`, `uv.exe` in Windows'
+/// wheel, dist-info) whose binary is `binary`.
 fn wheel_bytes(version: &str, binary: &[u8]) -> Vec<u8> {
     let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let opts = zip::write::SimpleFileOptions::default();
     w.start_file("uv/__init__.py", opts).unwrap();
     w.write_all(b"").unwrap();
-    w.start_file(format!("uv-{version}.data/scripts/uv"), opts)
+    let exe = std::env::consts::EXE_SUFFIX;
+    w.start_file(format!("uv-{version}.data/scripts/uv{exe}"), opts)
         .unwrap();
     w.write_all(binary).unwrap();
     w.start_file(format!("uv-{version}.dist-info/RECORD"), opts)
@@ -42,6 +43,7 @@ fn mirror(dir: &Path, wheel: &[u8], pinned_wheel_sha: &str, pinned_binary_sha: &
         source: "test".into(),
         wheel: vec![UvWheel {
             arch: std::env::consts::ARCH.into(),
+            os: std::env::consts::OS.into(),
             filename,
             size: wheel.len() as u64,
             sha256: pinned_wheel_sha.into(),
@@ -148,7 +150,9 @@ fn uv_is_brought_from_a_mirror_verified_and_then_used_without_fetching() {
     let st = Setup::new(None);
     let (pin, home) = (&st.pin, &st.home);
     let path = st.bring().unwrap();
-    assert_eq!(path, home.tools().join("uv-0.13.9/uv"));
+    // `uv.exe` on Windows, beside nothing else.
+    let name = format!("uv{}", std::env::consts::EXE_SUFFIX);
+    assert_eq!(path, home.tools().join("uv-0.13.9").join(name));
     assert_eq!(fs_err::read(&path).unwrap(), BINARY);
     #[cfg(unix)]
     {
