@@ -110,8 +110,12 @@ impl Setup {
 fn the_shipped_pin_parses_and_malformed_rows_are_refused() {
     let pin = crate::catalog::Catalog::embedded().uv;
     assert!(Version::parse(&pin.version).is_some());
-    for arch in ["x86_64", "aarch64"] {
-        let w = pin.wheel_for(arch).unwrap();
+    for (os, arch) in [
+        ("linux", "x86_64"),
+        ("linux", "aarch64"),
+        ("windows", "x86_64"),
+    ] {
+        let w = pin.wheel_for_os(os, arch).unwrap();
         assert!(
             w.filename.starts_with(&format!("uv-{}-", pin.version)),
             "{w:?}"
