@@ -54,6 +54,7 @@ mod uv;
 mod venv_files;
 mod verify;
 mod wine;
+mod wine_uv;
 mod wizard;
 mod zh;
 mod zh_commands;

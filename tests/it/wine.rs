@@ -30,7 +30,7 @@ const WHEELS: [&str; 3] = ["nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-cuda-r
 /// real-wheels test uses (`by-sha256/<sha256>/<file>`): reused while its size is the one it was
 /// verified with, else fetched and checked against PyPI's sha256. `Err` when PyPI cannot be
 /// reached.
-fn windows_wheel(package: &str, version: &str) -> Result<PathBuf, String> {
+pub(crate) fn windows_wheel(package: &str, version: &str) -> Result<PathBuf, String> {
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("nvidia-wheels");
     let client = reqwest::blocking::Client::builder()
         .connect_timeout(std::time::Duration::from_secs(10))
