@@ -253,3 +253,29 @@ fn verify_on_windows_without_cl_is_said() {
         r"C:\cuda 中没有 bin\nvcc.exe"
     );
 }
+
+/// Every line doctor's WSL2 check can print (`src/doctor/wsl.rs`) is said in Chinese, including
+/// the evidence of stray libraries and kernel modules that the zh command test's machine lacks.
+#[test]
+fn the_wsl_driver_checks_lines_are_said() {
+    for (en, zh) in [
+        (
+            "/usr/lib/x86_64-linux-gnu/libcuda.so.1 (libcuda 550.54.14) is outside /usr/lib/wsl/lib",
+            "/usr/lib/x86_64-linux-gnu/libcuda.so.1（libcuda 550.54.14）不在 /usr/lib/wsl/lib 中",
+        ),
+        (
+            "/lib/modules/6.6.87.2-microsoft-standard-WSL2/updates/dkms/nvidia.ko: an NVIDIA kernel module of a Linux driver",
+            "/lib/modules/6.6.87.2-microsoft-standard-WSL2/updates/dkms/nvidia.ko：Linux 驱动的 NVIDIA 内核模块",
+        ),
+        (
+            "/proc/driver/nvidia/version exists: a Linux kernel module is loaded",
+            "/proc/driver/nvidia/version 存在：已加载 Linux 内核模块",
+        ),
+        (
+            "(files no package owns came from NVIDIA's .run installer: sudo nvidia-uninstall)",
+            "（不属于任何软件包的文件来自 NVIDIA 的 .run 安装程序：sudo nvidia-uninstall）",
+        ),
+    ] {
+        assert_eq!(translate_line(Lang::Zh, en), zh);
+    }
+}
