@@ -380,12 +380,14 @@ fn a_streamed_wheel_whose_hash_fails_leaves_nothing_of_what_it_inflated() {
     assert!(run.stderr.contains("checksum mismatch"), "{}", run.stderr);
     assert!(planted(&sb.cudaup_home()).is_empty());
     assert!(planted(sb.prefix().parent().unwrap()).is_empty());
-    // No download kept, no tree built or half built: only lock files (and their folders).
+    // No download kept, no tree built or half built: only lock files (and their folders), and
+    // the index pages with their validators (`cache/index/`, docs/install.md). Those are the
+    // pages' own bytes, sha256 and all: a wheel that does not match them is what was refused.
     let cache = snapshot(&sb.cudaup_home().join("cache"));
     assert!(
-        cache
-            .iter()
-            .all(|(k, v)| v.starts_with("dir") || k.to_string_lossy().ends_with(".lock")),
+        cache.iter().all(|(k, v)| v.starts_with("dir")
+            || k.to_string_lossy().ends_with(".lock")
+            || k.starts_with("index")),
         "{cache:#?}"
     );
     sb.assert_refused(&run, "checksum mismatch", "wheel with another hash");
