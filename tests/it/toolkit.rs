@@ -600,38 +600,7 @@ pub(crate) fn real_wheels(cuda: &str, cudnn: &str) -> Result<Vec<PathBuf>, Strin
                     && (v == version || v.starts_with(&format!("{version}.")))
             })
             .unwrap_or_else(|| panic!("PyPI has no {arch} wheel of {pkg} {version}"));
-        let name = file["filename"].as_str().unwrap();
-        let sha = file["hashes"]["sha256"]
-            .as_str()
-            .unwrap()
-            .to_ascii_lowercase();
-        let dest = cache.join("by-sha256").join(&sha).join(name);
-        // Hashed once, when it arrived; the marker holds the size it had then.
-        let marker = dest.with_extension("verified");
-        let size = file["size"].as_u64();
-        let cached = fs_err::read_to_string(&marker)
-            .ok()
-            .and_then(|s| s.trim().parse::<u64>().ok())
-            .is_some_and(|s| Some(s) == size && dest.metadata().is_ok_and(|m| m.len() == s));
-        if !cached {
-            fs_err::create_dir_all(dest.parent().unwrap()).unwrap();
-            let bytes = client
-                .get(file["url"].as_str().unwrap())
-                .send()
-                .and_then(|r| r.error_for_status())
-                .and_then(|r| r.bytes())
-                .map_err(|e| format!("{name}: {e}"))?;
-            assert_eq!(
-                hex::encode(sha2::Sha256::digest(&bytes)),
-                sha,
-                "{name}: the download does not hash to PyPI's sha256"
-            );
-            let tmp = dest.with_extension("part");
-            fs_err::write(&tmp, &bytes).unwrap();
-            fs_err::rename(&tmp, &dest).unwrap();
-            fs_err::write(&marker, bytes.len().to_string()).unwrap();
-        }
-        out.push(dest);
+        out.push(cached_pypi_file(&client, file, &cache)?);
     }
     Ok(out)
 }
@@ -927,4 +896,47 @@ fn index_pages_are_kept_a_changed_one_is_read_again_and_an_offline_reinstall_wor
         "{said}"
     );
     assert_eq!(link(&offline.join("lib64/libcudart.so")), "libcudart.so.13");
+}
+
+/// One file of a PEP 691 page (`file`: its entry) in `cache/by-sha256/<sha256>/<name>`: reused
+/// while its size is the one it was verified with, else fetched and checked against the page's
+/// sha256. `Err` when the file cannot be fetched. Shared by the Linux and Windows real-wheel
+/// tests (tests/it/wine.rs).
+pub(crate) fn cached_pypi_file(
+    client: &reqwest::blocking::Client,
+    file: &serde_json::Value,
+    cache: &Path,
+) -> Result<PathBuf, String> {
+    let name = file["filename"].as_str().unwrap();
+    let sha = file["hashes"]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_ascii_lowercase();
+    let dest = cache.join("by-sha256").join(&sha).join(name);
+    // Hashed once, when it arrived; the marker holds the size it had then.
+    let marker = dest.with_extension("verified");
+    let size = file["size"].as_u64();
+    let cached = fs_err::read_to_string(&marker)
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .is_some_and(|s| Some(s) == size && dest.metadata().is_ok_and(|m| m.len() == s));
+    if !cached {
+        fs_err::create_dir_all(dest.parent().unwrap()).unwrap();
+        let bytes = client
+            .get(file["url"].as_str().unwrap())
+            .send()
+            .and_then(|r| r.error_for_status())
+            .and_then(|r| r.bytes())
+            .map_err(|e| format!("{name}: {e}"))?;
+        assert_eq!(
+            hex::encode(sha2::Sha256::digest(&bytes)),
+            sha,
+            "{name}: the download does not hash to PyPI's sha256"
+        );
+        let tmp = dest.with_extension("part");
+        fs_err::write(&tmp, &bytes).unwrap();
+        fs_err::rename(&tmp, &dest).unwrap();
+        fs_err::write(&marker, bytes.len().to_string()).unwrap();
+    }
+    Ok(dest)
 }

@@ -56,37 +56,7 @@ pub(crate) fn windows_wheel(package: &str, version: &str) -> Result<PathBuf, Str
                 && (v == version || v.starts_with(&format!("{version}.")))
         })
         .unwrap_or_else(|| panic!("PyPI has no win_amd64 wheel of {package} {version}"));
-    let name = file["filename"].as_str().unwrap();
-    let sha = file["hashes"]["sha256"]
-        .as_str()
-        .unwrap()
-        .to_ascii_lowercase();
-    let dest = cache.join("by-sha256").join(&sha).join(name);
-    let marker = dest.with_extension("verified");
-    let size = file["size"].as_u64();
-    let cached = fs_err::read_to_string(&marker)
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .is_some_and(|s| Some(s) == size && dest.metadata().is_ok_and(|m| m.len() == s));
-    if !cached {
-        fs_err::create_dir_all(dest.parent().unwrap()).unwrap();
-        let bytes = client
-            .get(file["url"].as_str().unwrap())
-            .send()
-            .and_then(|r| r.error_for_status())
-            .and_then(|r| r.bytes())
-            .map_err(|e| format!("{name}: {e}"))?;
-        assert_eq!(
-            hex::encode(sha2::Sha256::digest(&bytes)),
-            sha,
-            "{name}: the download does not hash to PyPI's sha256"
-        );
-        let tmp = dest.with_extension("part");
-        fs_err::write(&tmp, &bytes).unwrap();
-        fs_err::rename(&tmp, &dest).unwrap();
-        fs_err::write(&marker, bytes.len().to_string()).unwrap();
-    }
-    Ok(dest)
+    crate::toolkit::cached_pypi_file(&client, file, &cache)
 }
 
 /// A Wine prefix of its own under target/tmp, made afresh.
