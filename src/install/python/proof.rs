@@ -48,6 +48,23 @@ struct Native {
     error: Option<String>,
 }
 
+/// Whether `library` loads in the venv's Python with everything it needs (one start of the
+/// interpreter, [`NATIVE_SCRIPT`]); `what` names it in the debug line when it does not, and the
+/// caller then falls back to the full import.
+fn loads(runner: &dyn Runner, venv: &Venv, library: &Path, what: &str) -> bool {
+    let path = library.display().to_string();
+    match super::report_with::<Native>(runner, venv, NATIVE_SCRIPT, &[&path]) {
+        Ok(Native {
+            loaded: true,
+            error: None,
+        }) => true,
+        other => {
+            tracing::debug!("{what} did not load ({other:?}): importing the framework");
+            false
+        }
+    }
+}
+
 /// Each installed distribution's version, by normalised name, from the `Version:` line of its
 /// `.dist-info/METADATA` (what `importlib.metadata` reads).
 pub fn installed_versions(venv: &Path) -> BTreeMap<String, String> {
@@ -128,17 +145,8 @@ pub fn torch(
     let Some(native) = native_extension(&site) else {
         return full_import();
     };
-    let path = native.display().to_string();
-    let loaded = super::report_with::<Native>(runner, venv, NATIVE_SCRIPT, &[&path]);
-    match loaded {
-        Ok(Native {
-            loaded: true,
-            error: None,
-        }) => {}
-        other => {
-            tracing::debug!("torch's native extension did not load ({other:?}): importing torch");
-            return full_import();
-        }
+    if !loads(runner, venv, &native, "torch's native extension") {
+        return full_import();
     }
     let cuda = files
         .cuda
@@ -220,16 +228,8 @@ pub fn jax(
     let Some(plugin) = jax_plugin_library(&site, want.major) else {
         return full_import();
     };
-    let path = plugin.display().to_string();
-    match super::report_with::<Native>(runner, venv, NATIVE_SCRIPT, &[&path]) {
-        Ok(Native {
-            loaded: true,
-            error: None,
-        }) => {}
-        other => {
-            tracing::debug!("JAX's CUDA plugin did not load ({other:?}): importing jax");
-            return full_import();
-        }
+    if !loads(runner, venv, &plugin, "JAX's CUDA plugin") {
+        return full_import();
     }
     let gpus = if want.gpus_here {
         "seeing the GPUs and computing on them: `cudaup verify`"
@@ -299,18 +299,8 @@ pub fn tensorflow(
     if cfg!(windows) || !library.is_file() {
         return full_import();
     }
-    let path = library.display().to_string();
-    match super::report_with::<Native>(runner, venv, NATIVE_SCRIPT, &[&path]) {
-        Ok(Native {
-            loaded: true,
-            error: None,
-        }) => {}
-        other => {
-            tracing::debug!(
-                "TensorFlow's framework library did not load ({other:?}): importing it"
-            );
-            return full_import();
-        }
+    if !loads(runner, venv, &library, "TensorFlow's framework library") {
+        return full_import();
     }
     let mut notes = notes;
     notes.push(format!(
