@@ -146,6 +146,8 @@ pub(super) fn run_install(
     cancel: Arc<AtomicBool>,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
+    // The root certificates are read while the machine is detected, not after.
+    crate::fetch::tls::warm();
     let file = super::args::load_config(args.config.as_deref())?;
     let mut options = args.options(process)?;
     let mut locked = None;

@@ -10,6 +10,7 @@ mod limit;
 mod location;
 mod pages;
 mod stream;
+pub mod tls;
 mod unkept;
 
 use std::io::Read;
@@ -137,6 +138,8 @@ impl Fetcher {
     fn client(&self) -> Result<&reqwest::blocking::Client, FetchError> {
         let built = self.client.get_or_init(|| {
             reqwest::blocking::Client::builder()
+                // The root store read once per process, not once per client (tls.rs).
+                .use_preconfigured_tls(tls::config()?)
                 .user_agent(concat!("cudaup/", env!("CARGO_PKG_VERSION")))
                 .connect_timeout(self.settings.connect_timeout)
                 // The blocking client applies this per operation, reads of the body included: a

@@ -163,6 +163,8 @@ pub(super) fn run(
     cancel: Arc<AtomicBool>,
     out: &mut dyn Write,
 ) -> Result<ExitCode> {
+    // The root certificates are read while the wizard detects and asks, not after.
+    crate::fetch::tls::warm();
     let config = match &args.config {
         Some(path) => Some(read_config(path, process)?),
         None => None,
