@@ -88,6 +88,17 @@ fn beside_what(path: &Path) -> &'static str {
     }
 }
 
+/// Copies of cudaup that killed installs wrote into `bin/` ahead of putting them in place
+/// (`self_copy::stage`). A live install's staged copy is in use: while another cudaup holds the
+/// home's lock (every command that changes the home takes it) none is litter.
+fn self_copies(home: &Path) -> Vec<PathBuf> {
+    let lock = crate::install::home::Home::at(home).lock_path();
+    if crate::world::fs::lock_held_by_another(&lock) {
+        return Vec::new();
+    }
+    crate::install::self_copy::temporaries(home)
+}
+
 /// Temporary files of killed writes in `$CUDAUP_HOME` (receipts, journals, env scripts) and
 /// beside the rc files cudaup hooked.
 fn temporaries(home: &Path, receipts: &Receipts) -> Vec<PathBuf> {
@@ -144,6 +155,13 @@ pub fn find(home: &Path, receipts: &Receipts) -> Vec<Litter> {
             what: "a temporary file of an interrupted write",
         });
     }
+    for path in self_copies(home) {
+        out.push(Litter {
+            bytes: size_of(&path),
+            path,
+            what: "a copy of cudaup an interrupted install wrote ahead",
+        });
+    }
     for prefix in prefixes(home, receipts) {
         let beside = transaction::litter_beside(&prefix);
         if beside.is_empty() || !matches!(PrefixLock::try_acquire(&prefix), Ok(Some(_))) {
@@ -175,7 +193,10 @@ pub fn clean(home: &Path, receipts: &Receipts) -> std::io::Result<Vec<PathBuf>> 
             removed.push(super::env::Intent::path(home));
         }
     }
-    for path in temporaries(home, receipts) {
+    for path in temporaries(home, receipts)
+        .into_iter()
+        .chain(self_copies(home))
+    {
         match fs_err::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
             _ => removed.push(path),
@@ -259,5 +280,43 @@ mod tests {
         drop(PrefixLock::acquire(&prefix, |_| {}).unwrap());
         clean(h, &receipts).unwrap();
         assert!(path.exists());
+    }
+
+    /// A copy of cudaup a killed install staged in `bin/` is litter, and goes; one a live
+    /// install (another process holding the home's lock) is writing is not; this process's own
+    /// lock (repair holds it while it cleans) does not hide it.
+    #[test]
+    fn a_copy_of_cudaup_a_killed_install_staged_is_litter_unless_an_install_runs() {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path();
+        let home_ = crate::install::home::Home::at(h);
+        fs_err::create_dir_all(home_.bin()).unwrap();
+        let staged = home_.bin().join(".cudaup-Ab12Cd.tmp");
+        fs_err::write(&staged, vec![0u8; 300]).unwrap();
+        // Not the reserved names: the user's, never touched.
+        let users = home_.bin().join("my-tool");
+        fs_err::write(&users, "#!/bin/sh\n").unwrap();
+        let receipts = Receipts::default();
+        let found = find(h, &receipts);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            (found[0].path.clone(), found[0].bytes),
+            (staged.clone(), 300)
+        );
+        // Another process holds the home's lock (the file names its pid): in use.
+        let lock = home_.lock_path();
+        fs_err::write(&lock, "pid 1").unwrap();
+        let other = std::fs::File::open(&lock).unwrap();
+        other.lock().unwrap();
+        assert!(find(h, &receipts).is_empty());
+        assert!(clean(h, &receipts).unwrap().is_empty());
+        assert!(staged.exists());
+        drop(other);
+        // This process holding it, as repair does: litter, cleaned.
+        let mine = home_.lock(false, |_| {}).unwrap();
+        assert_eq!(find(h, &receipts).len(), 1);
+        assert_eq!(clean(h, &receipts).unwrap(), vec![staged.clone()]);
+        drop(mine);
+        assert!(!staged.exists() && users.exists());
     }
 }

@@ -312,6 +312,72 @@ fn steps(
             ..Default::default()
         });
     }
+    // cudaup's own copy is written while the toolkit and the framework install (its bytes and
+    // their fsync, off the serial end); it goes in after them, as before (self_copy::stage).
+    let process = ctx.process;
+    let overlap = work.toolkit.is_some() || work.framework.is_some();
+    let cudaup = std::thread::scope(|s| -> Result<SelfCopy, StepError> {
+        let staging = overlap.then(|| s.spawn(|| crate::install::self_copy::stage(process, home)));
+        toolkit_and_framework(plan, work, &shells, &mut report, ctx)?;
+        let staged = match staging.map(|h| h.join()) {
+            Some(Ok(Ok(staged))) => staged,
+            Some(Ok(Err(e))) => {
+                // Copied now instead, where the same error (if it is one still) is reported.
+                tracing::debug!("could not write cudaup's copy ahead: {e}");
+                None
+            }
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => None,
+        };
+        crate::install::self_copy::ensure_staged(process, home, staged).map_err(StepError::SelfCopy)
+    })?;
+    ctx.ui.self_copy_done(&cudaup)?;
+    report.changed |= cudaup.changed();
+    report.cudaup = Some(cudaup.clone());
+    // The environment: the toolkit installed now, or the one the plan keeps; and cudaup itself
+    // (with the toolkit that was active before, for a profile without one).
+    let active_toolkit: Option<PathBuf> = match &work.toolkit {
+        Some(step) => Some(std::path::absolute(&step.spec.prefix)?),
+        None => plan.kept_toolkit(),
+    };
+    if let Some(done) = steps::env::run(
+        ctx.process,
+        home,
+        active_toolkit.as_deref(),
+        &cudaup,
+        &shells,
+        plan.env.modify_path,
+    )? {
+        ctx.ui.env_done(&done, &cudaup)?;
+        report.changed |= !done.rc_changed.is_empty();
+        report.env = Some(EnvReport {
+            source: done.source,
+            rc_files_changed: done.rc_changed,
+        });
+    }
+    if work.framework.is_some() {
+        if let Some(ld) = ctx.process.var("LD_LIBRARY_PATH") {
+            for (dir, libs) in crate::shell::shadowing(ld, &crate::shell::list_dir) {
+                ctx.ui.warning(&format!(
+                    "your LD_LIBRARY_PATH has {} ({}), which can shadow the CUDA libraries the framework wheel carries; if torch fails to load, remove it from LD_LIBRARY_PATH",
+                    dir.display(),
+                    libs.join(", ")
+                ))?;
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// The toolkit's and the framework's steps, each recorded in `report`.
+fn toolkit_and_framework(
+    plan: &InstallPlan,
+    work: &Work,
+    shells: &[Shell],
+    report: &mut Installed,
+    ctx: &mut Ctx<'_>,
+) -> Result<(), StepError> {
+    let home = ctx.home.root();
     if let Some(step) = &work.toolkit {
         let (spec, resolved) = (&step.spec, &step.resolved);
         let total: u64 = resolved.items.iter().filter_map(|i| i.artifact.size).sum();
@@ -375,42 +441,5 @@ fn steps(
         });
         report.changed |= step.packages.is_some();
     }
-    let cudaup =
-        crate::install::self_copy::ensure(ctx.process, home).map_err(StepError::SelfCopy)?;
-    ctx.ui.self_copy_done(&cudaup)?;
-    report.changed |= cudaup.changed();
-    report.cudaup = Some(cudaup.clone());
-    // The environment: the toolkit installed now, or the one the plan keeps; and cudaup itself
-    // (with the toolkit that was active before, for a profile without one).
-    let active_toolkit: Option<PathBuf> = match &work.toolkit {
-        Some(step) => Some(std::path::absolute(&step.spec.prefix)?),
-        None => plan.kept_toolkit(),
-    };
-    if let Some(done) = steps::env::run(
-        ctx.process,
-        home,
-        active_toolkit.as_deref(),
-        &cudaup,
-        &shells,
-        plan.env.modify_path,
-    )? {
-        ctx.ui.env_done(&done, &cudaup)?;
-        report.changed |= !done.rc_changed.is_empty();
-        report.env = Some(EnvReport {
-            source: done.source,
-            rc_files_changed: done.rc_changed,
-        });
-    }
-    if work.framework.is_some() {
-        if let Some(ld) = ctx.process.var("LD_LIBRARY_PATH") {
-            for (dir, libs) in crate::shell::shadowing(ld, &crate::shell::list_dir) {
-                ctx.ui.warning(&format!(
-                    "your LD_LIBRARY_PATH has {} ({}), which can shadow the CUDA libraries the framework wheel carries; if torch fails to load, remove it from LD_LIBRARY_PATH",
-                    dir.display(),
-                    libs.join(", ")
-                ))?;
-            }
-        }
-    }
-    Ok(report)
+    Ok(())
 }

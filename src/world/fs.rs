@@ -63,6 +63,27 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
     open_checked(path, false)
 }
 
+/// Whether a process other than this one holds the lock at `path` now ([`lock_file`]'s): the
+/// file is never created and never waited on. No file: nobody holds it. A lock this process
+/// holds (its `pid N` is in the file) is not another's. What cannot be checked (a link or a FIFO
+/// planted at the name, an error) counts as held, so whoever asks leaves alone what the lock
+/// protects.
+pub fn lock_held_by_another(path: &Path) -> bool {
+    let file = match open_checked(path, true) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return false,
+        Err(_) => return true,
+    };
+    match file.try_lock() {
+        // Free: released again as `file` closes.
+        Ok(()) => false,
+        Err(std::fs::TryLockError::WouldBlock) => {
+            holder_of(&file) != format!("pid {}", std::process::id())
+        }
+        Err(std::fs::TryLockError::Error(_)) => true,
+    }
+}
+
 fn open_checked(path: &Path, no_follow: bool) -> io::Result<File> {
     let file = open_nonblocking(path, no_follow)?;
     if !file.metadata()?.is_file() {

@@ -199,10 +199,12 @@ fn elapsed_of(f: impl FnOnce()) -> std::time::Duration {
 fn assert_no_litter(sb: &Sandbox, what: &str) {
     assert!(litter_of(sb).is_empty(), "{what}: {:?}", litter_of(sb));
     let mut tmp = Vec::new();
+    // bin/: a copy of cudaup a killed install wrote ahead (self_copy::stage).
     for dir in [
         sb.home(),
         sb.cudaup_home(),
         sb.cudaup_home().join("receipts"),
+        sb.cudaup_home().join("bin"),
     ] {
         for e in fs_err::read_dir(&dir).into_iter().flatten() {
             let n = e.unwrap().file_name().to_string_lossy().into_owned();

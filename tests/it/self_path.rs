@@ -465,6 +465,69 @@ fn killed_between_the_copy_and_its_receipt_a_rerun_converges() {
     }
 }
 
+/// Issue 38: cudaup's copy is written ahead while the toolkit installs (`self_copy::stage`).
+/// Killed mid-install once those bytes are in `bin/`: doctor counts them as litter and `repair
+/// --fix litter` removes them; killed again, a re-run puts the copy in place with nothing beside
+/// it; and an install that fails after staging leaves no `bin/` at all.
+#[test]
+fn a_copy_written_ahead_by_a_killed_install_is_litter_and_a_rerun_converges() {
+    let test_binary = Path::new(env!("CARGO_BIN_EXE_cudaup"));
+    let bin = |m: &Machine| -> Vec<String> {
+        let mut names: Vec<String> = fs_err::read_dir(m.cudaup_home().join("bin"))
+            .map(|rd| {
+                rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    let staged = |names: &[String]| {
+        names.len() == 1 && names[0].starts_with(".cudaup-") && names[0].ends_with(".tmp")
+    };
+    // Each round on a fresh machine: the kill may land before or after the (small) toolkit
+    // committed, and a toolkit already in place leaves the copy nothing to run beside.
+    let killed = || {
+        let m = Machine::new();
+        let args = m.install_args();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        kill_at_checkpoint(m.ctx.command_of(test_binary, &args), "self-copy-staged");
+        assert!(staged(&bin(&m)), "{:?}", bin(&m));
+        m
+    };
+    let m = killed();
+    let doctor = m.run(&["doctor", "--json"]);
+    let litter = doctor.json()["findings"].to_string();
+    assert!(
+        litter.contains("a copy of cudaup an interrupted install wrote ahead"),
+        "{litter}"
+    );
+    ok(&m.run(&["repair", "--fix", "litter", "--yes"]));
+    assert!(bin(&m).is_empty(), "{:?}", bin(&m));
+    let m = killed();
+    ok(&m.install(&["--no-modify-path"]));
+    assert_eq!(bin(&m), ["cudaup"]);
+    assert!(same_bytes(&m.copy(), test_binary));
+    // A failed install: the bytes written ahead go, with the bin/ they were written into.
+    let broken = Machine::new();
+    let mut dirs = vec![broken.mirror.path().to_owned()];
+    while let Some(dir) = dirs.pop() {
+        for e in fs_err::read_dir(&dir).unwrap().map(Result::unwrap) {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                dirs.push(p);
+            } else if p.to_string_lossy().ends_with(".tar.xz") {
+                // As long as the manifest says, other bytes: a checksum mismatch.
+                let flipped: Vec<u8> = fs_err::read(&p).unwrap().iter().map(|b| !b).collect();
+                fs_err::write(&p, flipped).unwrap();
+            }
+        }
+    }
+    let run = broken.install(&["--no-modify-path"]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(!broken.cudaup_home().join("bin").exists(), "{}", run.stderr);
+}
+
 #[test]
 fn version_says_where_the_binary_is_and_whether_new_shells_run_it() {
     let m = Machine::new();

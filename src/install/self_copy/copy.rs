@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::receipt::sync_dir;
+use super::stage::Staged;
 use super::{
     bin_dir, cargo_managed, inspect, receipt_path, target, Found, Running, SelfReceipt, Stamp,
     TEMP_PREFIX, VERSION,
@@ -185,6 +186,16 @@ pub fn plan(process: &Process, home: &Path) -> Result<Planned, SelfCopyError> {
 /// Puts the running binary at `target(home)`: copied where there is none, replacing an earlier
 /// copy of cudaup's, left alone when it has the same bytes, refused over anything else.
 pub fn ensure(process: &Process, home: &Path) -> Result<Installed, SelfCopyError> {
+    ensure_staged(process, home, None)
+}
+
+/// [`ensure`], with the copy's bytes already written by [`super::stage`] while the install's
+/// steps ran: every decision is still made here, now; a staged copy not needed is removed.
+pub fn ensure_staged(
+    process: &Process,
+    home: &Path,
+    staged: Option<Staged>,
+) -> Result<Installed, SelfCopyError> {
     let Some(running) = Running::of(process) else {
         tracing::warn!("the OS did not say which binary is running: cudaup did not copy itself");
         return Ok(Installed {
@@ -199,7 +210,7 @@ pub fn ensure(process: &Process, home: &Path) -> Result<Installed, SelfCopyError
     if let Some(cargo) = cargo_managed(process, running.path()) {
         return step_aside(home, cargo);
     }
-    install(home, &running)
+    install_staged(home, &running, staged)
 }
 
 /// [`ensure`] for a binary cargo manages: no copy, and an earlier copy of cudaup's removed.
@@ -220,9 +231,18 @@ fn step_aside(home: &Path, cargo: PathBuf) -> Result<Installed, SelfCopyError> {
 
 /// Copies `running` to `target(home)` under the ownership rules of the module.
 pub fn install(home: &Path, running: &Running) -> Result<Installed, SelfCopyError> {
+    install_staged(home, running, None)
+}
+
+/// [`install`], using `staged` for the bytes when a copy is to be made.
+fn install_staged(
+    home: &Path,
+    running: &Running,
+    staged: Option<Staged>,
+) -> Result<Installed, SelfCopyError> {
     let target = target(home);
     let fail = |source| io_error(home, source);
-    sweep_temporaries(&bin_dir(home));
+    sweep_temporaries(&bin_dir(home), staged.as_ref().map(Staged::path));
     let found = inspect(home, Some(running)).map_err(fail)?;
     let done = |action, sha256: String, previous_version| Installed {
         path: target.clone(),
@@ -248,11 +268,11 @@ pub fn install(home: &Path, running: &Running) -> Result<Installed, SelfCopyErro
             Ok(done(Action::Unchanged, copy.sha256, None))
         }
         Found::Ours(copy) => {
-            let sha256 = put_in_place(home, running, Some(copy.sha256)).map_err(fail)?;
+            let sha256 = put_in_place(home, running, Some(copy.sha256), staged).map_err(fail)?;
             Ok(done(Action::Replaced, sha256, copy.version))
         }
         Found::Absent => {
-            let sha256 = put_in_place(home, running, None).map_err(fail)?;
+            let sha256 = put_in_place(home, running, None, staged).map_err(fail)?;
             Ok(done(Action::Installed, sha256, None))
         }
     }
@@ -300,16 +320,48 @@ fn receipt_for(
     }
 }
 
-/// The copy itself: temporary file (hashed as written, 0755, fsynced), the receipt, the rename,
-/// the directory's fsync, and the receipt again without `replacing`. Returns the new sha256.
-fn put_in_place(home: &Path, running: &Running, replacing: Option<String>) -> io::Result<String> {
+/// The copy itself: temporary file (hashed as written, 0755, fsynced; or the one `staged`
+/// wrote), the receipt, the rename, the directory's fsync, and the receipt again without
+/// `replacing`. Returns the new sha256.
+fn put_in_place(
+    home: &Path,
+    running: &Running,
+    replacing: Option<String>,
+    staged: Option<Staged>,
+) -> io::Result<String> {
     let target = target(home);
     let dir = bin_dir(home);
-    fs_err::create_dir_all(&dir)?;
+    let (temp, sha256, size) = match staged {
+        Some(staged) => staged.take(),
+        None => write_temp(&dir, running)?,
+    };
+    checkpoint::reach("self-copy-written");
+    // The receipt goes first: from here on, whichever copy a crash leaves at the path is one
+    // the receipt vouches for (the old one as `replacing`, or the new one).
+    let mut receipt = receipt_for(&target, running, &sha256, size, replacing);
+    receipt.write(home)?;
+    checkpoint::reach("self-copy-recorded");
+    crate::world::fs::persist(temp, &target)?;
+    sync_dir(&dir);
+    checkpoint::reach("self-copy-renamed");
+    // Final: nothing is being replaced any more, and the stamp spares later checks a rehash.
+    receipt.replacing = None;
+    receipt.stamp = Stamp::of(&fs_err::metadata(&target)?);
+    receipt.write(home)?;
+    Ok(sha256)
+}
+
+/// The running binary's bytes in a temporary file in `dir` (made if missing): hashed as they
+/// are written, mode 0755, fsynced. Returns it with its sha256 and size.
+pub(super) fn write_temp(
+    dir: &Path,
+    running: &Running,
+) -> io::Result<(tempfile::NamedTempFile, String, u64)> {
+    fs_err::create_dir_all(dir)?;
     let mut temp = tempfile::Builder::new()
         .prefix(TEMP_PREFIX)
         .suffix(".tmp")
-        .tempfile_in(&dir)
+        .tempfile_in(dir)
         .map_err(|e| {
             io::Error::new(
                 e.kind(),
@@ -337,20 +389,7 @@ fn put_in_place(home: &Path, running: &Running, replacing: Option<String>) -> io
             .set_permissions(std::fs::Permissions::from_mode(0o755))?;
     }
     temp.as_file().sync_all()?;
-    checkpoint::reach("self-copy-written");
-    // The receipt goes first: from here on, whichever copy a crash leaves at the path is one
-    // the receipt vouches for (the old one as `replacing`, or the new one).
-    let mut receipt = receipt_for(&target, running, &sha256, size, replacing);
-    receipt.write(home)?;
-    checkpoint::reach("self-copy-recorded");
-    crate::world::fs::persist(temp, &target)?;
-    sync_dir(&dir);
-    checkpoint::reach("self-copy-renamed");
-    // Final: nothing is being replaced any more, and the stamp spares later checks a rehash.
-    receipt.replacing = None;
-    receipt.stamp = Stamp::of(&fs_err::metadata(&target)?);
-    receipt.write(home)?;
-    Ok(sha256)
+    Ok((temp, sha256, size))
 }
 
 /// What [`remove`] did.
@@ -370,7 +409,7 @@ pub enum Removed {
 pub fn remove(home: &Path) -> io::Result<Removed> {
     let target = target(home);
     let dir = bin_dir(home);
-    sweep_temporaries(&dir);
+    sweep_temporaries(&dir, None);
     let found = match SelfReceipt::read(home) {
         Some(_) => inspect(home, None)?,
         // Without a receipt nothing vouches for a file there.
@@ -396,21 +435,37 @@ pub fn remove(home: &Path) -> io::Result<Removed> {
     Ok(out)
 }
 
-/// Removes temporary files an earlier, killed copy left in `dir` (names cudaup reserves).
-fn sweep_temporaries(dir: &Path) {
-    let Ok(entries) = fs_err::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with(TEMP_PREFIX)
-            && name.ends_with(".tmp")
-            && entry.file_type().is_ok_and(|t| t.is_file())
-        {
-            let _ = fs_err::remove_file(entry.path());
+/// Removes temporary files an earlier, killed copy left in `dir` (names cudaup reserves), all
+/// but `keep` (this run's staged copy).
+fn sweep_temporaries(dir: &Path, keep: Option<&Path>) {
+    for path in temporaries_in(dir) {
+        if keep != Some(path.as_path()) {
+            let _ = fs_err::remove_file(path);
         }
     }
+}
+
+/// The temporary files of copies in `$CUDAUP_HOME/bin` (a copy killed while it was written or
+/// staged): names cudaup reserves, regular files only.
+pub fn temporaries(home: &Path) -> Vec<PathBuf> {
+    temporaries_in(&bin_dir(home))
+}
+
+fn temporaries_in(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs_err::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with(TEMP_PREFIX)
+                && name.ends_with(".tmp")
+                && entry.file_type().is_ok_and(|t| t.is_file())
+        })
+        .map(|entry| entry.path())
+        .collect()
 }
 
 fn io_error(home: &Path, source: io::Error) -> SelfCopyError {

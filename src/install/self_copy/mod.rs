@@ -24,17 +24,22 @@ mod health;
 mod inspect;
 mod receipt;
 mod running;
+mod stage;
 #[cfg(test)]
 mod tests;
 
 use std::path::{Path, PathBuf};
 
 pub use cargo::cargo_managed;
-pub use copy::{ensure, install, plan, remove, Action, Installed, Planned, Removed, SelfCopyError};
+pub use copy::{
+    ensure, ensure_staged, install, plan, remove, temporaries, Action, Installed, Planned, Removed,
+    SelfCopyError,
+};
 pub use health::{health, whereabouts, Health, Whereabouts};
 pub use inspect::{inspect, Copy, Found};
 pub use receipt::{SelfReceipt, Stamp};
 pub use running::Running;
+pub use stage::{stage, Staged};
 
 /// This cudaup's version (the library and the binary are one crate).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
