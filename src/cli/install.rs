@@ -239,7 +239,13 @@ pub(super) fn plan_install(
         None => Target::Here,
     };
     reboot_gate(&home, target, talk, out)?;
-    let live = super::detect::detect_live(process, runner, catalog, false).system;
+    let wants_pythons =
+        !settings.profile_given || settings.request.profile.framework_component().is_some();
+    let live = if wants_pythons {
+        super::detect::detect_live(process, runner, catalog, false).system
+    } else {
+        super::detect::detect_live_without_pythons(process, runner, catalog).system
+    };
     let picture = system
         .map(|p| crate::detect::picture::load_system(p, catalog))
         .transpose()?;

@@ -40,6 +40,9 @@ pub struct Options {
     pub cudaup_toolkits: Option<PathBuf>,
     /// Where cudaup keeps its venvs (`Home::venvs`), whose interpreters are candidates.
     pub cudaup_venvs: Option<PathBuf>,
+    /// Whether to look for Pythons (one process per interpreter): an install whose profile has
+    /// no framework never reads them.
+    pub pythons: bool,
 }
 
 /// What `detect` learned: the System document and what looks wrong.
@@ -102,7 +105,9 @@ pub fn detect(
     };
 
     // The slow probes (NVML's start-up, one Python per interpreter) run side by side.
-    let python_candidates = if live {
+    let python_candidates = if !opts.pythons {
+        Vec::new()
+    } else if live {
         python_candidates(process, root, opts.cudaup_venvs.as_deref())
     } else {
         captured_python_candidates(root)

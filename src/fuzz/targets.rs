@@ -845,6 +845,7 @@ fn run_system_root(input: &[u8], sandbox: &Path) {
         root: crate::detect::Root::at(&root),
         deep: false,
         nvml_library: None,
+        pythons: true,
         cudaup_toolkits: None,
         cudaup_venvs: None,
     };

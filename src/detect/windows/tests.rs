@@ -115,6 +115,7 @@ fn detect_on_windows_reads_ver_the_driver_files_and_cuda_path_toolkits() {
         root: crate::detect::Root::live(),
         deep: false,
         nvml_library: None,
+        pythons: true,
         cudaup_toolkits: None,
         cudaup_venvs: None,
     };

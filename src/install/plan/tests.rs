@@ -158,3 +158,35 @@ fn the_framework_and_the_env_intent_are_decided_in_the_plan() {
     );
     assert_eq!(plan.framework, None, "cuda-dev installs no framework");
 }
+
+/// `install --profile cuda-dev` detects no Pythons (`cli::detect::detect_live_without_pythons`):
+/// that is sound only while a plan without a framework never reads them. The H200 picture has
+/// two, one with a CUDA torch; the cuda-dev plan is the same with them and without them, with
+/// the picture's toolkit kept and with a toolkit to install.
+#[test]
+fn a_plan_without_a_framework_does_not_depend_on_the_pythons() {
+    let catalog = Catalog::embedded();
+    let s = settings(InstallOptions {
+        profile: Some(Profile::CudaDev),
+        ..Default::default()
+    });
+    let mut bare = h200();
+    bare.toolkits.clear();
+    for system in [h200(), bare] {
+        assert!(!system.pythons.is_empty());
+        let mut none = system.clone();
+        none.pythons.clear();
+        for target in [Target::Picture, Target::Here] {
+            let with = InstallPlan::new(&s, &system, &catalog, &home(), target).unwrap();
+            let without = InstallPlan::new(&s, &none, &catalog, &home(), target).unwrap();
+            assert_eq!(
+                serde_json::to_value(&with.plan).unwrap(),
+                serde_json::to_value(&without.plan).unwrap()
+            );
+            assert_eq!(with.toolkit, without.toolkit);
+            assert_eq!(with.driver, without.driver);
+            assert_eq!(with.venv, without.venv);
+            assert!(with.framework.is_none() && without.framework.is_none());
+        }
+    }
+}
