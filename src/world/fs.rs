@@ -11,7 +11,7 @@ mod lock;
 pub mod space;
 #[cfg(windows)]
 pub mod windows;
-pub use lock::{holder_of, is_lock_text, lock_file, HeldLock, LockError, Taken};
+pub use lock::{held_here, holder_of, is_lock_text, lock_file, HeldLock, LockError, Taken};
 
 /// How the temporary file beside the target is named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,10 +65,12 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
 
 /// Whether a process other than this one holds the lock at `path` now ([`lock_file`]'s): the
 /// file is never created and never waited on. No file: nobody holds it. A lock this process
-/// holds (its `pid N` is in the file) is not another's. What cannot be checked (a link or a FIFO
-/// planted at the name, an error) counts as held, so whoever asks leaves alone what the lock
-/// protects.
+/// holds ([`held_here`]) is not another's. What cannot be checked (a link or a FIFO planted at
+/// the name, an error) counts as held, so whoever asks leaves alone what the lock protects.
 pub fn lock_held_by_another(path: &Path) -> bool {
+    if held_here(path) {
+        return false;
+    }
     let file = match open_checked(path, true) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return false,
@@ -77,9 +79,7 @@ pub fn lock_held_by_another(path: &Path) -> bool {
     match file.try_lock() {
         // Free: released again as `file` closes.
         Ok(()) => false,
-        Err(std::fs::TryLockError::WouldBlock) => {
-            holder_of(&file) != format!("pid {}", std::process::id())
-        }
+        Err(std::fs::TryLockError::WouldBlock) => true,
         Err(std::fs::TryLockError::Error(_)) => true,
     }
 }

@@ -179,13 +179,17 @@ mod tests {
     fn a_staged_copy_a_kill_left_is_swept() {
         let w = World::new();
         let p = w.process(b"build one");
-        // A kill: nothing dropped, the file stays.
-        std::mem::forget(stage(&p, &w.home()).unwrap().unwrap());
+        // What a kill leaves: a file under the reserved names, no process holding it.
+        let left = |name: &str| {
+            fs_err::create_dir_all(bin_dir(&w.home())).unwrap();
+            fs_err::write(bin_dir(&w.home()).join(name), b"half a build").unwrap();
+        };
+        left(".cudaup-Kill01.tmp");
         assert_eq!(w.bin().len(), 1);
         let staged = stage(&p, &w.home()).unwrap().unwrap();
         ensure_staged(&p, &w.home(), Some(staged)).unwrap();
         assert_eq!(w.bin(), ["cudaup"]);
-        std::mem::forget(stage(&w.process(b"build two"), &w.home()).unwrap().unwrap());
+        left(".cudaup-Kill02.tmp");
         assert_eq!(w.bin().len(), 2);
         super::super::remove(&w.home()).unwrap();
         assert!(!bin_dir(&w.home()).exists());

@@ -73,7 +73,8 @@ impl From<LockError> for io::Error {
 /// A lock this process holds; released when dropped.
 #[derive(Debug)]
 pub struct HeldLock {
-    file: File,
+    /// Held open for the lock: closing it (as the lock is dropped) releases the lock.
+    _file: File,
     path: PathBuf,
     created: bool,
 }
@@ -90,11 +91,32 @@ impl HeldLock {
     }
 
     /// Removes the lock file while still holding it (nothing is left to protect): a waiter then
-    /// finds its file gone and locks a fresh one ([`lock_file`]).
+    /// finds its file gone and locks a fresh one ([`lock_file`]). The lock goes as `self` does.
     pub fn remove(self) {
         let _ = fs_err::remove_file(&self.path);
-        drop(self.file);
     }
+}
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = held.iter().position(|p| *p == self.path) {
+            held.swap_remove(i);
+        }
+    }
+}
+
+/// The lock files this process holds now (one entry per live [`HeldLock`]): whether a lock is
+/// this process's own is answered from here, not by reading the file, whose bytes another
+/// handle cannot read on Windows while the lock is held.
+static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Whether this process holds the lock at `path` (taken by [`lock_file`] with this same path).
+pub fn held_here(path: &Path) -> bool {
+    HELD.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .any(|p| p == path)
 }
 
 /// What [`lock_file`] got.
@@ -155,8 +177,11 @@ pub fn lock_file(path: &Path, mut waiting: Option<impl FnOnce(&str)>) -> Result<
         let pid = format!("pid {}", std::process::id());
         let _ = file.set_len(0);
         let _ = write_at(&file, pid.as_bytes());
+        HELD.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(path.to_owned());
         return Ok(Taken::Held(HeldLock {
-            file,
+            _file: file,
             path: path.to_owned(),
             created,
         }));
