@@ -76,12 +76,8 @@ pub fn lock_held_by_another(path: &Path) -> bool {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return false,
         Err(_) => return true,
     };
-    match file.try_lock() {
-        // Free: released again as `file` closes.
-        Ok(()) => false,
-        Err(std::fs::TryLockError::WouldBlock) => true,
-        Err(std::fs::TryLockError::Error(_)) => true,
-    }
+    // Free if it can be taken (released again as `file` closes); held, or unknown, otherwise.
+    file.try_lock().is_err()
 }
 
 fn open_checked(path: &Path, no_follow: bool) -> io::Result<File> {

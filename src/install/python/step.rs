@@ -428,6 +428,24 @@ pub fn describe(step: &FrameworkStep, out: &mut dyn Write) -> std::io::Result<()
     Ok(())
 }
 
+/// The distributions an install proof checks: `names` (the framework's own), then each package
+/// the step installs that is not among them yet.
+fn with_requirements(step: &FrameworkStep, mut names: Vec<String>) -> Vec<String> {
+    let Some(p) = &step.packages else {
+        return names;
+    };
+    for r in p
+        .requirements
+        .iter()
+        .filter_map(|r| crate::catalog::Requirement::parse(r))
+    {
+        if !names.contains(&r.name) {
+            names.push(r.name);
+        }
+    }
+    names
+}
+
 /// Runs the step: venv, install, check. A venv created here is removed again if the install
 /// fails, so a failed run leaves the machine as it was. pip's and uv's output goes to `log_path`
 /// and, as packages and bytes, to `progress`.
@@ -488,33 +506,13 @@ pub fn execute(
         Expect::Torch(want) => {
             // From its files and one load of its native libraries; the import is verify's
             // (src/install/python/proof.rs says why and what that leaves out).
-            let mut names = vec!["torch".to_owned()];
-            if let Some(p) = &step.packages {
-                names.extend(
-                    p.requirements
-                        .iter()
-                        .filter_map(|r| crate::catalog::Requirement::parse(r))
-                        .map(|r| r.name)
-                        .filter(|n| n != "torch"),
-                );
-            }
+            let names = with_requirements(step, vec!["torch".to_owned()]);
             super::proof::torch(runner, &step.venv, want, &python, &names)?
         }
         Expect::Tensorflow(v) => {
             // From its metadata, build_info.py, files and one load of its framework library;
             // the import is the fallback (proof.rs).
-            let mut names = vec!["tensorflow".to_owned()];
-            if let Some(p) = &step.packages {
-                for r in p
-                    .requirements
-                    .iter()
-                    .filter_map(|r| crate::catalog::Requirement::parse(r))
-                {
-                    if !names.contains(&r.name) {
-                        names.push(r.name);
-                    }
-                }
-            }
+            let names = with_requirements(step, vec!["tensorflow".to_owned()]);
             super::proof::tensorflow(runner, &step.venv, v, &names)?
         }
         Expect::Jax {
@@ -529,18 +527,10 @@ pub fn execute(
                 .unwrap_or_default();
             // From its metadata, files and one load of its CUDA plugin; the import is the
             // fallback (proof.rs), seeing the GPUs is verify's.
-            let mut names = vec!["jax".to_owned(), format!("jax-cuda{cuda}-plugin")];
-            if let Some(p) = &step.packages {
-                for r in p
-                    .requirements
-                    .iter()
-                    .filter_map(|r| crate::catalog::Requirement::parse(r))
-                {
-                    if !names.contains(&r.name) {
-                        names.push(r.name);
-                    }
-                }
-            }
+            let names = with_requirements(
+                step,
+                vec!["jax".to_owned(), format!("jax-cuda{cuda}-plugin")],
+            );
             let want = super::proof::JaxExpectation {
                 version,
                 major: *cuda,
