@@ -9,7 +9,7 @@
 
 use std::io::{self, BufRead};
 
-use flate2::{Crc, Decompress, FlushDecompress, Status};
+use flate2::{Decompress, FlushDecompress, Status};
 
 use super::UnpackError;
 
@@ -251,7 +251,7 @@ pub(crate) fn read_data<R: BufRead>(
     tick: &dyn Fn() -> Result<(), UnpackError>,
 ) -> Result<(), UnpackError> {
     let described = local.described();
-    let mut crc = Crc::new();
+    let mut crc = crc32fast::Hasher::new();
     let mut produced = 0u64;
     let mut taken = 0u64;
     let mut emit = |piece: &[u8], produced: &mut u64| -> Result<(), UnpackError> {
@@ -331,11 +331,11 @@ pub(crate) fn read_data<R: BufRead>(
             (local.compressed, local.size) = (u64::from(le32(&b, 0)), u64::from(le32(&b, 4)));
         }
     }
-    if crc.sum() != local.crc {
+    let sum = crc.finalize();
+    if sum != local.crc {
         return Err(UnpackError::Corrupt(format!(
             "CRC-32 {:08x} does not match the {:08x} the archive records",
-            crc.sum(),
-            local.crc
+            sum, local.crc
         )));
     }
     if produced != local.size || taken != local.compressed {
