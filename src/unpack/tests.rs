@@ -1014,3 +1014,33 @@ fn zip_cancel_flag() {
 }
 
 mod streamed;
+
+/// A large member's blocks are asked for before its first write, but the file is only ever as
+/// long as what was written: a member cut short (an error, after which the tree is removed)
+/// never shows a tail of zeros.
+#[test]
+fn a_preallocated_member_is_as_long_as_what_was_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits::default();
+    let mut tree = tree::Tree::new(dir.path(), &limits, None, false);
+    let declared = 8u64 << 20;
+    let mut file = tree
+        .start_file(Path::new("big.bin"), "big.bin", false, declared)
+        .unwrap()
+        .expect("not a dry run");
+    file.write_all(b"ten bytes!").unwrap();
+    drop(file);
+    let meta = std::fs::metadata(dir.path().join("big.bin")).unwrap();
+    assert_eq!(meta.len(), 10);
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // Where this file system preallocates at all (ext4, xfs, btrfs, tmpfs), the blocks are
+        // there before the bytes are.
+        let probe = std::fs::File::create(dir.path().join("probe")).unwrap();
+        let keep = rustix::fs::FallocateFlags::KEEP_SIZE;
+        if rustix::fs::fallocate(&probe, keep, 0, declared).is_ok() {
+            assert!(meta.blocks() * 512 >= declared, "{} blocks", meta.blocks());
+        }
+    }
+}

@@ -240,7 +240,9 @@ impl<'a> Tree<'a> {
             );
             return Ok(None);
         }
-        Ok(Some(create_file(&self.dest.join(rel), executable)?))
+        let file = create_file(&self.dest.join(rel), executable)?;
+        preallocate(&file, size);
+        Ok(Some(file))
     }
 
     pub(crate) fn finish_file(&mut self, rel: &Path, executable: bool, size: u64, sha256: String) {
@@ -357,6 +359,27 @@ pub(crate) fn create_file(path: &Path, executable: bool) -> Result<fs_err::File,
     #[cfg(not(unix))]
     let _ = executable;
     Ok(options.open(path)?)
+}
+
+/// Members from this size up get their blocks allocated before the first write.
+const PREALLOCATE_FROM: u64 = 1 << 20;
+
+/// Asks the file system for `size` bytes of blocks past the end of a new, empty file, keeping
+/// its length at zero (`FALLOC_FL_KEEP_SIZE`): the writes that follow then fill blocks already
+/// allocated instead of reserving each 4 KiB page through ext4's delayed allocation (its
+/// per-page reservation, extent-status and quota work was about 5% of a cold wheel install's
+/// CPU; docs/benchmarks.md). `size` is what the archive declared, already counted against the
+/// unpack limits ([`Tree::reserve`]), so it is never more than the tree may hold. The visible
+/// length stays what was written, so a member shorter than declared (an error, and the tree is
+/// removed) never shows zeros. Where the file system cannot (NFS before 4.2, some FUSE file
+/// systems) or the disk is full, the writes go on as before and report a full disk themselves.
+fn preallocate(file: &fs_err::File, size: u64) {
+    #[cfg(target_os = "linux")]
+    if size >= PREALLOCATE_FROM {
+        let _ = rustix::fs::fallocate(file, rustix::fs::FallocateFlags::KEEP_SIZE, 0, size);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, size, PREALLOCATE_FROM);
 }
 
 pub(crate) fn make_symlink(target: &Path, link: &Path) -> Result<(), UnpackError> {
