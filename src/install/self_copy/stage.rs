@@ -118,6 +118,14 @@ mod tests {
             p.set_exe(&exe);
             p
         }
+        /// The installed copy's file name (`cudaup`, `cudaup.exe` on Windows).
+        fn copy_name(&self) -> String {
+            target(&self.home())
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        }
         fn bin(&self) -> Vec<String> {
             let mut names: Vec<String> = fs_err::read_dir(bin_dir(&self.home()))
                 .map(|rd| {
@@ -143,7 +151,7 @@ mod tests {
         let done = ensure_staged(&p, &w.home(), Some(staged)).unwrap();
         assert_eq!(done.action, Action::Installed);
         assert_eq!(fs_err::read(target(&w.home())).unwrap(), b"build one");
-        assert_eq!(w.bin(), ["cudaup"]);
+        assert_eq!(w.bin(), [w.copy_name()]);
         let receipt = SelfReceipt::read(&w.home()).unwrap();
         assert_eq!(receipt.sha256, done.sha256.unwrap());
         assert_eq!((receipt.size, receipt.replacing), (9, None));
@@ -170,7 +178,7 @@ mod tests {
             .expect("an older copy: staged");
         assert_eq!(w.bin().len(), 2);
         drop(staged);
-        assert_eq!(w.bin(), ["cudaup"]);
+        assert_eq!(w.bin(), [w.copy_name()]);
         assert_eq!(fs_err::read(target(&w.home())).unwrap(), b"build one");
     }
 
@@ -189,7 +197,7 @@ mod tests {
         assert_eq!(w.bin().len(), 1);
         let staged = stage(&p, &w.home()).unwrap().unwrap();
         ensure_staged(&p, &w.home(), Some(staged)).unwrap();
-        assert_eq!(w.bin(), ["cudaup"]);
+        assert_eq!(w.bin(), [w.copy_name()]);
         left(".cudaup-Kill02.tmp");
         assert_eq!(w.bin().len(), 2);
         super::super::remove(&w.home()).unwrap();
