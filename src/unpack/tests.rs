@@ -1016,31 +1016,42 @@ fn zip_cancel_flag() {
 mod streamed;
 
 /// A large member's blocks are asked for before its first write, but the file is only ever as
-/// long as what was written: a member cut short (an error, after which the tree is removed)
-/// never shows a tail of zeros.
+/// long as what was written (a member cut short, an error after which the tree is removed,
+/// never shows a tail of zeros), and a declared size far past the member's compressed size
+/// (a hostile header) is believed for preallocation only up to eight times the compressed size.
 #[test]
 fn a_preallocated_member_is_as_long_as_what_was_written() {
     let dir = tempfile::tempdir().unwrap();
     let limits = Limits::default();
     let mut tree = tree::Tree::new(dir.path(), &limits, None, false);
-    let declared = 8u64 << 20;
-    let mut file = tree
-        .start_file(Path::new("big.bin"), "big.bin", false, declared)
-        .unwrap()
-        .expect("not a dry run");
-    file.write_all(b"ten bytes!").unwrap();
-    drop(file);
-    let meta = std::fs::metadata(dir.path().join("big.bin")).unwrap();
-    assert_eq!(meta.len(), 10);
+    let mut start = |name: &str| {
+        tree.start_file(Path::new(name), name, false, 0)
+            .unwrap()
+            .expect("not a dry run")
+    };
+    let (honest, hostile) = (start("honest.bin"), start("hostile.bin"));
+    tree::preallocate(&honest, 8 << 20, 4 << 20);
+    // 64 GiB claimed for 1 MiB of deflate: at most 8 MiB is asked for.
+    tree::preallocate(&hostile, 64 << 30, 1 << 20);
+    for mut f in [honest, hostile] {
+        f.write_all(b"ten bytes!").unwrap();
+    }
+    let meta = |name: &str| std::fs::metadata(dir.path().join(name)).unwrap();
+    assert_eq!(meta("honest.bin").len(), 10);
+    assert_eq!(meta("hostile.bin").len(), 10);
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::fs::MetadataExt;
-        // Where this file system preallocates at all (ext4, xfs, btrfs, tmpfs), the blocks are
-        // there before the bytes are.
+        // Where this file system preallocates at all (ext4, xfs, btrfs, tmpfs), the honest
+        // member's blocks are there before its bytes are.
         let probe = std::fs::File::create(dir.path().join("probe")).unwrap();
         let keep = rustix::fs::FallocateFlags::KEEP_SIZE;
-        if rustix::fs::fallocate(&probe, keep, 0, declared).is_ok() {
-            assert!(meta.blocks() * 512 >= declared, "{} blocks", meta.blocks());
+        if rustix::fs::fallocate(&probe, keep, 0, 8 << 20).is_ok() {
+            assert!(meta("honest.bin").blocks() * 512 >= 8 << 20);
         }
+        assert!(
+            meta("hostile.bin").blocks() * 512 <= 9 << 20,
+            "capped at 8 MiB"
+        );
     }
 }

@@ -240,9 +240,7 @@ impl<'a> Tree<'a> {
             );
             return Ok(None);
         }
-        let file = create_file(&self.dest.join(rel), executable)?;
-        preallocate(&file, size);
-        Ok(Some(file))
+        Ok(Some(create_file(&self.dest.join(rel), executable)?))
     }
 
     pub(crate) fn finish_file(&mut self, rel: &Path, executable: bool, size: u64, sha256: String) {
@@ -364,22 +362,30 @@ pub(crate) fn create_file(path: &Path, executable: bool) -> Result<fs_err::File,
 /// Members from this size up get their blocks allocated before the first write.
 const PREALLOCATE_FROM: u64 = 1 << 20;
 
-/// Asks the file system for `size` bytes of blocks past the end of a new, empty file, keeping
-/// its length at zero (`FALLOC_FL_KEEP_SIZE`): the writes that follow then fill blocks already
-/// allocated instead of reserving each 4 KiB page through ext4's delayed allocation (its
-/// per-page reservation, extent-status and quota work was about 5% of a cold wheel install's
-/// CPU; docs/benchmarks.md). `size` is what the archive declared, already counted against the
-/// unpack limits ([`Tree::reserve`]), so it is never more than the tree may hold. The visible
-/// length stays what was written, so a member shorter than declared (an error, and the tree is
+/// How far past its compressed size a member's declared size is believed, for preallocation
+/// only. Deflate can expand 1032-fold, so a hostile header could otherwise claim gigabytes for a
+/// few kilobytes of data and hold that much disk until the member fails; NVIDIA's binaries
+/// deflate 1.3-3x, so 8x covers every real member, and a member that expands more is simply
+/// preallocated in part.
+const PREALLOCATE_RATIO: u64 = 8;
+
+/// Asks the file system for the blocks of a new, empty file's declared `size` (at most
+/// [`PREALLOCATE_RATIO`] times its `compressed` size) past its end, keeping its length at zero
+/// (`FALLOC_FL_KEEP_SIZE`): the writes that follow fill blocks already allocated instead of
+/// reserving each 4 KiB page through ext4's delayed allocation (its per-page reservation,
+/// extent-status and quota work: about 5% of a cold wheel install's CPU; docs/benchmarks.md).
+/// `size` was counted against the unpack limits first ([`Tree::reserve`]). The visible length
+/// stays what was written, so a member shorter than declared (an error, after which the tree is
 /// removed) never shows zeros. Where the file system cannot (NFS before 4.2, some FUSE file
 /// systems) or the disk is full, the writes go on as before and report a full disk themselves.
-fn preallocate(file: &fs_err::File, size: u64) {
+pub(crate) fn preallocate(file: &fs_err::File, size: u64, compressed: u64) {
+    let len = size.min(compressed.saturating_mul(PREALLOCATE_RATIO));
     #[cfg(target_os = "linux")]
-    if size >= PREALLOCATE_FROM {
-        let _ = rustix::fs::fallocate(file, rustix::fs::FallocateFlags::KEEP_SIZE, 0, size);
+    if len >= PREALLOCATE_FROM {
+        let _ = rustix::fs::fallocate(file, rustix::fs::FallocateFlags::KEEP_SIZE, 0, len);
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = (file, size, PREALLOCATE_FROM);
+    let _ = (file, len, PREALLOCATE_FROM);
 }
 
 pub(crate) fn make_symlink(target: &Path, link: &Path) -> Result<(), UnpackError> {

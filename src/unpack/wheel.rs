@@ -221,10 +221,14 @@ fn member<R: BufRead>(
             tree.add_dir(at, &shown)?;
             None
         }
-        Some(at) => Some(
-            tree.start_file(at, &shown, false, local.size)?
-                .expect("not a dry run"),
-        ),
+        Some(at) => {
+            let file = tree
+                .start_file(at, &shown, false, local.size)?
+                .expect("not a dry run");
+            // A member whose sizes only its data descriptor gives has none here (0).
+            super::tree::preallocate(&file, local.size, local.compressed);
+            Some(file)
+        }
         None => None,
     };
     let mut sink = |piece: &[u8]| -> Result<(), UnpackError> {
