@@ -3,8 +3,10 @@
 //! trusted), a content-addressed cache, and hashing while the bytes arrive. Streamable archives
 //! are unpacked during the first attempt, in one pass over the bytes.
 
+mod body;
 mod cache;
 mod cause;
+mod chunks;
 mod error;
 mod limit;
 mod location;
@@ -93,6 +95,8 @@ impl Settings {
 pub struct Fetcher {
     settings: Settings,
     client: std::sync::OnceLock<Result<reqwest::blocking::Client, String>>,
+    /// Artifacts' bodies (body.rs).
+    artifact_client: std::sync::OnceLock<Result<reqwest::Client, String>>,
     cache: Cache,
     cancel: Arc<AtomicBool>,
     reporter: Arc<dyn Reporter>,
@@ -114,6 +118,7 @@ impl Fetcher {
         Self {
             settings,
             client: std::sync::OnceLock::new(),
+            artifact_client: std::sync::OnceLock::new(),
             cache,
             cancel,
             reporter,
@@ -146,6 +151,30 @@ impl Fetcher {
                 // read timeout, not a limit on the whole transfer (rust-lang/rustup#4213).
                 .timeout(self.settings.read_timeout)
                 .redirect(error::redirect_policy(self.settings.allow_http))
+                .build()
+                .map_err(|e| e.to_string())
+        });
+        built.as_ref().map_err(|e| FetchError::BadLocation {
+            location: "http client".into(),
+            message: e.clone(),
+        })
+    }
+
+    /// The client for artifacts' bodies: the same TLS roots, timeouts and redirect rules as
+    /// [`Fetcher::client`]'s, on the runtime each response brings (body.rs).
+    fn artifact_client(&self) -> Result<&reqwest::Client, FetchError> {
+        let built = self.artifact_client.get_or_init(|| {
+            reqwest::Client::builder()
+                .use_preconfigured_tls(tls::config()?)
+                .user_agent(concat!("cudaup/", env!("CARGO_PKG_VERSION")))
+                .connect_timeout(self.settings.connect_timeout)
+                // Between two reads of the response, its headers included; never the whole
+                // transfer.
+                .read_timeout(self.settings.read_timeout)
+                .redirect(error::redirect_policy(self.settings.allow_http))
+                // A connection lives on the runtime of the response that opened it, which ends
+                // with that response: none is kept for another.
+                .pool_max_idle_per_host(0)
                 .build()
                 .map_err(|e| e.to_string())
         });

@@ -1,14 +1,18 @@
 //! The byte pumps: remote downloads with resume, local mirror files, and the one-pass pipeline
 //! that hashes, caches and hands bytes to an unpacker at the same time.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 
+use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
+use super::body::{Body, Pieces, PiecesReader};
+use super::chunks::{ChannelReader, Chunk};
 use super::limit::Limit;
 use super::{cache::sha256_file, Artifact, FetchError, Fetched, Fetcher};
 use crate::world::progress::Phase;
@@ -24,12 +28,32 @@ pub(super) struct Pumped {
     pub(super) count: u64,
 }
 
+/// Where a pump's bytes come from.
+pub(super) enum Source<'a> {
+    /// A reader (a mirror's file, a decoded body), read into the pump's own buffers.
+    Read(&'a mut (dyn Read + Send)),
+    /// An HTTP body whose pieces are the client's own buffers, passed on uncopied.
+    Pieces(&'a mut (dyn Pull + Send)),
+}
+
+/// A body that hands out its pieces as it receives them.
+pub(super) trait Pull {
+    /// The next piece; `None` at the end of the body.
+    fn pull(&mut self) -> io::Result<Option<Bytes>>;
+}
+
+impl Pull for super::body::Pieces {
+    fn pull(&mut self) -> io::Result<Option<Bytes>> {
+        self.next()
+    }
+}
+
 /// Reads `src` to its end or to `limit` (counting bytes already in `state`), feeding the hash,
 /// the cache file and the progress bar. A body that passes a limit other than the declared
 /// size is [`FetchError::TooLong`] as soon as the first byte past it arrives.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn pump_into(
-    src: &mut dyn Read,
+    src: Source<'_>,
     sink: &mut Option<File>,
     state: &mut Pumped,
     limit: Limit,
@@ -40,6 +64,64 @@ pub(super) fn pump_into(
 ) -> Result<(), FetchError> {
     let Some(Forward { send, spare }) = forward else {
         return pump_kept(src, sink, state, limit, fetcher, id, url);
+    };
+    // Every byte that arrives, before it goes on: the bound, the hash, the cache file, the bar.
+    let mut take = |bytes: &[u8], state: &mut Pumped| -> Result<(), FetchError> {
+        if state.count + bytes.len() as u64 > limit.bytes() {
+            return Err(FetchError::TooLong {
+                url: url.to_owned(),
+                limit,
+            });
+        }
+        state.hasher.update(bytes);
+        state.count += bytes.len() as u64;
+        if let Some(f) = sink.as_mut() {
+            f.write_all(bytes)?;
+        }
+        fetcher.reporter().advance(id, bytes.len() as u64);
+        Ok(())
+    };
+    let src = match src {
+        Source::Read(src) => src,
+        Source::Pieces(src) => {
+            // Pieces go on in batches of about a chunk, so the consumer is woken once a chunk
+            // however small the pieces the connection delivers.
+            let mut batch = VecDeque::new();
+            let mut batched = 0;
+            loop {
+                if fetcher.cancel_flag().load(Ordering::Relaxed) {
+                    return Err(FetchError::Cancelled);
+                }
+                let room = limit.room(state.count);
+                if room == 0 {
+                    // The declared size is in: what the server may still have is never read.
+                    break;
+                }
+                let mut piece = match src.pull() {
+                    Ok(Some(piece)) => piece,
+                    Ok(None) => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(source) => return Err(FetchError::read(url, source)),
+                };
+                if piece.len() as u64 > room {
+                    piece.truncate(room as usize);
+                }
+                take(&piece, state)?;
+                batched += piece.len();
+                batch.push_back(piece);
+                if batched >= CHUNK {
+                    batched = 0;
+                    if !send(Chunk::Shared(std::mem::take(&mut batch))) {
+                        // The consumer stopped early (it failed); its error explains why.
+                        return Ok(());
+                    }
+                }
+            }
+            if !batch.is_empty() {
+                send(Chunk::Shared(batch));
+            }
+            return Ok(());
+        }
     };
     let mut buf = vec![0u8; CHUNK];
     loop {
@@ -57,25 +139,14 @@ pub(super) fn pump_into(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(source) => return Err(FetchError::read(url, source)),
         };
-        if state.count + n as u64 > limit.bytes() {
-            return Err(FetchError::TooLong {
-                url: url.to_owned(),
-                limit,
-            });
-        }
-        state.hasher.update(&buf[..n]);
-        state.count += n as u64;
-        if let Some(f) = sink.as_mut() {
-            f.write_all(&buf[..n])?;
-        }
-        fetcher.reporter().advance(id, n as u64);
+        take(&buf[..n], state)?;
         // The filled buffer itself goes to the consumer (no copy); the next read goes into one
         // it has handed back, or a new one while none has come back yet.
         let next = spare()
             .filter(|b| b.len() == CHUNK)
             .unwrap_or_else(|| vec![0u8; CHUNK]);
         let full = std::mem::replace(&mut buf, next);
-        if !send(Chunk { buf: full, len: n }) {
+        if !send(Chunk::Owned { buf: full, len: n }) {
             // The consumer stopped early (it failed); its error explains why.
             return Ok(());
         }
@@ -91,7 +162,7 @@ pub(super) struct Forward<'a> {
 
 /// [`pump_into`] with no consumer: the bytes go only through the hash and into `sink`.
 fn pump_kept(
-    src: &mut dyn Read,
+    src: Source<'_>,
     sink: &mut Option<File>,
     state: &mut Pumped,
     limit: Limit,
@@ -100,9 +171,11 @@ fn pump_kept(
     url: &str,
 ) -> Result<(), FetchError> {
     let buf = std::cell::RefCell::new(None);
-    // Each chunk's buffer comes straight back as the next one's.
+    // Each chunk's buffer comes straight back as the next one's; shared pieces are let go.
     let mut send = |chunk: Chunk| {
-        *buf.borrow_mut() = Some(chunk.buf);
+        if let Chunk::Owned { buf: b, .. } = chunk {
+            *buf.borrow_mut() = Some(b);
+        }
         true
     };
     let spare = || buf.borrow_mut().take();
@@ -121,67 +194,6 @@ fn pump_kept(
     )
 }
 
-/// A piece of a body: `buf[..len]` holds the bytes, and `buf` is [`CHUNK`] long, so the
-/// consumer can hand it back to be read into again.
-pub(super) struct Chunk {
-    buf: Vec<u8>,
-    len: usize,
-}
-
-/// A `Read` (and `BufRead`: the consumer reads the pump's buffers in place) over chunks
-/// arriving on a channel; each used chunk goes back to the pump on `back`.
-pub(super) struct ChannelReader {
-    rx: mpsc::Receiver<Chunk>,
-    back: mpsc::Sender<Vec<u8>>,
-    cur: Chunk,
-    pos: usize,
-}
-
-impl ChannelReader {
-    fn new(rx: mpsc::Receiver<Chunk>, back: mpsc::Sender<Vec<u8>>) -> Self {
-        ChannelReader {
-            rx,
-            back,
-            cur: Chunk {
-                buf: Vec::new(),
-                len: 0,
-            },
-            pos: 0,
-        }
-    }
-}
-
-impl io::BufRead for ChannelReader {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        while self.pos == self.cur.len {
-            match self.rx.recv() {
-                Ok(chunk) => {
-                    let used = std::mem::replace(&mut self.cur, chunk);
-                    self.pos = 0;
-                    // The pump may have stopped: then the buffer is simply dropped.
-                    let _ = self.back.send(used.buf);
-                }
-                Err(_) => return Ok(&[]),
-            }
-        }
-        Ok(&self.cur.buf[self.pos..self.cur.len])
-    }
-
-    fn consume(&mut self, n: usize) {
-        self.pos = (self.pos + n).min(self.cur.len);
-    }
-}
-
-impl Read for ChannelReader {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let avail = io::BufRead::fill_buf(self)?;
-        let n = out.len().min(avail.len());
-        out[..n].copy_from_slice(&avail[..n]);
-        io::BufRead::consume(self, n);
-        Ok(n)
-    }
-}
-
 /// How many chunks (of up to [`CHUNK`] bytes) may wait between the pump and the consumer.
 const DEPTH: usize = 16;
 
@@ -189,7 +201,7 @@ const DEPTH: usize = 16;
 /// writes overlap with decompression. Returns the consumer's result and the pump's.
 #[allow(clippy::too_many_arguments)]
 fn pipeline<T>(
-    src: &mut (dyn Read + Send),
+    src: Source<'_>,
     sink: &mut Option<File>,
     state: &mut Pumped,
     limit: Limit,
@@ -215,7 +227,7 @@ fn pipeline<T>(
 /// from bad bytes (not after Ctrl-C or a full disk).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn piped<T>(
-    src: &mut (dyn Read + Send),
+    src: Source<'_>,
     sink: &mut Option<File>,
     state: &mut Pumped,
     (limit, depth, drain_failed): (Limit, usize, bool),
@@ -332,7 +344,7 @@ pub(super) fn local<T>(
         count: 0,
     };
     let (consumed, pumped) = pipeline(
-        &mut file,
+        Source::Read(&mut file),
         &mut None,
         &mut state,
         Limit::Ceiling(meta.len()),
@@ -484,7 +496,7 @@ pub(super) fn remote<T>(
             stream_tried = true;
             let consumer = consume.as_mut().expect("checked");
             let (consumed, pumped) = pipeline(
-                &mut resp.body,
+                resp.body.source(),
                 &mut sink,
                 &mut state,
                 limit,
@@ -514,7 +526,7 @@ pub(super) fn remote<T>(
                 }
             }
         } else if let Err(e) = pump_into(
-            &mut resp.body,
+            resp.body.source(),
             &mut sink,
             &mut state,
             limit,
@@ -599,11 +611,45 @@ pub(super) fn finish_size(artifact: &Artifact, url: &str, got: u64) -> Result<()
 pub(super) struct Opened {
     pub(super) status: u16,
     /// The body, decoded if the server compressed it.
-    pub(super) body: Box<dyn Read + Send>,
+    pub(super) body: Body,
     /// The Content-Length, of the body as sent.
     pub(super) content_length: Option<u64>,
     /// Whether the server compressed it (Content-Encoding) although cudaup asked for identity.
     pub(super) encoded: bool,
+}
+
+impl Body {
+    /// The body as the pump reads it.
+    pub(super) fn source(&mut self) -> Source<'_> {
+        match self {
+            Body::Pieces(pieces) => Source::Pieces(pieces),
+            Body::Decoded(reader) => Source::Read(reader.as_mut()),
+        }
+    }
+}
+
+/// The content coding a response declares, lower-case; `None` for the file's own bytes.
+fn coding(url: &str, headers: &reqwest::header::HeaderMap) -> Result<Option<String>, FetchError> {
+    let encoding = headers
+        .get(reqwest::header::CONTENT_ENCODING)
+        .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase());
+    match encoding.as_deref() {
+        None | Some("") | Some("identity") => Ok(None),
+        Some("gzip") | Some("x-gzip") | Some("deflate") => Ok(encoding),
+        Some(other) => Err(FetchError::Encoding {
+            url: url.to_owned(),
+            encoding: other.to_owned(),
+        }),
+    }
+}
+
+/// `raw` decoded as `coding` says ([`coding`] refused every other).
+fn decoder<R: Read + Send + 'static>(coding: &str, raw: R) -> Box<dyn Read + Send> {
+    if coding == "deflate" {
+        Box::new(flate2::read::ZlibDecoder::new(raw))
+    } else {
+        Box::new(flate2::read::MultiGzDecoder::new(raw))
+    }
 }
 
 /// The body of `resp` as the file's own bytes. cudaup asks for `Accept-Encoding: identity`
@@ -614,23 +660,13 @@ pub(super) fn decoded(
     url: &str,
     resp: reqwest::blocking::Response,
 ) -> Result<(Box<dyn Read + Send>, bool), FetchError> {
-    let encoding = resp
-        .headers()
-        .get(reqwest::header::CONTENT_ENCODING)
-        .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase());
-    match encoding.as_deref() {
-        None | Some("") | Some("identity") => Ok((Box::new(resp), false)),
-        Some("gzip") | Some("x-gzip") => {
-            Ok((Box::new(flate2::read::MultiGzDecoder::new(resp)), true))
-        }
-        Some("deflate") => Ok((Box::new(flate2::read::ZlibDecoder::new(resp)), true)),
-        Some(other) => Err(FetchError::Encoding {
-            url: url.to_owned(),
-            encoding: other.to_owned(),
-        }),
-    }
+    Ok(match coding(url, resp.headers())? {
+        None => (Box::new(resp), false),
+        Some(c) => (decoder(&c, resp), true),
+    })
 }
 
+/// Asks for `artifact` from byte `offset` on, with the artifact client (body.rs).
 pub(super) fn open(
     fetcher: &Fetcher,
     artifact: &Artifact,
@@ -640,15 +676,14 @@ pub(super) fn open(
         unreachable!("remote() is only called for http locations")
     };
     let mut req = fetcher
-        .client()?
+        .artifact_client()?
         .get(url.clone())
         .header(reqwest::header::ACCEPT_ENCODING, "identity");
     if offset > 0 {
         req = req.header(reqwest::header::RANGE, format!("bytes={offset}-"));
     }
-    let resp = req
-        .send()
-        .map_err(|source| FetchError::transport(url.as_str(), source))?;
+    let pieces = Pieces::send(url.as_str(), req)?;
+    let resp = pieces.response();
     let status = resp.status().as_u16();
     if status == 206 {
         // Only a range that starts where our file ends can be appended.
@@ -667,7 +702,12 @@ pub(super) fn open(
         }
     }
     let content_length = resp.content_length();
-    let (body, encoded) = decoded(url.as_str(), resp)?;
+    let coding = coding(url.as_str(), resp.headers())?;
+    let encoded = coding.is_some();
+    let body = match coding {
+        None => Body::Pieces(pieces),
+        Some(c) => Body::Decoded(decoder(&c, PiecesReader::new(pieces))),
+    };
     Ok(Opened {
         status,
         body,

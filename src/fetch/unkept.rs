@@ -11,13 +11,15 @@
 //! (it empties its staging first). Nothing survives the process: after Ctrl-C or a kill the
 //! next run downloads the wheel again (its verified, unpacked tree is what the cache keeps).
 
-use std::io::{self, Read};
+use std::io;
 use std::path::Path;
 
+use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
+use super::body::{Body, Pieces};
 use super::limit::Limit;
-use super::stream::{self, check_hash, finish_size, Pumped};
+use super::stream::{self, check_hash, finish_size, Opened, Pull, Pumped, Source};
 use super::{Artifact, Consumer, FetchError, Fetcher, Location};
 use crate::world::progress::Phase;
 
@@ -70,7 +72,15 @@ fn local<T>(
         return Err(FetchError::TooLong { url, limit });
     }
     fetcher.reporter().phase(id, Phase::Downloading);
-    run(&mut file, limit, fetcher, id, artifact, &url, consume)
+    run(
+        Source::Read(&mut file),
+        limit,
+        fetcher,
+        id,
+        artifact,
+        &url,
+        consume,
+    )
 }
 
 /// One attempt at a remote body.
@@ -105,25 +115,31 @@ fn remote<T>(
         }
     }
     fetcher.reporter().phase(id, Phase::Downloading);
-    let mut body = Resuming {
-        fetcher,
-        artifact,
+    let (mut resuming, mut decoded);
+    let src = match resp.body {
+        Body::Pieces(pieces) => {
+            resuming = Resuming {
+                fetcher,
+                artifact,
+                resumes: fetcher.settings.attempts.saturating_sub(1),
+                body: pieces,
+                offset: 0,
+            };
+            Source::Pieces(&mut resuming)
+        }
         // A compressed body cannot be resumed: a range of it is not a range of the file.
-        resumes: if resp.encoded {
-            0
-        } else {
-            fetcher.settings.attempts.saturating_sub(1)
-        },
-        body: resp.body,
-        offset: 0,
+        Body::Decoded(reader) => {
+            decoded = reader;
+            Source::Read(decoded.as_mut())
+        }
     };
-    run(&mut body, limit, fetcher, id, artifact, &url, consume)
+    run(src, limit, fetcher, id, artifact, &url, consume)
 }
 
 /// Pumps `src` through the hash into `consume`, then checks size and hash before the consumer's
 /// result is believed.
 fn run<T>(
-    src: &mut (dyn Read + Send),
+    src: Source<'_>,
     limit: Limit,
     fetcher: &Fetcher,
     id: usize,
@@ -166,18 +182,18 @@ struct Resuming<'a> {
     fetcher: &'a Fetcher,
     artifact: &'a Artifact,
     resumes: u32,
-    body: Box<dyn Read + Send>,
+    body: Pieces,
     /// Bytes delivered so far.
     offset: u64,
 }
 
-impl Read for Resuming<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+impl Pull for Resuming<'_> {
+    fn pull(&mut self) -> io::Result<Option<Bytes>> {
         loop {
-            match self.body.read(buf) {
-                Ok(n) => {
-                    self.offset += n as u64;
-                    return Ok(n);
+            match self.body.next() {
+                Ok(piece) => {
+                    self.offset += piece.as_ref().map_or(0, |p| p.len() as u64);
+                    return Ok(piece);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
@@ -198,12 +214,16 @@ impl Read for Resuming<'_> {
                         return Err(e);
                     }
                     match stream::open(self.fetcher, self.artifact, self.offset) {
-                        Ok(resp) if resp.status == 206 && !resp.encoded => {
+                        Ok(Opened {
+                            status: 206,
+                            body: Body::Pieces(rest),
+                            ..
+                        }) => {
                             self.fetcher.reporter().message(&format!(
                                 "{}: the connection broke ({e}); resuming at byte {}",
                                 self.artifact.name, self.offset
                             ));
-                            self.body = resp.body;
+                            self.body = rest;
                         }
                         // No usable range: this attempt fails and the next restarts from 0.
                         _ => return Err(e),
