@@ -1,4 +1,5 @@
-//! Downloads: one HTTP client with connect and read timeouts (never a whole-transfer timeout),
+//! Downloads: HTTP with connect and read timeouts (never a whole-transfer timeout; documents
+//! through a blocking client, artifacts' bodies on a runtime of their own: body.rs),
 //! retries with backoff classified by the error chain, resume with `Range` (only a 206 is
 //! trusted), a content-addressed cache, and hashing while the bytes arrive. Streamable archives
 //! are unpacked during the first attempt, in one pass over the bytes.
