@@ -84,43 +84,7 @@ pub(super) fn pump_into(
     let src = match src {
         Source::Read(src) => src,
         Source::Pieces(src) => {
-            // Pieces go on in batches of about a chunk, so the consumer is woken once a chunk
-            // however small the pieces the connection delivers.
-            let mut batch = VecDeque::new();
-            let mut batched = 0;
-            loop {
-                if fetcher.cancel_flag().load(Ordering::Relaxed) {
-                    return Err(FetchError::Cancelled);
-                }
-                let room = limit.room(state.count);
-                if room == 0 {
-                    // The declared size is in: what the server may still have is never read.
-                    break;
-                }
-                let mut piece = match src.pull() {
-                    Ok(Some(piece)) => piece,
-                    Ok(None) => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(source) => return Err(FetchError::read(url, source)),
-                };
-                if piece.len() as u64 > room {
-                    piece.truncate(room as usize);
-                }
-                take(&piece, state)?;
-                batched += piece.len();
-                batch.push_back(piece);
-                if batched >= CHUNK {
-                    batched = 0;
-                    if !send(Chunk::Shared(std::mem::take(&mut batch))) {
-                        // The consumer stopped early (it failed); its error explains why.
-                        return Ok(());
-                    }
-                }
-            }
-            if !batch.is_empty() {
-                send(Chunk::Shared(batch));
-            }
-            return Ok(());
+            return pump_pieces(src, state, limit, fetcher, url, &mut take, send);
         }
     };
     let mut buf = vec![0u8; CHUNK];
@@ -151,6 +115,56 @@ pub(super) fn pump_into(
             return Ok(());
         }
     }
+}
+
+/// What the pump does with every byte that arrives before it goes on (the bound, the hash, the
+/// cache file, the bar).
+type Take<'a> = dyn FnMut(&[u8], &mut Pumped) -> Result<(), FetchError> + 'a;
+
+/// [`pump_into`] for a body of pieces: each goes through `take` and on to the consumer in
+/// batches of about a [`CHUNK`], so the consumer is woken once a chunk however small the pieces
+/// the connection delivers.
+fn pump_pieces(
+    src: &mut (dyn Pull + Send),
+    state: &mut Pumped,
+    limit: Limit,
+    fetcher: &Fetcher,
+    url: &str,
+    take: &mut Take<'_>,
+    send: &mut dyn FnMut(Chunk) -> bool,
+) -> Result<(), FetchError> {
+    let mut batch = VecDeque::new();
+    let mut batched = 0;
+    loop {
+        if fetcher.cancel_flag().load(Ordering::Relaxed) {
+            return Err(FetchError::Cancelled);
+        }
+        let room = limit.room(state.count);
+        if room == 0 {
+            // The declared size is in: what the server may still have is never read.
+            break;
+        }
+        let Some(mut piece) = src.pull().map_err(|e| FetchError::read(url, e))? else {
+            break;
+        };
+        if piece.len() as u64 > room {
+            piece.truncate(room as usize);
+        }
+        take(&piece, state)?;
+        batched += piece.len();
+        batch.push_back(piece);
+        if batched >= CHUNK {
+            batched = 0;
+            if !send(Chunk::Shared(std::mem::take(&mut batch))) {
+                // The consumer stopped early (it failed); its error explains why.
+                return Ok(());
+            }
+        }
+    }
+    if !batch.is_empty() {
+        send(Chunk::Shared(batch));
+    }
+    Ok(())
 }
 
 /// Where the pump hands each chunk (`send`: false when the consumer has stopped), and where it
@@ -425,7 +439,7 @@ pub(super) fn remote<T>(
             ));
             offset = 0;
         }
-        if offset > 0 && resp.encoded {
+        if offset > 0 && resp.encoded() {
             // A range of a compressed representation cannot be appended to decoded bytes.
             fs_err::remove_file(&partial)?;
             return Err(FetchError::Restart {
@@ -437,7 +451,7 @@ pub(super) fn remote<T>(
             Some(size) => Limit::Declared(size),
             None => Limit::unstated(
                 resp.content_length
-                    .filter(|_| !resp.encoded)
+                    .filter(|_| !resp.encoded())
                     .and_then(|len| len.checked_add(offset)),
                 artifact.max,
                 fetcher.settings.max_download,
@@ -445,7 +459,7 @@ pub(super) fn remote<T>(
         };
         if let Some(len) = resp
             .content_length
-            .filter(|_| !resp.encoded && artifact.size.is_none())
+            .filter(|_| !resp.encoded() && artifact.size.is_none())
         {
             if offset.saturating_add(len) > limit.bytes() {
                 // Announced past the bound: not a byte of it is read, nothing is kept.
@@ -614,8 +628,14 @@ pub(super) struct Opened {
     pub(super) body: Body,
     /// The Content-Length, of the body as sent.
     pub(super) content_length: Option<u64>,
-    /// Whether the server compressed it (Content-Encoding) although cudaup asked for identity.
-    pub(super) encoded: bool,
+}
+
+impl Opened {
+    /// Whether the server compressed the body (Content-Encoding) although cudaup asked for
+    /// identity.
+    pub(super) fn encoded(&self) -> bool {
+        matches!(self.body, Body::Decoded(_))
+    }
 }
 
 impl Body {
@@ -702,9 +722,7 @@ pub(super) fn open(
         }
     }
     let content_length = resp.content_length();
-    let coding = coding(url.as_str(), resp.headers())?;
-    let encoded = coding.is_some();
-    let body = match coding {
+    let body = match coding(url.as_str(), resp.headers())? {
         None => Body::Pieces(pieces),
         Some(c) => Body::Decoded(decoder(&c, PiecesReader::new(pieces))),
     };
@@ -712,6 +730,5 @@ pub(super) fn open(
         status,
         body,
         content_length,
-        encoded,
     })
 }

@@ -101,14 +101,14 @@ fn remote<T>(
     let limit = match artifact.size {
         Some(size) => Limit::Declared(size),
         None => Limit::unstated(
-            resp.content_length.filter(|_| !resp.encoded),
+            resp.content_length.filter(|_| !resp.encoded()),
             artifact.max,
             fetcher.settings.max_download,
         ),
     };
     if let Some(len) = resp
         .content_length
-        .filter(|_| !resp.encoded && artifact.size.is_none())
+        .filter(|_| !resp.encoded() && artifact.size.is_none())
     {
         if len > limit.bytes() {
             return Err(FetchError::TooLong { url, limit });
@@ -195,7 +195,6 @@ impl Pull for Resuming<'_> {
                     self.offset += piece.as_ref().map_or(0, |p| p.len() as u64);
                     return Ok(piece);
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     let err = FetchError::read(&self.artifact.location.to_string(), e);
                     let transient = err.is_transient();
